@@ -1,0 +1,203 @@
+"""What the LLM sees: a pure function from a root→leaf path of entries to a message list (pi 1.6.0).
+
+Nothing here is stored; the context is derived again whenever it is needed (pi-format 3.5). Steps 1–5
+give pi's in-memory messages (``build_session_context``); step 6 turns them into provider messages
+(``convert_to_llm``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .entries import iso_to_ms
+
+Entry = dict[str, Any]
+Message = dict[str, Any]
+
+COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUFFIX = "</summary>"
+_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+
+
+@dataclass
+class SessionContext:
+    """pi's ``buildSessionContext`` result, plus the ids of the entries it was built from."""
+
+    messages: list[Message] = field(default_factory=list)
+    thinking_level: Any = "off"
+    model: dict[str, Any] | None = None
+    entry_ids: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"thinkingLevel": self.thinking_level, "model": self.model, "messages": self.messages}
+
+
+def build_session_context(path: Sequence[Entry]) -> SessionContext:
+    """The context for a root→leaf path (step 1, the walk, is the caller's: ``SessionFile.path_entries``)."""
+    thinking_level, model = _settings(path)
+    selected = context_entries(path)
+    edits = {entry.get("targetId"): entry for entry in selected if entry.get("type") == "context_edit"}
+    messages: list[Message] = []
+    for position, entry in enumerate(selected):
+        if entry.get("type") == "compaction" and position > 0:
+            continue  # an older compaction inside the kept range: only the newest one speaks
+        messages.extend(_apply_edit(entry_messages(entry), edits.get(entry.get("id"))))
+    return SessionContext(messages, thinking_level, model, [str(entry.get("id")) for entry in selected])
+
+
+def _settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]:
+    """Model and thinking level from the whole path, the part before a compaction included (step 2)."""
+    thinking_level: Any = "off"
+    model: dict[str, Any] | None = None
+    for entry in path:
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message") or {}
+            if message.get("role") == "assistant":
+                model = {"provider": message.get("provider"), "modelId": message.get("model")}
+    return thinking_level, model
+
+
+def context_entries(path: Sequence[Entry]) -> list[Entry]:
+    """pi's ``buildContextEntries`` (step 3): the latest compaction, the entries it keeps, then the rest."""
+    last = None
+    for position, entry in enumerate(path):
+        if entry.get("type") == "compaction":
+            last = position
+    if last is None:
+        return list(path)
+    compaction = path[last]
+    selected = [compaction]
+    keeping = False
+    for entry in path[:last]:
+        if entry.get("id") == compaction.get("firstKeptEntryId"):
+            keeping = True
+        if keeping and not _is_system_message(entry):
+            selected.append(entry)
+    selected.extend(path[last + 1 :])
+    return selected
+
+
+def _is_system_message(entry: Entry) -> bool:
+    return entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "system"
+
+
+def entry_messages(entry: Entry) -> list[Message]:
+    """The in-memory messages one selected entry stands for (step 5)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return []
+        role = message.get("role")
+        if message.get("content") is None and role == "system":
+            return [{**message, "content": ""}]
+        if message.get("content") is None and role in ("user", "assistant", "toolResult"):
+            return [{**message, "content": []}]
+        return [message]
+    if kind == "custom_message":
+        content = entry.get("content")
+        custom = {
+            "role": "custom",
+            "customType": entry.get("customType"),
+            "content": [] if content is None else content,
+            "display": entry.get("display"),
+        }
+        if "details" in entry:
+            custom["details"] = entry["details"]
+        custom["timestamp"] = iso_to_ms(entry.get("timestamp"))
+        return [custom]
+    if kind == "branch_summary" and entry.get("summary"):
+        return [
+            {
+                "role": "branchSummary",
+                "summary": entry["summary"],
+                "fromId": entry.get("fromId"),
+                "timestamp": iso_to_ms(entry.get("timestamp")),
+            }
+        ]
+    if kind == "compaction":
+        summary = {
+            "role": "compactionSummary",
+            "summary": entry.get("summary"),
+            "tokensBefore": entry.get("tokensBefore"),
+            "timestamp": iso_to_ms(entry.get("timestamp")),
+        }
+        system = entry.get("systemMessage")
+        return [system, summary] if system else [summary]
+    return []
+
+
+def _apply_edit(messages: list[Message], edit: Entry | None) -> list[Message]:
+    """The last ``context_edit`` for an entry (step 4): null drops it, ``{content}`` replaces the content."""
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return []
+    new_content = replacement.get("content") if isinstance(replacement, dict) else None
+    edited = []
+    for message in messages:
+        role = message.get("role")
+        if role not in _EDITABLE_ROLES:
+            edited.append(message)
+            continue
+        content = new_content
+        if role in ("assistant", "toolResult") and isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        edited.append({**message, "content": content})
+    return edited
+
+
+def convert_to_llm(messages: Sequence[Message]) -> list[Message]:
+    """pi's ``convertToLlm`` (step 6): every message as one a provider understands."""
+    converted: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        timestamp = message.get("timestamp")
+        if role in ("system", "user", "assistant", "toolResult"):
+            converted.append(message)
+        elif role == "bashExecution":
+            if not message.get("excludeFromContext"):
+                converted.append(_user_text(bash_execution_text(message), timestamp))
+        elif role == "custom":
+            content = message.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            converted.append({"role": "user", "content": content, "timestamp": timestamp})
+        elif role == "branchSummary":
+            converted.append(_user_text(BRANCH_PREFIX + str(message.get("summary")) + BRANCH_SUFFIX, timestamp))
+        elif role == "compactionSummary":
+            converted.append(
+                _user_text(COMPACTION_PREFIX + str(message.get("summary")) + COMPACTION_SUFFIX, timestamp)
+            )
+    return converted
+
+
+def _user_text(text: str, timestamp: Any) -> Message:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+
+
+def bash_execution_text(message: Message) -> str:
+    """How a ``!command`` run by the user reads to the model."""
+    text = f"Ran `{message.get('command')}`\n"
+    output = message.get("output")
+    text += f"```\n{output}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {exit_code}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text

@@ -1,0 +1,224 @@
+"""One line of a session file: how pitree builds, names and serialises entries the way pi does.
+
+pi writes ``JSON.stringify`` output: compact, keys in insertion order, absent optionals left out,
+non-ASCII raw. orjson does the same for the dicts built here, so the builders below only have to put
+the keys in pi's order and never emit a key whose value is "absent".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+import uuid
+from collections.abc import Container, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+SESSION_VERSION = 3
+
+# Types whose common keys (id, parentId, timestamp) come *after* their own keys in pi's files (pi-format 2.9, 2.10).
+_BASE_LAST = frozenset({"custom", "custom_message"})
+
+ZERO_USAGE: Mapping[str, Any] = {
+    "input": 0,
+    "output": 0,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 0,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+}
+
+
+def now_iso() -> str:
+    """The current time as JS ``new Date().toISOString()`` prints it (UTC, milliseconds, ``Z``)."""
+    return format_iso(time.time_ns() // 1_000_000)
+
+
+def format_iso(ms: int) -> str:
+    seconds, millis = divmod(ms, 1000)
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+
+
+def iso_to_ms(value: Any) -> int | None:
+    """Milliseconds since the epoch for an ISO timestamp, or None when it is not one (JS Date.parse → NaN)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp() * 1000)
+
+
+def new_session_id() -> str:
+    """A UUIDv7 (time-ordered), which is what pi uses for session ids since mid 2026."""
+    ms = time.time_ns() // 1_000_000
+    value = (ms & (2**48 - 1)) << 80 | int.from_bytes(os.urandom(10), "big") & ((1 << 80) - 1)
+    value = value & ~(0xF << 76) | 0x7 << 76  # version 7
+    value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 4122 variant
+    return str(uuid.UUID(int=value))
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """8 lowercase hex digits unique among ``taken``; after 100 collisions a full UUID, as pi does."""
+    for _ in range(100):
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+    return str(uuid.uuid4())
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """pi's file name: the header timestamp with ``:`` and ``.`` replaced by ``-``, then the session id."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def dump_line(obj: Mapping[str, Any]) -> bytes:
+    """One whole line, newline included, ready for a single ``os.write``."""
+    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+
+
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+def clean_session_name(name: str) -> str:
+    """pi 1.6.0's cleaning of a session name: each run of CR/LF becomes one space, then trim."""
+    return _LINE_BREAKS.sub(" ", name).strip()
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An entry before the store gives it an id, a parent and (unless kept from elsewhere) a timestamp."""
+
+    type: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    timestamp: str | None = None
+
+    def build(self, entry_id: str, parent_id: str | None, timestamp: str) -> dict[str, Any]:
+        """The full entry with pi's key order."""
+        base = {"id": entry_id, "parentId": parent_id, "timestamp": self.timestamp or timestamp}
+        if self.type in _BASE_LAST:
+            return {"type": self.type, **self.fields, **base}
+        return {"type": self.type, **base, **self.fields}
+
+
+def _present(**pairs: Any) -> dict[str, Any]:
+    """Keep only keys whose value is not None: pi omits undefined optionals instead of writing null."""
+    return {key: value for key, value in pairs.items() if value is not None}
+
+
+def message(msg: Mapping[str, Any]) -> Draft:
+    return Draft("message", {"message": dict(msg)})
+
+
+def user_message(content: str | list[dict[str, Any]], timestamp_ms: int | None = None) -> Draft:
+    return message({"role": "user", "content": content, "timestamp": timestamp_ms or _now_ms()})
+
+
+def assistant_message(
+    text: str,
+    *,
+    provider: str,
+    model: str,
+    api: str,
+    usage: Mapping[str, Any] | None = None,
+    stop_reason: str = "stop",
+    error_message: str | None = None,
+    timestamp_ms: int | None = None,
+) -> Draft:
+    """An assistant reply with the fields pi stores (api, provider, model, usage, stopReason, timestamp)."""
+    content = [{"type": "text", "text": text}] if text else []
+    msg = {
+        "role": "assistant",
+        "content": content,
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": dict(usage or ZERO_USAGE),
+        "stopReason": stop_reason,
+        **_present(errorMessage=error_message),
+        "timestamp": timestamp_ms or _now_ms(),
+    }
+    return message(msg)
+
+
+def model_change(provider: str, model_id: str) -> Draft:
+    return Draft("model_change", {"provider": provider, "modelId": model_id})
+
+
+def thinking_level_change(level: str) -> Draft:
+    return Draft("thinking_level_change", {"thinkingLevel": level})
+
+
+def label(target_id: str, text: str | None, timestamp: str | None = None) -> Draft:
+    """Set (non-empty text) or clear (None/empty: the ``label`` key is left out) a label."""
+    return Draft("label", {"targetId": target_id, **_present(label=text or None)}, timestamp)
+
+
+def session_info(name: str) -> Draft:
+    return Draft("session_info", {"name": clean_session_name(name)})
+
+
+def compaction(
+    summary: str,
+    first_kept_entry_id: str,
+    tokens_before: int,
+    *,
+    details: Mapping[str, Any] | None = None,
+    usage: Mapping[str, Any] | None = None,
+    from_hook: bool = False,
+) -> Draft:
+    return Draft(
+        "compaction",
+        {
+            "summary": summary,
+            "firstKeptEntryId": first_kept_entry_id,
+            "tokensBefore": tokens_before,
+            **_present(details=details, usage=usage),
+            "fromHook": from_hook,
+        },
+    )
+
+
+def branch_summary(
+    from_id: str,
+    summary: str,
+    *,
+    details: Mapping[str, Any] | None = None,
+    usage: Mapping[str, Any] | None = None,
+    from_hook: bool = False,
+) -> Draft:
+    return Draft(
+        "branch_summary",
+        {"fromId": from_id, "summary": summary, **_present(details=details, usage=usage), "fromHook": from_hook},
+    )
+
+
+def custom_message(custom_type: str, content: Any, display: bool, details: Any = None) -> Draft:
+    return Draft(
+        "custom_message", {"customType": custom_type, "content": content, "display": display, **_present(details=details)}
+    )
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def content_text(content: Any, *, separator: str = " ") -> str:
+    """The text of a message ``content``: a string as is, or the text blocks joined (images skipped)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return separator.join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        )
+    return ""

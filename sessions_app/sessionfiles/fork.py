@@ -1,0 +1,90 @@
+"""New session files: an empty session, and a fork of a branch (pi's ``createBranchedSession``).
+
+A fork copies the root→entry path with ids, timestamps and content unchanged, drops ``label`` lines and
+re-chains what follows them, then re-emits the labels still set on the path (fresh ids, original
+timestamps). Its header's ``parentSession`` is the absolute path of the source, so both files know
+their lineage. Forking is also how a read-only v1/v2 file is continued: the copy is written as v3.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import entries as E
+from .store import AT_LEAF, SessionFile, _AtLeaf, create_file
+
+
+def encode_cwd(cwd: str) -> str:
+    """pi's session folder name for a working directory (lossy: the header keeps the real cwd)."""
+    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    for char in "/\\:":
+        trimmed = trimmed.replace(char, "-")
+    return f"--{trimmed}--"
+
+
+def _header(cwd: str, parent_session: str | None) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": E.SESSION_VERSION,
+        "id": E.new_session_id(),
+        "timestamp": E.now_iso(),
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
+def _new_path(folder: Path, header: dict[str, Any]) -> Path:
+    return folder / E.session_file_name(header["timestamp"], header["id"])
+
+
+def create_session(
+    root: Path, cwd: str, *, name: str | None = None, fsync: bool = True
+) -> SessionFile:
+    """A new session for ``cwd`` under the sessions ``root``, in pi's ``--<encoded cwd>--`` folder."""
+    header = _header(cwd, None)
+    lines: list[dict[str, Any]] = [header]
+    if name:
+        lines.append(E.session_info(name).build(E.new_entry_id(()), None, header["timestamp"]))
+    path = _new_path(root / encode_cwd(cwd), header)
+    create_file(path, lines, fsync=fsync)
+    return SessionFile.open(path, fsync=fsync)
+
+
+def fork_session(
+    source: SessionFile, entry_id: str | None | _AtLeaf = AT_LEAF, *, fsync: bool = True
+) -> SessionFile:
+    """Copy the branch ending at ``entry_id`` (default: the leaf) into a new file next to the source."""
+    path = source.path_entries(entry_id)
+    kept: list[dict[str, Any]] = []
+    label_successor: dict[str, str] = {}
+    pending_labels: list[str] = []
+    previous: str | None = None
+    for entry in path:
+        if entry.get("type") == "label":
+            pending_labels.append(entry["id"])
+            continue
+        for label_id in pending_labels:
+            label_successor[label_id] = entry["id"]
+        pending_labels.clear()
+        copied = {**entry, "parentId": previous}
+        if entry.get("type") == "compaction":
+            first_kept = entry.get("firstKeptEntryId")
+            copied["firstKeptEntryId"] = label_successor.get(first_kept, first_kept)
+        kept.append(copied)
+        previous = entry["id"]
+
+    taken = {entry["id"] for entry in kept}
+    for target, (text, timestamp) in source.index.labels.items():
+        if target in taken:
+            label = E.label(target, text, timestamp).build(E.new_entry_id(taken), previous, timestamp)
+            taken.add(label["id"])
+            kept.append(label)
+            previous = label["id"]
+
+    header = _header(source.cwd, str(source.path.absolute()))
+    new_path = _new_path(source.path.parent, header)
+    create_file(new_path, [header, *kept], fsync=fsync)
+    return SessionFile.open(new_path, fsync=fsync)

@@ -1,0 +1,385 @@
+"""The index of a session file: one row per entry line, kept in columns, grown as the file grows.
+
+Nothing here decodes a message body. A row holds what the tree needs (id, type, role, parent, timestamp,
+byte span); everything shown is decoded from the file on demand by the store. Columns of plain arrays
+and interned strings keep a 100k-entry file's index far smaller than the file itself.
+
+Rules implemented here (pitree-rules §2, §5; pi-format 3.1, 3.6–3.9):
+- bad lines are skipped and reported with their 1-based line number, never fatal — except a file whose
+  first JSON object is not a ``session`` header, which is refused;
+- the leaf after load: each entry moves it to itself, a ``leaf`` marker to its (earlier, real) target;
+- ``leaf`` markers and superseded duplicates are rows but not tree nodes;
+- a parent that is missing, the entry itself, a ``leaf`` marker, or closes a cycle is reported and the
+  entry becomes a root, so every walk over ``parents`` ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from array import array
+from bisect import insort
+from typing import Any
+
+from .entries import iso_to_ms
+from .errors import NotASession, UnsupportedFormat
+from .lines import UNSET, BadLine, is_harness_v4_header, is_header, parse_value, read_head
+
+NO_PARENT = -1
+LEAF = "leaf"
+
+
+class SessionIndex:
+    """Columns over the entry lines of one file, plus the derived state pi computes on load."""
+
+    def __init__(self, source: str = "") -> None:
+        self.source = source
+        self.header: dict[str, Any] | None = None
+        self.version = 1
+        # One row per entry line, in file order (leaf markers and superseded duplicates included).
+        self.ids: list[str] = []
+        self.types: list[str] = []
+        self.roles: list[str | None] = []
+        self.timestamps: list[str] = []
+        self.parents = array("l")
+        self.offsets = array("q")
+        self.lengths = array("l")
+        self.line_numbers = array("l")
+        self.by_id: dict[str, int] = {}  # the last row with an id wins (pi's byId)
+        self.shadowed: set[int] = set()  # rows superseded by a later duplicate id
+        # Tree structure over node rows; most nodes have one child, so lists only where there are more.
+        self.roots: list[int] = []
+        self._first_child = array("l")
+        self._more_children: dict[int, list[int]] = {}
+        self._orphans: dict[str, list[int]] = {}  # missing parent id -> rows waiting for it
+        # State pi derives while loading.
+        self.leaf_id: str | None = None
+        self.labels: dict[str, tuple[str, str]] = {}  # target id -> (label, timestamp of the label line)
+        self.name: str | None = None
+        self.message_count = 0
+        self.last_activity_ms: int | None = None
+        self.leaf_rows: list[int] = []
+        self._leaf_targets: dict[int, str | None] = {}  # valid leaf markers -> where they moved the leaf
+        self.reports: list[tuple[int, str]] = []  # (1-based line, what is wrong)
+        # Reading position.
+        self.offset = 0  # bytes consumed from the start of the file
+        self.line_count = 0  # physical lines consumed
+        self.tail_pending: tuple[int, str] | None = None  # an unterminated last line not consumed yet
+        self.swallow_newline = False  # an unterminated last line was taken; its "\n" may follow
+        self.needs_rebuild = False  # a late duplicate id changed what earlier parent ids mean
+        self._batch: list[tuple[int, str | None]] = []
+        self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
+        self._v1_ids: dict[int, str] = {}
+        self._interned: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def read_only(self) -> bool:
+        """v1/v2 files are migrated in memory only and never appended to (pitree-rules §1)."""
+        return self.version < 3
+
+    def feed(self, buf: bytes, base_offset: int, *, at_eof: bool) -> None:
+        """Index the complete lines of ``buf``, which starts at byte ``base_offset`` of the file.
+
+        Stops before an unterminated last line. With ``at_eof`` (a cold load that read to the end) such
+        a line is taken if it parses as a whole JSON object, as pi does; otherwise it is reported as
+        torn and left unconsumed, to be read again once a writer completes it.
+        """
+        view = memoryview(buf)
+        end = len(buf)
+        pos = 1 if self.swallow_newline and buf[:1] == b"\n" else 0
+        if end:
+            self.swallow_newline = False
+        add = self._add_line
+        find = buf.find
+        while pos < end:
+            nl = find(b"\n", pos)
+            if nl < 0:
+                break
+            self.line_count += 1
+            add(view[pos:nl], base_offset + pos, nl - pos)
+            pos = nl + 1
+        self.offset = base_offset + pos
+        self.tail_pending = None
+        if pos < end:
+            self._tail(view[pos:end], base_offset + pos, end - pos, at_eof)
+
+    def _tail(self, line: memoryview, offset: int, length: int, at_eof: bool) -> None:
+        if not bytes(line).strip():
+            return
+        if at_eof and self.header is not None:
+            try:
+                value = parse_value(line)
+            except BadLine:
+                value = None
+            if isinstance(value, dict):
+                self.line_count += 1
+                self._add_line(line, offset, length)
+                self.offset = offset + length
+                self.swallow_newline = True
+                return
+        self.tail_pending = (self.line_count + 1, "unterminated last line (torn write): not read")
+
+    def _add_line(self, line: memoryview, offset: int, length: int) -> None:
+        lineno = self.line_count
+        if self.header is None:
+            self._find_header(line, lineno)
+            return
+        try:
+            head = read_head(line)
+        except BadLine as bad:
+            if bad.value is not None:
+                self._v1_parsed += 1
+            self.reports.append((lineno, f"skipped: {bad.reason}"))
+            return
+        if head.type == "session":
+            self._v1_parsed += 1
+            self.reports.append((lineno, "skipped: a second session header"))
+            return
+        parent_id = head.parent_id
+        if self.version == 1:
+            entry_id = self._v1_id(lineno)
+            parent_id = self.ids[-1] if self.ids else None
+            self._v1_ids[self._v1_parsed] = entry_id
+            self._v1_parsed += 1
+        elif head.id is None:
+            self.reports.append((lineno, "skipped: no string 'id'"))
+            return
+        else:
+            entry_id = head.id
+
+        row = len(self.ids)
+        intern = self._intern
+        kind = intern(head.type)
+        self.ids.append(entry_id)
+        self.types.append(kind)
+        self.roles.append(intern(head.role) if head.role is not None else None)
+        self.timestamps.append(head.timestamp)
+        self.parents.append(NO_PARENT)
+        self._first_child.append(NO_PARENT)
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        self.line_numbers.append(lineno)
+
+        if kind == LEAF:
+            self._move_leaf(row, head.target_id, lineno)
+        else:
+            self.leaf_id = entry_id
+            if kind == "message":
+                self._count_message(head.role, head.message_timestamp, head.timestamp)
+            elif kind == "label":
+                self._apply_label(head.target_id, head.label, head.timestamp)
+            elif kind == "session_info":
+                self.name = head.name.strip() or None if isinstance(head.name, str) else None
+
+        previous = self.by_id.get(entry_id)
+        if previous is not None:
+            self.shadowed.add(previous)
+            self.reports.append(
+                (self.line_numbers[previous], f"duplicate id {entry_id}: superseded by line {lineno}")
+            )
+            if previous < self._batch_start():
+                self.needs_rebuild = True
+        self.by_id[entry_id] = row
+        self._batch.append((row, parent_id))
+
+    def _batch_start(self) -> int:
+        return self._batch[0][0] if self._batch else len(self.ids) - 1
+
+    def _find_header(self, line: memoryview, lineno: int) -> None:
+        try:
+            value = parse_value(line)
+        except BadLine as bad:
+            self.reports.append((lineno, f"skipped before the header: {bad.reason}"))
+            return
+        if not isinstance(value, dict):
+            self.reports.append((lineno, "skipped before the header: not a JSON object"))
+            return
+        if is_harness_v4_header(value):
+            raise UnsupportedFormat(
+                f"{self.source}: a pi harness JSONL v4 session (\"kind\":\"header\"); pitree reads format v3 only"
+            )
+        if not is_header(value):
+            raise NotASession(f"{self.source}: not a pi session (line {lineno} is not a session header)")
+        self.header = value
+        version = value.get("version")
+        self.version = version if isinstance(version, int) and not isinstance(version, bool) else 1
+
+    def _v1_id(self, lineno: int) -> str:
+        """A stable id for a v1 line (pi assigns random ones when it rewrites; pitree never rewrites)."""
+        seed = f"{self.header.get('id') if self.header else ''}:{lineno}"
+        for salt in range(1000):
+            candidate = hashlib.blake2s(f"{seed}:{salt}".encode(), digest_size=4).hexdigest()
+            if candidate not in self.by_id:
+                return candidate
+        raise AssertionError("unreachable: 1000 hash collisions")
+
+    def v1_id_for_parsed_index(self, parsed_index: int) -> str | None:
+        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (pi-format 3.9)."""
+        return self._v1_ids.get(parsed_index - 1)
+
+    def _move_leaf(self, row: int, target: Any, lineno: int) -> None:
+        self.leaf_rows.append(row)
+        if target is UNSET:
+            self.reports.append((lineno, "leaf entry without 'targetId': ignored"))
+        elif target is None:
+            self.leaf_id = None
+            self._leaf_targets[row] = None
+        else:
+            target_row = self.by_id.get(target) if isinstance(target, str) else None
+            if target_row is None or self.types[target_row] == LEAF:
+                self.reports.append((lineno, f"leaf entry targets {target!r}, not an earlier entry: ignored"))
+            else:
+                self.leaf_id = target
+                self._leaf_targets[row] = target
+
+    def _count_message(self, role: str | None, message_ts: Any, entry_ts: str) -> None:
+        self.message_count += 1
+        if role not in ("user", "assistant"):
+            return
+        if isinstance(message_ts, (int, float)) and not isinstance(message_ts, bool):
+            activity: int | None = int(message_ts)
+        else:
+            activity = iso_to_ms(entry_ts)
+        if activity is not None and (self.last_activity_ms is None or activity > self.last_activity_ms):
+            self.last_activity_ms = activity
+
+    def _apply_label(self, target: Any, text: Any, timestamp: str) -> None:
+        if not isinstance(target, str):
+            return
+        if text:
+            self.labels[target] = (text if isinstance(text, str) else str(text), timestamp)
+        else:
+            self.labels.pop(target, None)
+
+    def _intern(self, value: str) -> str:
+        interned = self._interned.get(value)
+        if interned is None:
+            interned = self._interned[value] = sys.intern(value)
+        return interned
+
+    # ------------------------------------------------------------------ linking
+
+    def commit(self) -> list[int]:
+        """Link the rows read since the last commit into the tree; returns them (file order).
+
+        Parents are resolved first and checked for cycles second, so that a cycle among rows of the
+        same batch is seen whole. Only an edge to a later row can close a cycle, and normal appends
+        have none, so the check costs nothing on the common path.
+        """
+        batch, self._batch = self._batch, []
+        rows = [row for row, _ in batch]
+        for row, parent_id in batch:
+            if self.is_node(row):
+                self.parents[row] = self._resolve_parent(row, parent_id)
+        for row in rows:
+            parent = self.parents[row]
+            if parent > row and self._is_ancestor(row, parent):
+                self.reports.append((self.line_numbers[row], f"parent {self.ids[parent]} closes a cycle: shown as a root"))
+                self.parents[row] = NO_PARENT
+        for row in rows:
+            if not self.is_node(row):
+                continue
+            parent = self.parents[row]
+            if parent == NO_PARENT:
+                self.roots.append(row)
+            else:
+                self._attach(row, parent)
+        for row in rows:
+            waiting = self._orphans.pop(self.ids[row], None) if self.is_node(row) else None
+            for child in waiting or ():
+                if not self._is_ancestor(child, row):
+                    self.roots.remove(child)
+                    self._attach(child, row)
+        return rows
+
+    def is_node(self, row: int) -> bool:
+        """Rows that are tree nodes: not a ``leaf`` marker, not superseded by a later duplicate."""
+        return self.types[row] != LEAF and row not in self.shadowed
+
+    def _resolve_parent(self, row: int, parent_id: str | None) -> int:
+        if parent_id is None:
+            return NO_PARENT
+        parent = self.by_id.get(parent_id, NO_PARENT)
+        line = self.line_numbers[row]
+        if parent == NO_PARENT:
+            self.reports.append((line, f"parent {parent_id} not found: shown as a root"))
+            self._orphans.setdefault(parent_id, []).append(row)
+        elif parent == row:
+            self.reports.append((line, "entry is its own parent: shown as a root"))
+            return NO_PARENT
+        elif self.types[parent] == LEAF:
+            self.reports.append((line, f"parent {parent_id} is a leaf marker: shown as a root"))
+            return NO_PARENT
+        return parent
+
+    def _is_ancestor(self, row: int, start: int) -> bool:
+        seen: set[int] = set()
+        node = start
+        while node != NO_PARENT and node not in seen:
+            if node == row:
+                return True
+            seen.add(node)
+            node = self.parents[node]
+        return False
+
+    def _attach(self, row: int, parent: int) -> None:
+        self.parents[row] = parent
+        first = self._first_child[parent]
+        if first == NO_PARENT:
+            self._first_child[parent] = row
+            return
+        siblings = self._more_children.get(parent)
+        key = self._child_key
+        if siblings is None:
+            siblings = self._more_children[parent] = sorted([first, row], key=key)
+        else:
+            insort(siblings, row, key=key)
+
+    def _child_key(self, row: int) -> tuple[str, int]:
+        """Children are ordered by timestamp, then file order (pi-format 3.6)."""
+        return (self.timestamps[row], row)
+
+    # ------------------------------------------------------------------ queries
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, entry_id: str) -> int | None:
+        """The row of a tree node with this id (None for unknown ids and ``leaf`` markers)."""
+        row = self.by_id.get(entry_id)
+        return row if row is not None and self.types[row] != LEAF else None
+
+    def children(self, row: int) -> list[int]:
+        more = self._more_children.get(row)
+        if more is not None:
+            return list(more)
+        first = self._first_child[row]
+        return [] if first == NO_PARENT else [first]
+
+    def child_count(self, row: int) -> int:
+        more = self._more_children.get(row)
+        if more is not None:
+            return len(more)
+        return 0 if self._first_child[row] == NO_PARENT else 1
+
+    def leaf_target_row(self, marker: int) -> int | None:
+        """The node a valid ``leaf`` marker moved the position to (None: before the first entry, or invalid)."""
+        target = self._leaf_targets.get(marker)
+        return None if target is None else self.row(target)
+
+    @property
+    def leaf_row(self) -> int | None:
+        return None if self.leaf_id is None else self.row(self.leaf_id)
+
+    @property
+    def node_count(self) -> int:
+        return len(self.ids) - len(self.leaf_rows) - len(self.shadowed)
+
+    def skipped(self) -> list[tuple[int, str]]:
+        """Every line skipped or reported, in line order (an unterminated tail included)."""
+        reports = sorted(self.reports)
+        if self.tail_pending is not None:
+            reports.append(self.tail_pending)
+        return reports

@@ -1,0 +1,45 @@
+"""Older session versions, brought to version 3 in memory as each entry is decoded (pi-format 3.9).
+
+pi rewrites such a file on open; pitree never does (pitree-rules §1). The index already gave every v1
+line an id and a parent; here an entry's body gets the rest: the new keys appended at the end (as pi's
+rewrite leaves them), ``firstKeptEntryIndex`` resolved to an id, and v2's ``hookMessage`` role renamed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def migrate_entry(
+    entry: dict[str, Any],
+    version: int,
+    entry_id: str,
+    parent_id: str | None,
+    id_for_parsed_index: Callable[[int], str | None],
+) -> dict[str, Any]:
+    """Return ``entry`` as a version-3 entry (the dict is changed in place and returned)."""
+    if version >= 3:
+        return entry
+    if version == 1:
+        entry["id"] = entry_id
+        entry["parentId"] = parent_id
+        if entry.get("type") == "compaction" and "firstKeptEntryIndex" in entry:
+            index = entry.pop("firstKeptEntryIndex")
+            if isinstance(index, int) and index > 0:
+                kept = id_for_parsed_index(index)
+                if kept is not None:
+                    entry["firstKeptEntryId"] = kept
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
+        message["role"] = "custom"
+    return entry
+
+
+def migrate_header(header: dict[str, Any]) -> dict[str, Any]:
+    """The header as pi's rewrite leaves it: ``version: 3`` appended at the end."""
+    if header.get("version", 1) >= 3:
+        return header
+    migrated = {key: value for key, value in header.items() if key != "version"}
+    migrated["version"] = 3
+    return migrated
