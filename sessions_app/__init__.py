@@ -1,0 +1,1 @@
+"""The pitree Django app: views, templates and live updates over session files."""

@@ -1,0 +1,10 @@
+"""App configuration; the explicit label keeps it apart from django.contrib.sessions."""
+
+from django.apps import AppConfig
+
+
+class SessionsAppConfig(AppConfig):
+    name = "sessions_app"
+    label = "sessions_app"
+    verbose_name = "pitree sessions"
+    default_auto_field = "django.db.models.BigAutoField"

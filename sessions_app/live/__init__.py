@@ -1,0 +1,1 @@
+"""Live updates: websocket consumers that push session-file growth to browsers."""

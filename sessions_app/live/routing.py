@@ -1,0 +1,12 @@
+"""Websocket URL patterns, mounted by pitree_web.asgi."""
+
+from django.urls import URLPattern, path, register_converter
+
+from ..converters import SessionIdConverter
+from .consumers import SessionConsumer
+
+register_converter(SessionIdConverter, "wsid")
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/s/<wsid:session_id>/", SessionConsumer.as_asgi()),
+]

@@ -1,0 +1,285 @@
+"""What the transcript shows of each entry: plain view objects the ``_entry.html`` partial renders.
+
+The page view, the htmx fragments and (later) websocket pushes all build entries here and render the
+same partial, so an entry looks the same however it reached the browser. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .sessionfiles import tree
+from .sessionfiles.entries import content_text
+from .sessionfiles.index import SessionIndex
+from .sessionfiles.store import SessionFile
+
+# Blocks bigger than this are folded and fetched only when opened.
+LAZY_BLOCK_CHARS = 4000
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+
+# Entry types that never get their own block in the transcript.
+_SILENT_TYPES = frozenset({"label", "leaf", "usage"})
+
+
+@dataclass
+class Block:
+    """One piece of message content."""
+
+    kind: str  # text | thinking | toolCall | image | raw
+    text: str = ""
+    name: str = ""
+    arguments: str = ""
+    data_url: str = ""
+    lazy: bool = False  # folded, fetched when opened
+    index: int = 0  # position in the message content (for lazy fetches)
+
+
+@dataclass
+class Navigator:
+    """"‹ 2/3 ›": this entry's place among its siblings, and where each neighbour branch resumes."""
+
+    position: int
+    total: int
+    previous_id: str | None
+    next_id: str | None
+
+
+@dataclass
+class EntryView:
+    id: str
+    type: str
+    kind: str
+    timestamp: str
+    parent_id: str | None
+    label: str | None = None
+    role: str | None = None
+    blocks: list[Block] = field(default_factory=list)
+    text: str = ""
+    title: str = ""
+    detail: str = ""
+    is_error: bool = False
+    error_message: str = ""
+    meta: str = ""
+    raw: str = ""
+    navigator: Navigator | None = None
+    folded_count: int = 0  # compaction cards: entries folded into the summary
+    first_kept_id: str | None = None
+
+    @property
+    def dom_id(self) -> str:
+        return f"entry-{self.id}"
+
+
+def entry_kind(entry: dict[str, Any]) -> str:
+    """Which template branch renders an entry (``hidden`` ones are left out of the transcript)."""
+    kind = entry.get("type")
+    if kind in _SILENT_TYPES:
+        return "hidden"
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return "unknown"
+        role = message.get("role")
+        if role == "custom" and message.get("display") is False:
+            return "hidden"
+        known = {"user", "assistant", "toolResult", "bashExecution", "custom", "system"}
+        return role if role in known else "unknown"
+    if kind == "custom_message":
+        return "hidden" if entry.get("display") is False else "custom_message"
+    if kind in {
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "session_info",
+        "context_edit",
+    }:
+        return str(kind)
+    if kind == "custom":
+        return "custom_state"  # extension state, not the ``custom`` message role
+    return "unknown"
+
+
+def present(
+    session: SessionFile, entry: dict[str, Any], row: int, *, navigator: Navigator | None = None
+) -> EntryView:
+    """The view of one decoded entry (``row`` is its row in ``session.index``)."""
+    index = session.index
+    entry_id = index.ids[row]
+    parent = index.parents[row]
+    label = index.labels.get(entry_id)
+    view = EntryView(
+        id=entry_id,
+        type=str(entry.get("type")),
+        kind=entry_kind(entry),
+        timestamp=str(entry.get("timestamp") or ""),
+        parent_id=index.ids[parent] if parent >= 0 else None,
+        label=label[0] if label else None,
+        navigator=navigator,
+    )
+    _fill(view, entry)
+    return view
+
+
+def _fill(view: EntryView, entry: dict[str, Any]) -> None:
+    kind = view.kind
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    if kind in ("user", "custom", "system"):
+        view.role = kind
+        view.blocks = content_blocks(message.get("content"))
+        if kind == "custom":
+            view.title = str(message.get("customType") or "custom")
+    elif kind == "assistant":
+        view.role = "assistant"
+        view.blocks = content_blocks(message.get("content"))
+        view.is_error = message.get("stopReason") in ("error", "aborted")
+        view.error_message = str(message.get("errorMessage") or "")
+        view.meta = _assistant_meta(message)
+    elif kind == "toolResult":
+        view.title = str(message.get("toolName") or "tool")
+        view.is_error = bool(message.get("isError"))
+        view.blocks = content_blocks(message.get("content"), fold_text=True)
+    elif kind == "bashExecution":
+        view.title = str(message.get("command") or "")
+        exit_code = message.get("exitCode")
+        view.is_error = bool(message.get("cancelled")) or (exit_code not in (None, 0))
+        view.meta = "cancelled" if message.get("cancelled") else f"exit {exit_code}" if exit_code is not None else ""
+        output = str(message.get("output") or "")
+        view.blocks = [Block("raw", text=output, lazy=len(output) > LAZY_BLOCK_CHARS)]
+    elif kind == "custom_message":
+        view.title = str(entry.get("customType") or "extension")
+        view.blocks = content_blocks(entry.get("content"))
+    elif kind == "model_change":
+        view.text = f"{entry.get('provider')}/{entry.get('modelId')}"
+    elif kind == "thinking_level_change":
+        view.text = str(entry.get("thinkingLevel"))
+    elif kind in ("compaction", "branch_summary"):
+        view.text = str(entry.get("summary") or "")
+        view.first_kept_id = entry.get("firstKeptEntryId") if kind == "compaction" else None
+        view.meta = f"{entry.get('tokensBefore')} tokens before" if kind == "compaction" else ""
+    elif kind == "session_info":
+        view.text = str(entry.get("name") or "")
+    elif kind == "context_edit":
+        replacement = entry.get("replacement")
+        view.text = str(entry.get("targetId"))
+        view.detail = "dropped from the context" if replacement is None else "replaced in the context"
+    elif kind == "custom_state":
+        view.title = str(entry.get("customType") or "custom")
+        view.raw = _pretty(entry.get("data"))
+    if kind == "unknown":
+        view.raw = _pretty(entry)
+
+
+def _assistant_meta(message: dict[str, Any]) -> str:
+    model = message.get("model") or ""
+    provider = message.get("provider") or ""
+    return f"{provider}/{model}" if provider else str(model)
+
+
+def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
+    if isinstance(content, str):
+        return [Block("text", text=content, lazy=fold_text and len(content) > LAZY_BLOCK_CHARS)]
+    blocks: list[Block] = []
+    for position, block in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(block, dict):
+            blocks.append(Block("raw", text=_pretty(block), index=position))
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = str(block.get("text") or "")
+            blocks.append(Block("text", text=text, index=position, lazy=fold_text and len(text) > LAZY_BLOCK_CHARS))
+        elif kind == "thinking":
+            text = str(block.get("thinking") or "")
+            blocks.append(Block("thinking", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS))
+        elif kind == "toolCall":
+            arguments = _pretty(block.get("arguments"))
+            blocks.append(
+                Block(
+                    "toolCall",
+                    name=str(block.get("name") or "tool"),
+                    arguments=arguments,
+                    index=position,
+                    lazy=len(arguments) > LAZY_BLOCK_CHARS,
+                )
+            )
+        elif kind == "image":
+            blocks.append(Block("image", data_url=image_data_url(block), index=position))
+        else:
+            blocks.append(Block("raw", text=_pretty(block), index=position))
+    return blocks
+
+
+def image_data_url(block: dict[str, Any]) -> str:
+    """A ``data:`` URL for an image block, only for real image types and valid base64 (else empty)."""
+    mime = block.get("mimeType")
+    data = block.get("data")
+    if mime not in _IMAGE_TYPES or not isinstance(data, str) or not _BASE64.match(data):
+        return ""
+    try:
+        base64.b64decode(data[:64] + "=" * (-len(data[:64]) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return ""
+    return f"data:{mime};base64,{data}"
+
+
+def _pretty(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return repr(value)
+
+
+def navigator_for(index: SessionIndex, row: int) -> Navigator | None:
+    """The BranchNavigator of a row whose parent has other children (None when it has no siblings)."""
+    siblings = tree.siblings(index, row)
+    if len(siblings) < 2:
+        return None
+    position = siblings.index(row)
+    previous = siblings[position - 1] if position > 0 else None
+    following = siblings[position + 1] if position + 1 < len(siblings) else None
+    return Navigator(
+        position=position + 1,
+        total=len(siblings),
+        previous_id=index.ids[previous] if previous is not None else None,
+        next_id=index.ids[following] if following is not None else None,
+    )
+
+
+def preview(entry: dict[str, Any], limit: int = 80) -> str:
+    """A one-line text preview of an entry (tree panel, titles)."""
+    kind = entry.get("type")
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else None
+    if message is not None:
+        role = message.get("role")
+        if role == "bashExecution":
+            text = f"$ {message.get('command')}"
+        elif role == "toolResult":
+            text = f"{message.get('toolName')}: {content_text(message.get('content'))}"
+        else:
+            text = content_text(message.get("content"))
+            if not text and isinstance(message.get("content"), list):
+                names = [b.get("name") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+                text = ", ".join(f"{name}(…)" for name in names)
+    elif kind in ("compaction", "branch_summary"):
+        text = str(entry.get("summary") or "")
+    elif kind == "custom_message":
+        text = content_text(entry.get("content"))
+    elif kind == "session_info":
+        text = f"name: {entry.get('name')}"
+    elif kind == "label":
+        text = f"label {entry.get('targetId')}: {entry.get('label') or '(cleared)'}"
+    elif kind == "model_change":
+        text = f"{entry.get('provider')}/{entry.get('modelId')}"
+    elif kind == "thinking_level_change":
+        text = f"thinking {entry.get('thinkingLevel')}"
+    else:
+        text = str(kind)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,70 @@
+"""Summaries the assistant writes into the file: a compaction of older history, and the summary of a
+branch the user leaves (pi's ``navigateTree`` with ``summarize``)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from ..assistants import get_assistant
+from ..sessionfiles.context import build_session_context, convert_to_llm
+from ..sessionfiles.entries import content_text
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import ancestors
+
+
+class SummaryFailed(SessionError):
+    """The assistant could not write the summary; nothing was appended."""
+
+
+async def compact(
+    session: SessionFile, at: str | None, keep_from: str, instructions: str | None = None
+) -> dict[str, Any]:
+    """Fold the branch's history before ``keep_from`` into a summary; the compaction is appended as a
+    child of ``at`` (the tab's position)."""
+    path = await asyncio.to_thread(session.path_entries, at)
+    ids = [entry.get("id") for entry in path]
+    if keep_from not in ids:
+        raise SessionError(f"Entry {keep_from} is not on this branch")
+    folded = path[: ids.index(keep_from)]
+    if not folded:
+        raise SessionError("Nothing before that entry to compact")
+    context = build_session_context(path)
+    reply = await get_assistant().asummarize(convert_to_llm(build_session_context(folded).messages), instructions)
+    if not reply.ok or not reply.text.strip():
+        raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")
+    return await asyncio.to_thread(
+        session.compact, reply.text, keep_from, estimate_tokens(context.messages), at, usage=reply.usage
+    )
+
+
+async def summarize_abandoned_branch(session: SessionFile, left: str | None, target: str | None) -> dict[str, Any] | None:
+    """When moving from ``left`` to ``target``, summarise the entries of the branch left behind (from
+    ``left`` up to the common ancestor) and append that as a ``branch_summary`` at ``target``.
+    None when nothing is left behind."""
+    index = session.index
+    if left is None or left == target:
+        return None
+    kept = set(ancestors(index, session.row_of(target))) if target is not None else set()
+    abandoned = [row for row in ancestors(index, session.row_of(left)) if row not in kept]
+    if not abandoned:
+        return None
+    abandoned.reverse()
+    entries = await asyncio.to_thread(session.entries, abandoned)
+    reply = await get_assistant().asummarize(
+        convert_to_llm(build_session_context(entries).messages),
+        "Summarise this abandoned branch of the conversation: what was tried and what came of it.",
+    )
+    if not reply.ok or not reply.text.strip():
+        raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")
+    return await asyncio.to_thread(session.branch_summary, target, reply.text, left_leaf=left, usage=reply.usage)
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """pi's rough token count of a context (four characters a token), stored as ``tokensBefore``."""
+    chars = 0
+    for message in messages:
+        chars += len(content_text(message.get("content")) or str(message.get("summary") or ""))
+    return math.ceil(chars / 4)

@@ -1,0 +1,40 @@
+"""Template filters for entries: safe Markdown, ages, role names."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from django import template
+from django.utils.safestring import SafeString
+from django.utils.timesince import timesince
+
+from ..markdown import render_markdown
+
+register = template.Library()
+
+_ROLE_NAMES = {
+    "user": "You",
+    "assistant": "Assistant",
+    "toolResult": "Tool result",
+    "bashExecution": "Shell",
+    "custom": "Extension",
+    "custom_message": "Extension",
+    "system": "System",
+}
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    return render_markdown(text or "")
+
+
+@register.filter
+def ago(epoch_ms: int) -> str:
+    """"3 minutes ago" for a time in epoch milliseconds."""
+    moment = datetime.fromtimestamp(epoch_ms / 1000, timezone.utc)
+    return f"{timesince(moment).split(',')[0]} ago"
+
+
+@register.filter
+def role_name(kind: str) -> str:
+    return _ROLE_NAMES.get(kind, kind)

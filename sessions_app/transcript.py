@@ -1,0 +1,100 @@
+"""The active path as a chat transcript, built backwards from the tab's position one page at a time.
+
+A page costs the same in a 1k- and a 100k-entry session: it walks ``PAGE_SIZE`` parents up from its
+start and decodes only those entries. Older entries arrive when the reader scrolls to them. When the
+path holds a compaction, the entries before its ``firstKeptEntryId`` are folded behind a card (they
+are still in the file and load when the card is opened).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .presentation import EntryView, navigator_for, present
+from .sessionfiles.index import NO_PARENT
+from .sessionfiles.store import SessionFile
+from .sessionfiles.tree import ancestors
+
+PAGE_SIZE = 40
+
+
+@dataclass
+class TranscriptPage:
+    """A run of consecutive path entries, oldest first, and what comes before them."""
+
+    entries: list[EntryView] = field(default_factory=list)
+    older_than: str | None = None  # id of this page's oldest entry, when older entries are not shown yet
+    fold_before: str | None = None  # entries older than this one are folded into ``fold``
+    fold_id: str | None = None  # the compaction that folds them (carried to older pages)
+    fold: EntryView | None = None  # the compaction whose card stands for the folded history
+
+
+def transcript_page(
+    session: SessionFile,
+    start_row: int | None,
+    *,
+    fold_before: str | None = None,
+    fold_id: str | None = None,
+    fold: bool = True,
+) -> TranscriptPage:
+    """Up to PAGE_SIZE path entries ending at ``start_row`` (inclusive), walking towards the root.
+
+    ``fold_before``/``fold_id`` carry a compaction met on a newer page; ``fold`` False reads through
+    compactions (when a compaction card is opened to show what it folds).
+    """
+    page = TranscriptPage(fold_before=fold_before, fold_id=fold_id)
+    if start_row is None:
+        return page
+    index = session.index
+    rows: list[int] = []
+    for row in ancestors(index, start_row):
+        rows.append(row)
+        if fold and page.fold_before is None and index.types[row] == "compaction":
+            folded_from = _fold_point(session, row)
+            if folded_from is not None:
+                page.fold_before, page.fold_id = index.ids[folded_from], index.ids[row]
+        if page.fold_before is not None and index.ids[row] == page.fold_before:
+            compaction = index.row(page.fold_id) if page.fold_id else None
+            if compaction is not None:
+                page.fold = present(session, session.entries([compaction])[0], compaction)
+            break
+        if len(rows) == PAGE_SIZE:
+            if index.parents[row] != NO_PARENT:
+                page.older_than = index.ids[row]
+            break
+    rows.reverse()
+    page.entries = _views(session, rows)
+    return page
+
+
+def _fold_point(session: SessionFile, compaction_row: int) -> int | None:
+    """The oldest path entry a compaction keeps in context: its ``firstKeptEntryId`` when that is on the
+    path, else the compaction itself (nothing older kept). None when nothing older exists to fold."""
+    index = session.index
+    entry = session.entries([compaction_row])[0]
+    kept_id = entry.get("firstKeptEntryId")
+    kept = index.row(kept_id) if isinstance(kept_id, str) else None
+    point = compaction_row
+    if kept is not None and kept != compaction_row:
+        for row in ancestors(index, index.parents[compaction_row]):
+            if row == kept:
+                point = kept
+                break
+    return point if index.parents[point] != NO_PARENT else None
+
+
+def _views(session: SessionFile, rows: list[int]) -> list[EntryView]:
+    """Entry views for path rows (oldest first); a branch point hidden from the transcript hands its
+    navigator to the next visible entry, so every fork on the path stays switchable."""
+    index = session.index
+    views: list[EntryView] = []
+    carried = None
+    for row, entry in zip(rows, session.entries(rows)):
+        navigator = navigator_for(index, row) or carried
+        view = present(session, entry, row, navigator=navigator)
+        if view.kind == "hidden":
+            carried = navigator
+            continue
+        carried = None
+        views.append(view)
+    return views

@@ -1,0 +1,135 @@
+"""The tree panel: the whole session as flat rows (never a recursive template), straight runs folded.
+
+Filters follow pi's ``/tree``: *default* hides bookkeeping entries (labels, custom state, model and
+thinking changes, names, usage, context edits) and assistant turns that only call tools; *user* keeps
+user messages; *labeled* keeps labelled entries; *all* keeps everything. A hidden entry's children hang
+from its nearest shown ancestor. Indentation grows only where the tree branches, so a 10,000-turn chat
+stays one column; within a straight run only its ends, labelled entries and the active position are
+shown, the rest collapse into "+N".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .presentation import preview
+from .sessionfiles.index import NO_PARENT
+from .sessionfiles.store import SessionFile
+from .sessionfiles.tree import ancestors
+
+FILTERS = ("default", "user", "labeled", "all")
+_DEFAULT_HIDDEN = frozenset(
+    {"label", "custom", "model_change", "thinking_level_change", "session_info", "usage", "context_edit"}
+)
+
+
+@dataclass
+class TreeRow:
+    depth: int
+    entry_id: str = ""
+    kind: str = ""  # user | assistant | tool | … | fold
+    text: str = ""
+    label: str | None = None
+    on_path: bool = False
+    is_position: bool = False
+    folded: int = 0  # for a fold row: how many entries it stands for
+
+
+def tree_rows(session: SessionFile, position: int | None, mode: str = "default") -> list[TreeRow]:
+    """Rows to render, in display order, for the tree as seen from ``position`` (the tab's leaf)."""
+    index = session.index
+    on_path = set(ancestors(index, position)) if position is not None else set()
+    shown = _shown(session, mode, position)
+    children = _shown_children(session, shown)
+    keep = {row for row in shown if index.ids[row] in index.labels} | ({position} & shown)
+
+    layout: list[tuple[int, int]] = []  # (row or -skipped count, depth)
+    tops = children[NO_PARENT]
+    stack = [(root, 0 if len(tops) == 1 else 1) for root in reversed(tops)]
+    while stack:
+        row, depth = stack.pop()
+        run = [row]
+        while len(children.get(run[-1], ())) == 1:
+            run.append(children[run[-1]][0])
+        layout.extend(_fold_run(run, depth, keep))
+        stack.extend((child, depth + 1) for child in reversed(children.get(run[-1], [])))
+
+    displayed = [row for row, _ in layout if row >= 0]
+    previews = dict(zip(displayed, (preview(entry) for entry in session.entries(displayed))))
+    rows: list[TreeRow] = []
+    for row, depth in layout:
+        if row < 0:
+            rows.append(TreeRow(depth=depth, kind="fold", folded=-row))
+            continue
+        label = index.labels.get(index.ids[row])
+        rows.append(
+            TreeRow(
+                depth=depth,
+                entry_id=index.ids[row],
+                kind=str(index.roles[row] if index.types[row] == "message" else index.types[row]),
+                text=previews[row],
+                label=label[0] if label else None,
+                on_path=row in on_path,
+                is_position=row == position,
+            )
+        )
+    return rows
+
+
+def _fold_run(run: list[int], depth: int, keep: set[int]) -> list[tuple[int, int]]:
+    """A straight run shows its ends and the rows in ``keep``; each gap becomes one fold (a negative count)."""
+    out: list[tuple[int, int]] = []
+    skipped = 0
+    last = len(run) - 1
+    for i, row in enumerate(run):
+        if i in (0, last) or row in keep:
+            if skipped:
+                out.append((-skipped, depth))
+                skipped = 0
+            out.append((row, depth))
+        else:
+            skipped += 1
+    return out
+
+
+def _shown(session: SessionFile, mode: str, position: int | None) -> set[int]:
+    index = session.index
+    nodes = [row for row in range(len(index)) if index.is_node(row)]
+    if mode == "all":
+        return set(nodes)
+    if mode == "user":
+        return {row for row in nodes if index.types[row] == "message" and index.roles[row] == "user"}
+    if mode == "labeled":
+        return {row for row in nodes if index.ids[row] in index.labels}
+    shown = {row for row in nodes if index.types[row] not in _DEFAULT_HIDDEN}
+    assistants = [row for row in shown if index.roles[row] == "assistant" and row != position]
+    for row, entry in zip(assistants, session.entries(assistants)):
+        if _only_tool_calls(entry.get("message") or {}):
+            shown.discard(row)
+    return shown
+
+
+def _only_tool_calls(message: dict[str, Any]) -> bool:
+    if message.get("stopReason") in ("error", "aborted"):
+        return False
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
+    )
+
+
+def _shown_children(session: SessionFile, shown: set[int]) -> dict[int, list[int]]:
+    """Children among shown rows: each shown row hangs from its nearest shown ancestor (NO_PARENT for top)."""
+    index = session.index
+    children: dict[int, list[int]] = {NO_PARENT: []}
+    stack = [(root, NO_PARENT) for root in reversed(index.roots)]
+    while stack:
+        row, shown_parent = stack.pop()
+        if row in shown:
+            children.setdefault(shown_parent, []).append(row)
+            shown_parent = row
+        stack.extend((child, shown_parent) for child in reversed(index.children(row)))
+    return children

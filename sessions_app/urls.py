@@ -1,0 +1,30 @@
+"""HTTP URL patterns of the sessions app (namespace "sessions"). These are permalinks people share:
+``/s/<session>/`` is a session at its leaf, ``/s/<session>/e/<entry>/`` the branch through an entry."""
+
+from django.urls import path, register_converter
+
+from .converters import EntryIdConverter, SessionIdConverter
+from .views import actions, chat, pages
+
+register_converter(SessionIdConverter, "sid")
+register_converter(EntryIdConverter, "eid")
+
+app_name = "sessions"
+
+urlpatterns = [
+    path("", pages.session_list, name="list"),
+    path("new/", actions.new_session, name="new"),
+    path("s/<sid:session_id>/", pages.session_page, name="session"),
+    path("s/<sid:session_id>/e/<eid:entry_id>/", pages.session_page, name="entry"),
+    path("s/<sid:session_id>/older/", pages.older_entries, name="older"),
+    path("s/<sid:session_id>/tree/", pages.tree_panel, name="tree"),
+    path("s/<sid:session_id>/e/<eid:entry_id>/block/<int:block>/", pages.entry_block, name="block"),
+    path("s/<sid:session_id>/e/<eid:entry_id>/raw/", pages.entry_raw, name="raw"),
+    path("s/<sid:session_id>/send/", chat.send, name="send"),
+    path("s/<sid:session_id>/regenerate/", chat.regenerate, name="regenerate"),
+    path("s/<sid:session_id>/compact/", chat.compact, name="compact"),
+    path("s/<sid:session_id>/navigate/", chat.navigate, name="navigate"),
+    path("s/<sid:session_id>/label/", actions.label, name="label"),
+    path("s/<sid:session_id>/rename/", actions.rename, name="rename"),
+    path("s/<sid:session_id>/fork/", actions.fork, name="fork"),
+]

@@ -1,0 +1,1 @@
+"""HTTP views: ``pages`` read, ``actions`` write without the assistant, ``chat`` writes with it."""

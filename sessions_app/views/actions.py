@@ -1,0 +1,74 @@
+"""Writes that annotate or open another file: label, rename, fork, new session.
+
+Every one is an append through the store (``SessionFile``); nothing else touches the file. Bad input
+is refused before anything is written (form errors, unknown ids, read-only files).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_POST
+
+from ..forms import ForkForm, LabelForm, NewSessionForm, RenameForm
+from ..services.lookup import catalog, open_session
+from ..sessionfiles.errors import EntryNotFound, ReadOnlySession
+from ..sessionfiles.fork import create_session, fork_session
+from .responses import form_error, go_to, moved_to, permalink
+
+
+@require_POST
+def label(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Set or clear (empty text) the label of an entry; the label line follows the tab's position."""
+    session = open_session(session_id)
+    form = LabelForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    at = form.cleaned_data["at"] or session.leaf_id
+    try:
+        written = session.set_label(form.cleaned_data["entry"], form.cleaned_data["label"].strip() or None, at)
+    except (EntryNotFound, ReadOnlySession) as error:
+        return form_error(request, str(error), status=409)
+    return moved_to(request, session, written["id"])
+
+
+@require_POST
+def rename(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Name the session (empty clears the name)."""
+    session = open_session(session_id)
+    form = RenameForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    at = form.cleaned_data["at"] or session.leaf_id
+    try:
+        written = session.rename(form.cleaned_data["name"], at)
+    except (EntryNotFound, ReadOnlySession) as error:
+        return form_error(request, str(error), status=409)
+    return go_to(request, permalink(session, written["id"]))
+
+
+@require_POST
+def fork(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Copy the branch ending at an entry into a new session file and open it."""
+    session = open_session(session_id)
+    form = ForkForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    try:
+        forked = fork_session(session, form.cleaned_data["entry"], fsync=settings.PITREE_FSYNC)
+    except EntryNotFound as error:
+        return form_error(request, str(error), status=409)
+    return go_to(request, permalink(forked, None))
+
+
+@require_POST
+def new_session(request: HttpRequest) -> HttpResponse:
+    """Start an empty session in a workspace (pi's folder layout under the sessions root)."""
+    form = NewSessionForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    root = catalog().root
+    created = create_session(
+        root, form.cleaned_data["cwd"], name=form.cleaned_data["name"] or None, fsync=settings.PITREE_FSYNC
+    )
+    return go_to(request, permalink(created, None))

@@ -1,0 +1,109 @@
+"""Writes that need the assistant: send a message, regenerate an answer, compact, navigate with a
+summary. They are async views: a reply can take a minute, and under ASGI every sync view shares one
+thread, so waiting on a model there would stall every other request. File work runs in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_POST
+
+from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
+from ..services import chat, summaries
+from ..services.lookup import open_session
+from ..sessionfiles import entries as E
+from ..sessionfiles.errors import EntryNotFound, ReadOnlySession, SessionError
+from ..sessionfiles.tree import latest_position_under
+from .responses import form_error, moved_to
+
+
+@require_POST
+async def send(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A user message as a child of the entry the tab shows (``parent``), then the assistant's reply
+    to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch."""
+    session = await asyncio.to_thread(open_session, session_id)
+    form = MessageForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    parent = form.cleaned_data["parent"] or None
+    try:
+        user = await asyncio.to_thread(session.append, E.user_message(form.cleaned_data["text"]), parent)
+    except EntryNotFound:
+        return form_error(
+            request,
+            f"The entry this message answers ({parent}) is not in this session any more. "
+            "Nothing was sent; reload the page and try again.",
+            status=409,
+        )
+    except ReadOnlySession as error:
+        return form_error(request, str(error), status=409)
+    reply = await chat.answer(session, user["id"], form.cleaned_data["stream"] or None)
+    return await _moved(request, session, reply["id"])
+
+
+@require_POST
+async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Another answer to what an assistant entry answered: a sibling of that entry."""
+    session = await asyncio.to_thread(open_session, session_id)
+    form = RegenerateForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    try:
+        entry = await asyncio.to_thread(session.entry, form.cleaned_data["entry"])
+    except EntryNotFound as error:
+        return form_error(request, str(error), status=409)
+    if session.index.read_only:
+        return form_error(request, "This session is read-only; fork it to continue.", status=409)
+    if not isinstance(entry.get("parentId"), str):
+        return form_error(request, "This answer has nothing before it to answer again.", status=409)
+    reply = await chat.answer(session, entry["parentId"], form.cleaned_data["stream"] or None)
+    return await _moved(request, session, reply["id"])
+
+
+@require_POST
+async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The assistant summarises the branch's history before ``keep_from``; a compaction entry folds it."""
+    session = await asyncio.to_thread(open_session, session_id)
+    form = CompactForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    at = form.cleaned_data["at"] or session.leaf_id
+    try:
+        written = await summaries.compact(session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None)
+    except (SessionError, EntryNotFound) as error:
+        return form_error(request, str(error), status=409)
+    return await _moved(request, session, written["id"])
+
+
+@require_POST
+async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Switch branch (``mode=branch``: resume where that sibling branch was last left) or jump to an
+    entry (``mode=exact``). The move is persisted as a ``leaf`` entry, only when the position changes;
+    with ``summarize``, a summary of the branch left behind is written at the new position instead."""
+    session = await asyncio.to_thread(open_session, session_id)
+    form = NavigateForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    target = form.cleaned_data["to"] or None
+    left = form.cleaned_data["at"] or session.leaf_id
+    try:
+        if target is not None and form.cleaned_data["mode"] == "branch":
+            target = session.index.ids[latest_position_under(session.index, session.row_of(target))]
+        if not session.index.read_only:
+            if form.cleaned_data["summarize"]:
+                written = await summaries.summarize_abandoned_branch(session, left, target)
+                if written is not None:
+                    return await _moved(request, session, written["id"])
+            await asyncio.to_thread(session.navigate, target)
+    except EntryNotFound as missing:
+        return form_error(request, f"{missing} — reload the page.", status=409)
+    except SessionError as error:
+        return form_error(request, str(error), status=409)
+    return await _moved(request, session, target)
+
+
+async def _moved(request: HttpRequest, session: Any, position: str | None) -> HttpResponse:
+    return await asyncio.to_thread(moved_to, request, session, position)

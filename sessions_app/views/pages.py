@@ -1,0 +1,175 @@
+"""Read-only views: the session list, a session at a position, and the fragments a page loads later
+(older entries, folded history, large blocks, raw lines, the tree panel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from ..forms import MessageForm, NewSessionForm, TreeFilterForm
+from ..assistants import get_assistant
+from ..presentation import Block, content_blocks
+from ..services.lookup import catalog, entry_row, open_session
+from ..sessionfiles.catalog import SessionInfo, session_info
+from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.store import SessionFile
+from ..transcript import transcript_page
+from ..treepanel import tree_rows
+
+
+@require_GET
+def session_list(request: HttpRequest) -> HttpResponse:
+    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``."""
+    cat = catalog()
+    infos = cat.sessions()
+    query = request.GET.get("q", "").strip()
+    if query:
+        needle = query.casefold()
+        infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
+    groups: dict[str, list[tuple[SessionInfo, int]]] = {}
+    for info, depth in cat.forest(infos):
+        groups.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
+    return render(
+        request,
+        "sessions_app/list.html",
+        {
+            "groups": sorted(groups.items()),
+            "query": query,
+            "problems": sorted(cat.problems.items()),
+            "new_form": NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD}),
+        },
+    )
+
+
+@require_GET
+def session_page(request: HttpRequest, session_id: str, entry_id: str | None = None) -> HttpResponse:
+    """A session at the file's leaf, or at ``entry_id`` (a permalink to that branch state)."""
+    session = open_session(session_id)
+    position = entry_row(session, entry_id) if entry_id else session.index.leaf_row
+    return render(request, "sessions_app/session.html", session_context(session, position))
+
+
+def session_context(session: SessionFile, position: int | None, **extra: Any) -> dict[str, Any]:
+    """Everything the session page and its transcript partial need, for the tab at ``position``."""
+    cat = catalog()
+    infos = cat.sessions()
+    info = next((i for i in infos if i.path == session.path), None) or session_info(session)
+    parent = cat.parent_of(info, infos)
+    return {
+        "session": session,
+        "info": info,
+        "read_only": session.index.read_only,
+        "parent": parent,
+        "forked_at": _forked_at(session, parent) if parent else None,
+        "forks": cat.forks_of(info, infos),
+        **transcript_context(session, position),
+        **extra,
+    }
+
+
+def transcript_context(session: SessionFile, position: int | None, form: MessageForm | None = None) -> dict[str, Any]:
+    """The transcript partial's context: the newest page of the path and the composer."""
+    index = session.index
+    position_id = index.ids[position] if position is not None else None
+    return {
+        "session_id": session.session_id,
+        "page": transcript_page(session, position),
+        "position": position_id,
+        "composer": form or MessageForm(initial={"parent": position_id}),
+        "at_file_leaf": position == index.leaf_row,
+        "read_only": index.read_only,
+        "assistant": get_assistant().info(),
+    }
+
+
+def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
+    """The last entry this fork copied from its parent: where the two histories part."""
+    try:
+        source = SessionFile.open(parent.path)
+    except (OSError, ValueError):
+        return None
+    index = session.index
+    last = None
+    for row in range(len(index)):
+        if index.types[row] == "label" or not index.is_node(row):
+            continue
+        if source.index.row(index.ids[row]) is None:
+            break
+        last = index.ids[row]
+    return last
+
+
+@require_GET
+def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The page of path entries before ``?before=`` (scrolled into view), or, with ``unfold``, the
+    entries a compaction card folds."""
+    session = open_session(session_id)
+    before = request.GET.get("before", "")
+    row = entry_row(session, before)
+    parent = session.index.parents[row]
+    if parent == NO_PARENT:
+        raise Http404("Nothing is older than the first entry")
+    unfold = request.GET.get("unfold") == "1"
+    page = transcript_page(
+        session,
+        parent,
+        fold_before=request.GET.get("fold_before") or None,
+        fold_id=request.GET.get("fold_id") or None,
+        fold=not unfold,
+    )
+    return render(
+        request,
+        "sessions_app/partials/_older.html",
+        {"session_id": session.session_id, "page": page, "unfold": unfold},
+    )
+
+
+@require_GET
+def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int) -> HttpResponse:
+    """One large content block (thinking, tool output, arguments) fetched when its fold is opened."""
+    session = open_session(session_id)
+    entry = session.entries([entry_row(session, entry_id)])[0]
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    if message.get("role") == "bashExecution":
+        blocks = [Block("raw", text=str(message.get("output") or ""))]
+    else:
+        blocks = content_blocks(message.get("content") if message else entry.get("content"))
+    found = next((b for b in blocks if b.index == block), None)
+    if found is None:
+        raise Http404("No such block")
+    found.lazy = False
+    return render(request, "sessions_app/partials/_block_body.html", {"block": found})
+
+
+@require_GET
+def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """The entry's line exactly as stored (for unknown types and the curious)."""
+    session = open_session(session_id)
+    line = session.raw_line(entry_row(session, entry_id))
+    return HttpResponse(line, content_type="application/json; charset=utf-8")
+
+
+@require_GET
+def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The whole tree as flat rows, filtered, with the tab's path highlighted."""
+    session = open_session(session_id)
+    form = TreeFilterForm(request.GET)
+    form.is_valid()
+    mode = form.cleaned_data.get("filter") or "default"
+    at = form.cleaned_data.get("at")
+    position = entry_row(session, at) if at else session.index.leaf_row
+    return render(
+        request,
+        "sessions_app/partials/_tree.html",
+        {
+            "session_id": session.session_id,
+            "rows": tree_rows(session, position, mode),
+            "mode": mode,
+            "position": session.index.ids[position] if position is not None else "",
+            "filters": TreeFilterForm.base_fields["filter"].choices,
+        },
+    )
