@@ -33,7 +33,9 @@ class TreeRow:
     label: str | None = None
     on_path: bool = False
     is_position: bool = False
-    folded: int = 0  # for a fold row: how many entries it stands for
+    folded: int = 0  # for a fold row: how many entries it stands for …
+    first_id: str = ""  # … from this one
+    last_id: str = ""  # … to this one (opened with ``run_rows``)
 
 
 def tree_rows(session: SessionFile, position: int | None, mode: str = "default") -> list[TreeRow]:
@@ -44,7 +46,7 @@ def tree_rows(session: SessionFile, position: int | None, mode: str = "default")
     children = _shown_children(session, shown)
     keep = {row for row in shown if index.ids[row] in index.labels} | ({position} & shown)
 
-    layout: list[tuple[int, int]] = []  # (row or -skipped count, depth)
+    layout: list[tuple[int, int] | tuple[list[int], int]] = []  # (row, depth) or (folded rows, depth)
     tops = children[NO_PARENT]
     stack = [(root, 0 if len(tops) == 1 else 1) for root in reversed(tops)]
     while stack:
@@ -55,41 +57,66 @@ def tree_rows(session: SessionFile, position: int | None, mode: str = "default")
         layout.extend(_fold_run(run, depth, keep))
         stack.extend((child, depth + 1) for child in reversed(children.get(run[-1], [])))
 
-    displayed = [row for row, _ in layout if row >= 0]
+    return _render(session, layout, on_path, position)
+
+
+def run_rows(session: SessionFile, first: int, last: int, position: int | None, mode: str, depth: int) -> list[TreeRow]:
+    """The rows a fold stood for: the shown entries from ``first`` down to ``last`` (a straight run)."""
+    index = session.index
+    shown = _shown(session, mode, position)
+    run: list[int] = []
+    for row in ancestors(index, last):
+        if row in shown:
+            run.append(row)
+        if row == first:
+            break
+    else:
+        return []  # ``first`` is not above ``last``: a stale fold
+    run.reverse()
+    on_path = set(ancestors(index, position)) if position is not None else set()
+    return _render(session, [(row, depth) for row in run], on_path, position)
+
+
+def _render(session: SessionFile, layout: list, on_path: set[int], position: int | None) -> list[TreeRow]:
+    """TreeRows for a layout, decoding only the entries that are displayed."""
+    index = session.index
+    displayed = [item for item, _ in layout if isinstance(item, int)]
     previews = dict(zip(displayed, (preview(entry) for entry in session.entries(displayed))))
     rows: list[TreeRow] = []
-    for row, depth in layout:
-        if row < 0:
-            rows.append(TreeRow(depth=depth, kind="fold", folded=-row))
+    for item, depth in layout:
+        if not isinstance(item, int):
+            rows.append(
+                TreeRow(depth=depth, kind="fold", folded=len(item), first_id=index.ids[item[0]], last_id=index.ids[item[-1]])
+            )
             continue
-        label = index.labels.get(index.ids[row])
+        label = index.labels.get(index.ids[item])
         rows.append(
             TreeRow(
                 depth=depth,
-                entry_id=index.ids[row],
-                kind=str(index.roles[row] if index.types[row] == "message" else index.types[row]),
-                text=previews[row],
+                entry_id=index.ids[item],
+                kind=str(index.roles[item] if index.types[item] == "message" else index.types[item]),
+                text=previews[item],
                 label=label[0] if label else None,
-                on_path=row in on_path,
-                is_position=row == position,
+                on_path=item in on_path,
+                is_position=item == position,
             )
         )
     return rows
 
 
-def _fold_run(run: list[int], depth: int, keep: set[int]) -> list[tuple[int, int]]:
-    """A straight run shows its ends and the rows in ``keep``; each gap becomes one fold (a negative count)."""
-    out: list[tuple[int, int]] = []
-    skipped = 0
+def _fold_run(run: list[int], depth: int, keep: set[int]) -> list:
+    """A straight run shows its ends and the rows in ``keep``; each gap between them becomes one fold."""
+    out: list = []
+    hidden: list[int] = []
     last = len(run) - 1
     for i, row in enumerate(run):
         if i in (0, last) or row in keep:
-            if skipped:
-                out.append((-skipped, depth))
-                skipped = 0
+            if hidden:
+                out.append((hidden, depth))
+                hidden = []
             out.append((row, depth))
         else:
-            skipped += 1
+            hidden.append(row)
     return out
 
 

@@ -18,6 +18,7 @@ urlpatterns = [
     path("s/<sid:session_id>/e/<eid:entry_id>/", pages.session_page, name="entry"),
     path("s/<sid:session_id>/older/", pages.older_entries, name="older"),
     path("s/<sid:session_id>/tree/", pages.tree_panel, name="tree"),
+    path("s/<sid:session_id>/tree/run/", pages.tree_run, name="tree_run"),
     path("s/<sid:session_id>/e/<eid:entry_id>/block/<int:block>/", pages.entry_block, name="block"),
     path("s/<sid:session_id>/e/<eid:entry_id>/raw/", pages.entry_raw, name="raw"),
     path("s/<sid:session_id>/send/", chat.send, name="send"),

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.http import Http404
 
 from ..sessionfiles.catalog import AmbiguousId, Catalog, UnknownSession
+from ..sessionfiles.errors import NotASession
 from ..sessionfiles.store import SessionFile
 
 
@@ -24,10 +25,17 @@ def catalog() -> Catalog:
 
 
 def open_session(session_id: str) -> SessionFile:
-    """The session with this id, up to date; 404 when there is none (or the id is held twice)."""
+    """The session with this id, up to date; 404 when there is none (or the id is held twice).
+
+    A file named for this id that is not a readable session raises NotASession with the reason, so
+    the user learns why it does not open instead of seeing "not found"."""
+    cat = catalog()
     try:
-        path = catalog().locate(session_id)
+        path = cat.locate(session_id)
     except (UnknownSession, AmbiguousId) as error:
+        for broken, reason in cat.problems.items():
+            if broken.name.endswith(f"_{session_id}.jsonl"):
+                raise NotASession(f"{broken.name}: {reason}") from None
         raise Http404(str(error)) from None
     return SessionFile.open(path, fsync=settings.PITREE_FSYNC)
 

@@ -18,7 +18,7 @@ from ..sessionfiles.catalog import SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..transcript import transcript_page
-from ..treepanel import tree_rows
+from ..treepanel import run_rows, tree_rows
 
 
 @require_GET
@@ -171,5 +171,29 @@ def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
             "mode": mode,
             "position": session.index.ids[position] if position is not None else "",
             "filters": TreeFilterForm.base_fields["filter"].choices,
+        },
+    )
+
+
+@require_GET
+def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The rows a "+N" fold of the tree panel stands for."""
+    session = open_session(session_id)
+    form = TreeFilterForm(request.GET)
+    form.is_valid()
+    mode = form.cleaned_data.get("filter") or "default"
+    at = form.cleaned_data.get("at")
+    position = entry_row(session, at) if at else session.index.leaf_row
+    first = entry_row(session, request.GET.get("first", ""))
+    last = entry_row(session, request.GET.get("last", ""))
+    depth = int(request.GET["depth"]) if request.GET.get("depth", "").isdigit() else 0
+    return render(
+        request,
+        "sessions_app/partials/_tree_rows.html",
+        {
+            "session_id": session.session_id,
+            "rows": run_rows(session, first, last, position, mode, depth),
+            "mode": mode,
+            "position": session.index.ids[position] if position is not None else "",
         },
     )

@@ -1,0 +1,35 @@
+"""Turns the core's refusals into pages a person can read, wherever in a view they surface."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from .sessionfiles.errors import NotASession, SessionError
+
+
+class SessionErrorMiddleware:
+    """A file that is not a session (422) or another refusal of the core (409): an error page that
+    says what is wrong; the file is never touched."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, NotASession):
+            title, status = "This file is not a session pitree can read", 422
+        elif isinstance(exception, SessionError):
+            title, status = "That could not be done", 409
+        else:
+            return None
+        return render(
+            request,
+            "sessions_app/error.html",
+            {"title": title, "errors": [str(exception), "The file was left exactly as it is."]},
+            status=status,
+        )

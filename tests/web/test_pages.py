@@ -1,0 +1,181 @@
+"""Read-only views: list, session page, permalinks, older pages, folded history, tree panel, errors."""
+
+from __future__ import annotations
+
+import re
+
+from pathlib import Path
+
+from django.urls import reverse
+
+TREE = "02-tree-branches"
+
+
+def test_list_groups_by_workspace_and_nests_forks(client, pi) -> None:
+    html = client.get("/").content.decode()
+    assert "<code>/home/alice/projects/todo-api</code>" in html
+    assert "Title validation experiments" in html  # a name wins over the first message
+    assert "Set up the project layout" in html  # no name: the first message
+    # The fork of 02 comes right after 02, one level deeper.
+    parent = html.index(f'href="/s/{pi.id(TREE)}/"')
+    fork = html.index(f'href="/s/{pi.id("03-fork-of-02")}/"')
+    assert parent < fork
+    assert 'style="--depth: 1"' in html[parent:fork + 200]
+    assert "11 messages" in html and "regex-approach" in html  # counts and labels
+
+
+def test_list_search_filters_names_and_first_messages(client, pi) -> None:
+    html = client.get("/", {"q": "RATE"}).content.decode()  # nothing matches "rate"…
+    assert "No session matches" in html
+    html = client.get("/", {"q": "todos table"}).content.decode()
+    assert "Rename the todos table" in html
+    assert "Title validation experiments" not in html
+
+
+def test_list_reports_files_that_are_not_sessions_and_leaves_them(client, pi) -> None:
+    junk = pi.folder / "2026-01-01T00-00-00-000Z_notes.jsonl"
+    junk.write_bytes(b'{"hello": "world"}\n')
+    html = client.get("/").content.decode()
+    assert "not readable sessions" in html and junk.name in html
+    assert junk.read_bytes() == b'{"hello": "world"}\n'
+
+
+def test_session_page_shows_the_active_branch_with_a_navigator(client, pi) -> None:
+    response = client.get(reverse("sessions:session", args=[pi.id(TREE)]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Add a docstring" in html  # the leaf's branch (pydantic)
+    assert "Make it reject empty titles only" not in html  # the other branch
+    assert re.search(r'navigator__count">1/2<', html)
+    assert 'data-position="750a4556"' in html
+
+
+def test_permalink_shows_the_branch_through_that_entry(client, pi) -> None:
+    response = client.get(reverse("sessions:entry", args=[pi.id(TREE), "de4f0d3a"]))
+    html = response.content.decode()
+    assert "Make it reject empty titles only" in html and "I will run the tests next." in html
+    assert "Add a docstring" not in html
+    assert re.search(r'navigator__count">2/2<', html)  # the branch_summary sibling is the second branch
+    assert 'data-position="de4f0d3a"' in html
+    assert pi.reopen(pi.path(TREE)).leaf_id == "750a4556"  # looking never writes
+
+
+def test_unknown_session_entry_and_hostile_ids_are_404(client, pi) -> None:
+    assert client.get("/s/0000-nope/").status_code == 404
+    assert client.get(f"/s/{pi.id(TREE)}/e/ffffffff/").status_code == 404
+    assert client.get("/s/..%2F..%2Fetc%2Fpasswd/").status_code == 404
+    assert client.get("/s/-leading-dash/").status_code == 404
+    # A label entry's id is an entry, but a `leaf` marker is not a position one can open.
+    assert client.get(f"/s/{pi.id(TREE)}/older/", {"before": "zzz"}).status_code == 404
+
+
+def test_a_file_named_as_a_session_that_is_not_one_gets_a_readable_page(client, pi) -> None:
+    broken = pi.folder / "2026-02-02T00-00-00-000Z_019aaaaa-0000-7000-8000-000000000bad.jsonl"
+    content = b'{"kind":"header","version":4,"id":"x","createdAt":1}\n'
+    broken.write_bytes(content)
+    response = client.get("/s/019aaaaa-0000-7000-8000-000000000bad/")
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert "v4" in html and "left exactly as it is" in html
+    assert broken.read_bytes() == content
+
+
+def test_v1_session_is_shown_read_only_with_a_way_to_continue(client, pi) -> None:
+    v1_input = Path(__file__).resolve().parents[2] / "sessions_app/samples/pi/05-legacy-v1.input.jsonl"
+    v1 = pi.folder / "2025-11-20T08-00-00-000Z_11111111-1b7d-4c1e-9a43-2d8f6e1b0c77.jsonl"
+    v1.write_bytes(v1_input.read_bytes().replace(b"5f0c2a9e-1b7d", b"11111111-1b7d"))
+    before = v1.read_bytes()
+    html = client.get("/s/11111111-1b7d-4c1e-9a43-2d8f6e1b0c77/").content.decode()
+    assert "read-only" in html and "Continue as a new v3 session" in html
+    assert 'id="composer"' not in html
+    assert "Thanks" in html and "Update the migrations" in html  # kept after the v1 compaction
+    assert v1.read_bytes() == before
+
+
+def test_long_paths_are_paged_and_older_entries_load_on_request(client, sessions_dir) -> None:
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    for i in range(100):
+        session.append(E.user_message(f"message number {i}"))
+    html = client.get(f"/s/{session.session_id}/").content.decode()
+    assert "message number 99" in html and "message number 60" in html
+    assert "message number 59" not in html  # one page only
+    older = re.search(r'hx-get="(/s/[^"]+/older/\?before=[^"]+)"', html).group(1)
+    page2 = client.get(older.replace("&amp;", "&")).content.decode()
+    assert "message number 59" in page2 and "message number 20" in page2
+    assert "message number 60" not in page2 and "message number 19" not in page2
+    page3 = client.get(re.search(r'hx-get="(/s/[^"]+/older/\?[^"]+)"', page2).group(1).replace("&amp;", "&"))
+    text = page3.content.decode()
+    assert "message number 0<" in text and "older/?" not in text  # the root: nothing older
+
+
+def test_compaction_folds_older_history_behind_a_card_that_opens(client, pi) -> None:
+    page = client.get(f"/s/{pi.id('04-compaction')}/").content.decode()
+    html = page[page.index('<section id="transcript"'):]
+    assert "History compacted" in html
+    assert "Add pagination to GET /todos" in html  # first kept entry is shown
+    assert "Set up the project layout" not in html  # folded
+    unfold = re.search(r'hx-get="([^"]+unfold=1)"', html).group(1).replace("&amp;", "&")
+    folded = client.get(unfold).content.decode()
+    assert "Set up the project layout" in folded and "Add SQLite storage" in folded
+    assert "Add pagination to GET /todos" not in folded
+
+
+def _row(html: str, entry_id: str) -> str:
+    """The ``class`` of the tree row holding ``entry_id``'s button."""
+    match = re.search(r'<li class="([^"]*)"[^>]*>\s*<button[^>]*value="' + entry_id + '"', html)
+    return match.group(1) if match else ""
+
+
+def test_tree_panel_filters_and_marks_the_path(client, pi) -> None:
+    url = reverse("sessions:tree", args=[pi.id(TREE)])
+    default = client.get(url).content.decode()
+    assert "on-path" in _row(default, "e65e9e73") and "on-path" not in _row(default, "de4f0d3a")
+    assert _row(default, "750a4556") == ""  # session_info: hidden by the default filter
+    assert "tree__node--label" not in default
+    user_only = client.get(url, {"filter": "user"}).content.decode()
+    assert "tree__node--assistant" not in user_only and "tree__node--user" in user_only
+    labeled = client.get(url, {"filter": "labeled"}).content.decode()
+    assert set(re.findall(r'data-entry="([^"]+)"', labeled)) == {"0f649aff", "07721729"}
+    everything = client.get(url, {"filter": "all"}).content.decode()
+    assert "is-position" in _row(everything, "750a4556")
+    # Straight runs fold into "+N"; opening a fold shows its entries, labels included.
+    fold = re.search(r'hx-get="([^"]*/tree/run/[^"]*first=b6d611de[^"]*)"', everything)
+    assert fold and "tree__node--label" not in everything
+    run = client.get(fold.group(1).replace("&amp;", "&")).content.decode()
+    assert re.findall(r'data-entry="([^"]+)"', run)[0] == "b6d611de" and "tree__node--label" in run
+    at_other = client.get(url, {"filter": "all", "at": "de4f0d3a"}).content.decode()
+    assert "is-position" in _row(at_other, "de4f0d3a") and "on-path" not in _row(at_other, "e65e9e73")
+
+
+def test_large_blocks_load_lazily_and_raw_lines_are_served_as_stored(client, sessions_dir) -> None:
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    big = "x" * 9000
+    entry = session.append(
+        E.message({"role": "toolResult", "toolCallId": "t1", "toolName": "read", "content": [{"type": "text", "text": big}], "isError": False, "timestamp": 1})
+    )
+    html = client.get(f"/s/{session.session_id}/").content.decode()
+    assert big not in html and f"/e/{entry['id']}/block/0/" in html
+    block = client.get(f"/s/{session.session_id}/e/{entry['id']}/block/0/").content.decode()
+    assert big in block
+    raw = client.get(f"/s/{session.session_id}/e/{entry['id']}/raw/")
+    assert raw.content == session.raw_line(session.row_of(entry["id"]))
+    assert client.get(f"/s/{session.session_id}/e/{entry['id']}/block/7/").status_code == 404
+
+
+def test_unknown_entry_types_are_shown_raw_and_content_html_is_escaped(client, sessions_dir) -> None:
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    session.append(E.Draft("telemetry<script>", {"payload": "<img src=x onerror=alert(1)>"}))
+    session.append(E.assistant_message("**bold** <script>alert(2)</script> [x](javascript:alert(3))", provider="p", model="m", api="a"))
+    html = client.get(f"/s/{session.session_id}/").content.decode()
+    assert "telemetry&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<strong>bold</strong>" in html
+    assert "<script>alert(2)" not in html and 'href="javascript:' not in html

@@ -1,0 +1,33 @@
+"""The project is wired the way runserver, daphne and the templates rely on."""
+
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.template.loader import render_to_string
+
+
+def test_daphne_is_first_so_runserver_serves_asgi() -> None:
+    assert settings.INSTALLED_APPS[0] == "daphne"
+
+
+def test_asgi_application_routes_http_and_websockets() -> None:
+    from channels.routing import ProtocolTypeRouter
+
+    from pitree_web.asgi import application
+
+    assert isinstance(application, ProtocolTypeRouter)
+    assert set(application.application_mapping) == {"http", "websocket"}
+
+
+def test_base_template_links_only_static_files_that_exist() -> None:
+    html = render_to_string("base.html")
+    prefix = settings.STATIC_URL
+    linked = [part.split('"', 1)[0] for part in html.split(f'"{prefix}')[1:]]
+    assert any(name.startswith("vendor/htmx-2.0.") for name in linked)
+    assert any(name.startswith("vendor/htmx-ext-ws-2.0.") for name in linked)
+    for name in linked:
+        assert finders.find(name), name
+
+
+def test_sessions_dir_fixture_points_settings_at_a_fresh_folder(sessions_dir) -> None:
+    assert settings.PITREE_SESSIONS_DIR == sessions_dir
+    assert sessions_dir.is_dir() and not any(sessions_dir.iterdir())
