@@ -1,0 +1,1 @@
+"""Django project package for pitree: settings, URLs and the ASGI entry point."""

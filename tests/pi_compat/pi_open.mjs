@@ -1,0 +1,213 @@
+// Open session files with pi's own published SessionManager and print what pi sees.
+//
+// Usage: node pi_open.mjs [--leaf-contexts] FILE [FILE...]
+//
+// Env PITREE_PI_DIR: where scripts/install-pi put @earendil-works/pi-coding-agent@1.6.0
+// (default ${XDG_CACHE_HOME:-$HOME/.cache}/pitree/pi-coding-agent-1.6.0).
+//
+// One JSON line per FILE on stdout, in argument order:
+//   {file, sessionId, header, leafId, branchIds, entryCount, labels, name, context,
+//    contextEntryIds, treeRoots, treeNodes, fileChanged, leafContexts?, error: null}
+// or {file, error: "<message>"} when pi refuses the file.
+//
+// Why a flat tree (treeRoots + treeNodes with child ids) instead of nested nodes: a long
+// linear chat nests one level per entry, and both JSON.stringify (~10k levels) and
+// Python's json module (~500 levels) fail on such depth. pi_node.py rebuilds the nested
+// `tree` for callers. treeNodes lists every node once, in pre-order of pi's getTree().
+//
+// Each file is copied to a fresh temp dir and the copy is opened, because
+// SessionManager.open writes to the file it opens (adds a missing final "\n", rewrites
+// v1/v2 files on migration). `fileChanged` says whether pi modified the copy.
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const PI_PACKAGE = "@earendil-works/pi-coding-agent";
+const PI_VERSION = "1.6.0";
+
+// pi's code must never write to our stdout (the JSON lines protocol) or to the user's
+// ~/.pi: send console output to stderr and point pi's agent dir at a throwaway folder.
+console.log = console.info = console.debug = (...args) => console.error(...args);
+const scratch = mkdtempSync(join(tmpdir(), "pitree-pi-open-"));
+process.env.PI_CODING_AGENT_DIR = join(scratch, "agent");
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
+
+function piDir() {
+    if (process.env.PITREE_PI_DIR) return resolve(process.env.PITREE_PI_DIR);
+    const cache = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+    return join(cache, "pitree", `pi-coding-agent-${PI_VERSION}`);
+}
+
+async function loadSessionModule() {
+    const pkgDir = join(piDir(), "node_modules", PI_PACKAGE);
+    let version;
+    try {
+        version = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")).version;
+    } catch {
+        throw new Error(`${PI_PACKAGE} is not installed in ${piDir()}: run scripts/install-pi`);
+    }
+    if (version !== PI_VERSION) {
+        throw new Error(`${PI_PACKAGE} ${version} found in ${pkgDir}, expected ${PI_VERSION}: run scripts/install-pi`);
+    }
+    // The module that dist/index.js re-exports SessionManager and buildSessionContext from.
+    // We load it directly: dist/index.js pulls in the whole CLI, which needs node >= 22
+    // (fs.globSync) and is not needed to read sessions.
+    return import(pathToFileURL(join(pkgDir, "dist", "core", "session-manager.js")).href);
+}
+
+/**
+ * pi's getBranch(), buildSessionContext() and getTree() follow parent links without a
+ * cycle guard and would spin forever on a file whose parentIds loop. Detect that first
+ * and report it as an error for the file instead of hanging the test run.
+ * Returns a message, or null when the parent links form no cycle.
+ */
+function findParentCycle(entries, byId, leafId) {
+    // 1. The leaf's ancestor walk, over pi's byId (last entry per id wins, as in pi).
+    const seen = new Set();
+    for (let id = leafId; id != null; ) {
+        if (seen.has(id)) return `parentId cycle on the leaf's path at entry ${JSON.stringify(id)}`;
+        seen.add(id);
+        const entry = byId.get(id);
+        if (!entry) break;
+        id = entry.parentId;
+    }
+    // 2. getTree() links every entry under the node of its parentId (a self-parent is a
+    //    root there). A cycle in that graph means getTree never ends: Kahn's algorithm.
+    const childIds = new Map();
+    const indegree = new Map();
+    for (const e of entries) indegree.set(e.id, 0);
+    const edges = new Set();
+    for (const e of entries) {
+        if (e.parentId == null || e.parentId === e.id || !indegree.has(e.parentId)) continue;
+        const key = JSON.stringify([e.parentId, e.id]);
+        if (edges.has(key)) continue;
+        edges.add(key);
+        if (!childIds.has(e.parentId)) childIds.set(e.parentId, []);
+        childIds.get(e.parentId).push(e.id);
+        indegree.set(e.id, indegree.get(e.id) + 1);
+    }
+    const queue = [...indegree].filter(([, n]) => n === 0).map(([id]) => id);
+    let done = 0;
+    while (queue.length) {
+        const id = queue.pop();
+        done++;
+        for (const c of childIds.get(id) ?? []) {
+            indegree.set(c, indegree.get(c) - 1);
+            if (indegree.get(c) === 0) queue.push(c);
+        }
+    }
+    if (done < indegree.size) {
+        const stuck = [...indegree].filter(([, n]) => n > 0).map(([id]) => id);
+        return `parentId cycle among entries ${JSON.stringify(stuck.slice(0, 5))}: pi's walks do not guard against cycles`;
+    }
+    return null;
+}
+
+/** Flatten pi's getTree() iteratively: roots' ids plus one record per node, pre-order. */
+function flattenTree(roots) {
+    const treeNodes = [];
+    const seen = new Set();
+    const stack = [...roots].reverse();
+    while (stack.length) {
+        const node = stack.pop();
+        if (seen.has(node)) continue; // a duplicated id makes pi share one node object
+        seen.add(node);
+        const record = { id: node.entry.id, type: node.entry.type };
+        if (node.label !== undefined) record.label = node.label;
+        record.children = node.children.map((c) => c.entry.id);
+        treeNodes.push(record);
+        for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+    }
+    return { treeRoots: roots.map((n) => n.entry.id), treeNodes };
+}
+
+function openOne(mod, file, withLeafContexts) {
+    const dir = mkdtempSync(join(scratch, "f-"));
+    try {
+        // pi would treat a missing path as a new, empty in-memory session: report it instead.
+        if (!existsSync(file)) throw new Error(`no such file: ${file}`);
+        const copy = join(dir, basename(file));
+        copyFileSync(file, copy);
+        chmodSync(copy, 0o600); // a read-only source would make pi's repair write fail
+        const before = readFileSync(copy);
+
+        const sm = mod.SessionManager.open(copy);
+        const entries = sm.getEntries();
+        const byId = new Map(entries.map((e) => [e.id, e]));
+        const leafId = sm.getLeafId();
+        const cycle = findParentCycle(entries, byId, leafId);
+        if (cycle) throw new Error(cycle);
+
+        // Labels: pi keeps a private map filled from every label entry; getLabel(id) reads
+        // it. Ask for every id that could be in it (entry ids and label targets).
+        const labels = {};
+        const candidates = new Set(entries.map((e) => e.id));
+        for (const e of entries) if (e.type === "label") candidates.add(e.targetId);
+        for (const id of candidates) {
+            const label = sm.getLabel(id);
+            if (label !== undefined) labels[id] = label;
+        }
+
+        const context = sm.buildSessionContext();
+        const result = {
+            file,
+            sessionId: sm.getSessionId(),
+            header: sm.getHeader(),
+            leafId,
+            branchIds: sm.getBranch().map((e) => e.id),
+            entryCount: entries.length,
+            labels,
+            name: sm.getSessionName() ?? null,
+            context: {
+                thinkingLevel: context.thinkingLevel,
+                model: context.model,
+                messages: context.messages,
+            },
+            contextEntryIds: sm.buildContextEntries().map((e) => e.id),
+            ...flattenTree(sm.getTree()),
+            fileChanged: !before.equals(readFileSync(copy)),
+        };
+        if (withLeafContexts) {
+            // The context pi would build with the leaf moved to each tree leaf (an entry
+            // without children), i.e. every branch of the file.
+            const hasChild = new Set(entries.map((e) => e.parentId));
+            result.leafContexts = {};
+            for (const e of entries) {
+                if (hasChild.has(e.id)) continue;
+                const c = mod.buildSessionContext(entries, e.id, byId);
+                result.leafContexts[e.id] = {
+                    thinkingLevel: c.thinkingLevel,
+                    model: c.model,
+                    messages: c.messages,
+                };
+            }
+        }
+        result.error = null;
+        return result;
+    } catch (err) {
+        return { file, error: err instanceof Error ? err.message : String(err) };
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+async function main() {
+    const args = process.argv.slice(2);
+    const withLeafContexts = args.includes("--leaf-contexts");
+    const files = args.filter((a) => a !== "--leaf-contexts");
+    if (files.length === 0) {
+        process.stderr.write("usage: node pi_open.mjs [--leaf-contexts] FILE [FILE...]\n");
+        process.exitCode = 2;
+        return;
+    }
+    const mod = await loadSessionModule();
+    for (const file of files) {
+        process.stdout.write(`${JSON.stringify(openOne(mod, file, withLeafContexts))}\n`);
+    }
+}
+
+main().catch((err) => {
+    process.stderr.write(`pi_open: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+});
