@@ -14,6 +14,8 @@ class SessionIdConverter:
 
 
 class EntryIdConverter(SessionIdConverter):
-    """Entry ids are 8 hex digits when pi or pitree write them; older tools used other short strings."""
+    """Entry ids are 8 hex digits when pi or pitree write them, but a reader must accept any string
+    (pi-format §1). They are only ever dictionary keys, never paths, so anything but ``/`` may appear
+    in a URL; an id holding ``/`` is shown without links (see ``entry_url``)."""
 
-    regex = r"[A-Za-z0-9._-]{1,64}"
+    regex = r"[^/]{1,256}"

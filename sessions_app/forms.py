@@ -8,12 +8,14 @@ from django.conf import settings
 
 from .treepanel import FILTERS
 
-_ID = r"^[A-Za-z0-9._-]{1,64}$"
+_ID = r"^[^\x00-\x1f]{1,256}$"
 
 
 class EntryIdField(forms.RegexField):
+    """Any id a session file may hold (pi-format §1); it is looked up, never used as a path."""
+
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(_ID, max_length=64, error_messages={"invalid": "Not an entry id."}, **kwargs)
+        super().__init__(_ID, max_length=256, strip=False, error_messages={"invalid": "Not an entry id."}, **kwargs)
 
 
 class MessageForm(forms.Form):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from django import template
+from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
@@ -38,3 +39,12 @@ def ago(epoch_ms: int) -> str:
 @register.filter
 def role_name(kind: str) -> str:
     return _ROLE_NAMES.get(kind, kind)
+
+
+@register.simple_tag
+def entry_url(name: str, session_id: str, entry_id: str, *args: object) -> str:
+    """``{% url %}`` for a URL naming an entry, or "" for an id no URL can carry (one holding ``/``)."""
+    try:
+        return reverse(name, args=[session_id, entry_id, *args])
+    except NoReverseMatch:
+        return ""

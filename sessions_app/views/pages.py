@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from ..forms import MessageForm, NewSessionForm, TreeFilterForm
 from ..assistants import get_assistant
-from ..presentation import Block, content_blocks
+from ..presentation import Block, EntryView, content_blocks
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
@@ -75,15 +75,25 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
     """The transcript partial's context: the newest page of the path and the composer."""
     index = session.index
     position_id = index.ids[position] if position is not None else None
+    page = transcript_page(session, position)
     return {
         "session_id": session.session_id,
-        "page": transcript_page(session, position),
+        "page": page,
+        "keep_choices": _keep_choices(page.entries),
         "position": position_id,
         "composer": form or MessageForm(initial={"parent": position_id}),
         "at_file_leaf": position == index.leaf_row,
         "read_only": index.read_only,
         "assistant": get_assistant().info(),
     }
+
+
+def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
+    """Where compacted history may start: user messages on the page, newest first, as (id, text,
+    selected). The default keeps the last two turns; the very first message has nothing before it."""
+    users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
+    default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
+    return [(e.id, " ".join(b.text for b in e.blocks if b.kind == "text")[:80], e.id == default) for e in reversed(users)]
 
 
 def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from ..forms import MessageForm
 from ..sessionfiles.store import SessionFile
@@ -20,9 +20,12 @@ def is_htmx(request: HttpRequest) -> bool:
 
 def permalink(session: SessionFile, entry_id: str | None) -> str:
     """The URL of the session at ``entry_id`` (the session's own URL when the position is the start)."""
-    if entry_id is None:
-        return reverse("sessions:session", args=[session.session_id])
-    return reverse("sessions:entry", args=[session.session_id, entry_id])
+    if entry_id is not None:
+        try:
+            return reverse("sessions:entry", args=[session.session_id, entry_id])
+        except NoReverseMatch:
+            pass  # an id holding "/" has no URL of its own; the session's URL opens at its leaf
+    return reverse("sessions:session", args=[session.session_id])
 
 
 def moved_to(

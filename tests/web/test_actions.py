@@ -124,3 +124,10 @@ def test_new_session_in_a_workspace(client, sessions_dir) -> None:
     assert '<h1 id="session-title">Try &lt;things&gt;</h1>' in page and 'id="composer"' in page
     refused = client.post("/new/", {"cwd": "relative/path"}, **HTMX)
     assert refused.status_code == 422 and len(list(sessions_dir.rglob("*.jsonl"))) == 1
+
+
+def test_the_compact_form_offers_recent_turns_and_keeps_the_last_two_by_default(client, pi) -> None:
+    html = client.get(f"/s/{pi.id('04-compaction')}/").content.decode()
+    options = re.findall(r'<option value="([^"]+)"( selected)?>', html)
+    assert [value for value, _ in options] == ["6b8c1404", "cc88852e", "136049a4", "97f6f0ca"]
+    assert [value for value, selected in options if selected] == ["cc88852e"]

@@ -179,3 +179,18 @@ def test_unknown_entry_types_are_shown_raw_and_content_html_is_escaped(client, s
     assert "telemetry&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<strong>bold</strong>" in html
     assert "<script>alert(2)" not in html and 'href="javascript:' not in html
+
+
+def test_entries_with_unusual_ids_render_and_open(client, sessions_dir) -> None:
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    with open(session.path, "ab") as handle:  # ids another tool might write: any string is an id
+        handle.write(b'{"type":"message","id":"a b?#<x>","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"odd id","timestamp":1}}\n')
+        handle.write(b'{"type":"message","id":"with/slash","parentId":"a b?#<x>","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"slash id","timestamp":2}}\n')
+    html = client.get(f"/s/{session.session_id}/").content.decode()
+    assert "odd id" in html and "slash id" in html
+    assert f'href="/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/"' in html
+    assert client.get(f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/").status_code == 200
+    response = client.post(f"/s/{session.session_id}/navigate/", {"to": "with/slash", "mode": "exact"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/"
