@@ -1,0 +1,102 @@
+"""``inspect --json``: the document pitree-rules §6 defines, written without recursion.
+
+orjson refuses nesting deeper than 255 levels and the stdlib ``json`` overflows near 1000, but a chat
+tree nests one level per entry. So the ``tree`` value is written here by an explicit-stack writer over
+``tree.tree(index)``'s nodes, and orjson writes every other (flat) value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from ..sessionfiles.store import AT_LEAF, SessionFile
+from ..sessionfiles.tree import tree as tree_nodes
+
+KEYS = ("sessionId", "version", "cwd", "parentSession", "leaf", "name", "labels", "path", "context", "tree", "skipped")
+
+
+def inspect_fields(session: SessionFile, leaf: Any = AT_LEAF) -> dict[str, Any]:
+    """Every §6 field except ``tree`` (which is deep), in §6's order. ``leaf``: an entry id, or AT_LEAF."""
+    index = session.index
+    header = index.header or {}
+    leaf_id = index.leaf_id if leaf is AT_LEAF else leaf
+    rows = session.path_rows(leaf)
+    cwd = header.get("cwd")
+    parent = header.get("parentSession")
+    return {
+        "sessionId": header.get("id"),
+        # The file's own version, not the migrated header's (SessionFile.header says 3 for a v1 file).
+        "version": index.version,
+        "cwd": cwd if isinstance(cwd, str) else "",
+        "parentSession": parent if isinstance(parent, str) else None,
+        "leaf": leaf_id,
+        "name": index.name,
+        "labels": {target: label for target, (label, _) in index.labels.items()},
+        "path": [index.ids[row] for row in rows],
+        "context": session.context(leaf).as_json(),
+    }
+
+
+def inspect_json(session: SessionFile, leaf: Any = AT_LEAF) -> bytes:
+    """The whole §6 object as compact JSON bytes (no trailing newline)."""
+    values = {key: orjson.dumps(value) for key, value in inspect_fields(session, leaf).items()}
+    values["tree"] = tree_json(tree_nodes(session.index))
+    values["skipped"] = orjson.dumps([{"line": line, "reason": reason} for line, reason in session.index.skipped()])
+    return b"{" + b",".join(orjson.dumps(key) + b":" + values[key] for key in KEYS) + b"}"
+
+
+def tree_json(nodes: list[dict[str, Any]]) -> bytes:
+    """``[{..., "children": [...]}, ...]`` as JSON, at any depth: each node's own keys go through
+    orjson, ``children`` are walked with an explicit stack."""
+    out = bytearray(b"[")
+    stack = [iter(nodes)]
+    first = [True]
+    dumps = orjson.dumps
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            first.pop()
+            out += b"]}" if stack else b"]"
+            continue
+        if first[-1]:
+            first[-1] = False
+        else:
+            out += b","
+        out += b"{"
+        for key, value in node.items():
+            if key != "children":
+                out += dumps(key) + b":" + dumps(value) + b","
+        out += b'"children":['
+        stack.append(iter(node.get("children") or ()))
+        first.append(True)
+    return bytes(out)
+
+
+def summary_lines(session: SessionFile, leaf: Any = AT_LEAF) -> Iterator[str]:
+    """``inspect`` without ``--json``: the same facts, one ``key  value`` line each."""
+    fields = inspect_fields(session, leaf)
+    index = session.index
+    context = fields["context"]
+    model = context["model"]
+    model_text = f"model {model.get('provider')}/{model.get('modelId')}" if model else "no model"
+    labels = ", ".join(f"{target}={label}" for target, label in fields["labels"].items())
+    rows = [
+        ("session", fields["sessionId"]),
+        ("file", str(session.path)),
+        ("version", f"{fields['version']}{' (read-only)' if index.read_only else ''}"),
+        ("cwd", fields["cwd"] or "-"),
+        ("parent", fields["parentSession"] or "-"),
+        ("name", fields["name"] or "-"),
+        ("leaf", fields["leaf"] or "- (before the first entry)"),
+        ("path", f"{len(fields['path'])} entries"),
+        ("context", f"{len(context['messages'])} messages, thinking {context['thinkingLevel']}, {model_text}"),
+        ("tree", f"{index.node_count} entries, {len(index.roots)} root(s)"),
+        ("labels", labels or "-"),
+    ]
+    rows += [("skipped", f"line {line}: {reason}") for line, reason in index.skipped()]
+    for key, value in rows:
+        yield f"{key:<8} {value}"

@@ -1,0 +1,348 @@
+"""Entries as text: transcript blocks for ``show``, one-line previews for ``tree``.
+
+Every entry type pi writes has a rendering; an unknown type (or message role) is shown as its raw JSON.
+``leaf`` markers never reach this module: they are not on any path (pitree-rules §2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
+from typing import Any
+
+import orjson
+
+from ..sessionfiles.index import SessionIndex
+from ..sessionfiles.tree import ancestors
+
+Entry = dict[str, Any]
+INDENT = "  "
+_SPACES = re.compile(r"\s+")
+
+
+# ---------------------------------------------------------------------------------- small pieces
+
+
+def raw_json(value: Any) -> str:
+    """Compact JSON, as stored (non-ASCII raw)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` with every whitespace run as one space, cut to ``width`` characters with an ellipsis."""
+    flat = _SPACES.sub(" ", text).strip()
+    if width is not None and len(flat) > width:
+        return flat[: max(width - 1, 0)] + "…"
+    return flat
+
+
+def when(timestamp: Any) -> str:
+    """An entry's ISO timestamp, shortened for reading (``2026-03-02 09:15:09``)."""
+    if not isinstance(timestamp, str) or len(timestamp) < 19 or timestamp[10] != "T":
+        return str(timestamp) if timestamp else "?"
+    return f"{timestamp[:10]} {timestamp[11:19]}"
+
+
+def block_text(block: Any) -> str:
+    """One content block as text: text as is, images and other blocks as a bracketed marker."""
+    if not isinstance(block, dict):
+        return raw_json(block)
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "image":
+        return f"[image {block.get('mimeType', '')}]".replace(" ]", "]")
+    return raw_json(block)
+
+
+def content_text(content: Any) -> str:
+    """A message ``content`` (string or block list) as text, blocks on separate lines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block_text(block) for block in content)
+    return raw_json(content)
+
+
+def tool_call(block: Mapping[str, Any]) -> str:
+    """``name(key=value, …)`` with JSON values, or ``name(<raw arguments>)`` when they are not an object."""
+    arguments = block.get("arguments")
+    if isinstance(arguments, dict):
+        inner = ", ".join(f"{key}={raw_json(value)}" for key, value in arguments.items())
+    elif arguments is None:
+        inner = ""
+    else:
+        inner = raw_json(arguments)
+    return f"{block.get('name', '?')}({inner})"
+
+
+def _model_name(provider: Any, model: Any) -> str:
+    return "/".join(str(part) for part in (provider, model) if part)
+
+
+# ---------------------------------------------------------------------------------- previews (tree)
+
+
+def preview(entry: Entry, width: int = 70) -> str:
+    """``kind: text`` on one line — what ``tree`` shows for a node."""
+    kind, text = _preview_parts(entry)
+    text = one_line(text, width)
+    return f"{kind}: {text}" if text else kind
+
+
+def _preview_parts(entry: Entry) -> tuple[str, str]:
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return "message", raw_json(message)
+        role = message.get("role")
+        content = message.get("content")
+        if role == "assistant":
+            return "assistant", _assistant_preview(content)
+        if role == "toolResult":
+            error = " (error)" if message.get("isError") else ""
+            return f"toolResult {message.get('toolName', '?')}{error}", content_text(content)
+        if role == "bashExecution":
+            return "bash", f"$ {message.get('command', '')}{_exit_note(message)}"
+        if role == "custom":
+            return f"custom {message.get('customType', '')}".strip(), content_text(content)
+        if role in ("user", "system"):
+            return str(role), content_text(content)
+        return f"message {role}" if isinstance(role, str) else "message", raw_json(message)
+    if kind == "model_change":
+        return kind, _model_name(entry.get("provider"), entry.get("modelId"))
+    if kind == "thinking_level_change":
+        return kind, str(entry.get("thinkingLevel"))
+    if kind == "compaction":
+        return kind, str(entry.get("summary", ""))
+    if kind == "branch_summary":
+        return kind, str(entry.get("summary", ""))
+    if kind == "custom_message":
+        return f"custom_message {entry.get('customType', '')}".strip(), content_text(entry.get("content"))
+    if kind == "custom":
+        data = f" {raw_json(entry['data'])}" if "data" in entry else ""
+        return "custom", f"{entry.get('customType', '')}{data}"
+    if kind == "label":
+        return kind, _label_text(entry)
+    if kind == "session_info":
+        name = entry.get("name")
+        return kind, f"name {name!r}" if name else "name cleared"
+    if kind == "context_edit":
+        return kind, _context_edit_text(entry)
+    if kind == "usage":
+        return kind, _usage_text(entry)
+    return str(kind), raw_json(entry)
+
+
+def _assistant_preview(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    if any(str(text).strip() for text in texts):
+        return " ".join(str(text) for text in texts)
+    calls = [tool_call(b) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
+    if calls:
+        return "→ " + ", ".join(calls)
+    if any(isinstance(b, dict) and b.get("type") == "thinking" for b in content):
+        return "[thinking only]"
+    return ""
+
+
+def _exit_note(message: Mapping[str, Any]) -> str:
+    if message.get("cancelled"):
+        return "  (cancelled)"
+    code = message.get("exitCode")
+    return f"  (exit {code})" if code is not None else ""
+
+
+def _label_text(entry: Entry) -> str:
+    label = entry.get("label")
+    target = entry.get("targetId")
+    return f"{label!r} on {target}" if label else f"cleared on {target}"
+
+
+def _context_edit_text(entry: Entry) -> str:
+    replacement = entry.get("replacement")
+    target = entry.get("targetId")
+    if replacement is None:
+        return f"{target} dropped from the context"
+    content = replacement.get("content") if isinstance(replacement, dict) else replacement
+    return f"{target} replaced by {one_line(content_text(content))!r}"
+
+
+def _usage_text(entry: Entry) -> str:
+    usage = entry.get("usage")
+    total = usage.get("totalTokens") if isinstance(usage, dict) else None
+    parts = [str(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
+    if total is not None:
+        parts.append(f"{total} tokens")
+    if entry.get("note"):
+        parts.append(str(entry["note"]))
+    return " · ".join(part for part in parts if part)
+
+
+# ---------------------------------------------------------------------------------- transcript (show)
+
+
+def render_transcript(entries: Iterable[Entry], labels: Mapping[str, Any]) -> Iterator[str]:
+    """Lines of the transcript: one block per entry, blocks separated by a blank line (a run of
+    one-liners — settings changes, labels, names — stays together).
+
+    ``labels`` maps target id → label text (or ``(text, timestamp)`` as the index keeps them); a label
+    is shown on its target's header line.
+    """
+    previous_single = None
+    for entry in entries:
+        label = labels.get(str(entry.get("id")))
+        if isinstance(label, tuple):
+            label = label[0]
+        lines = render_entry(entry, label)
+        single = len(lines) == 1 and lines[0].startswith("· ")
+        if previous_single is not None and not (single and previous_single):
+            yield ""
+        previous_single = single
+        yield from lines
+
+
+def render_entry(entry: Entry, label: str | None = None) -> list[str]:
+    """One entry: a header line (``[marker] id  time  details  (label: …)``) and its indented body.
+
+    Settings changes and other metadata are single lines starting with ``·``.
+    """
+    kind = entry.get("type")
+    entry_id = entry.get("id", "?")
+    label_note = f"  (label: {label})" if label else ""
+    one_liner = _one_liner(entry)
+    if one_liner is not None:
+        return [f"· {entry_id}  {when(entry.get('timestamp'))}  {one_liner}{label_note}"]
+    marker, details, body = _block(entry)
+    header = f"[{marker}] {entry_id}  {when(entry.get('timestamp'))}"
+    if details:
+        header += "  " + " · ".join(details)
+    lines = [header + label_note]
+    for text in body:
+        lines.extend(INDENT + line for line in text.split("\n"))
+    return lines
+
+
+def _one_liner(entry: Entry) -> str | None:
+    kind = entry.get("type")
+    if kind == "model_change":
+        return f"model → {_model_name(entry.get('provider'), entry.get('modelId'))}"
+    if kind == "thinking_level_change":
+        return f"thinking level → {entry.get('thinkingLevel')}"
+    if kind == "label":
+        return f"label {_label_text(entry)}"
+    if kind == "session_info":
+        name = entry.get("name")
+        return f"session name → {name!r}" if name else "session name cleared"
+    if kind == "custom":
+        data = f" {raw_json(entry['data'])}" if "data" in entry else ""
+        return f"custom {entry.get('customType', '')}{data}"
+    if kind == "context_edit":
+        return f"context edit: {_context_edit_text(entry)}"
+    if kind == "usage":
+        return f"usage {_usage_text(entry)}"
+    return None
+
+
+def _block(entry: Entry) -> tuple[str, list[str], list[str]]:
+    """(marker, header details, body texts) for entries shown as a block."""
+    kind = entry.get("type")
+    if kind == "message" and isinstance(entry.get("message"), dict):
+        return _message_block(entry["message"], entry)
+    if kind == "compaction":
+        details = [f"keeps from {entry.get('firstKeptEntryId')}", f"{entry.get('tokensBefore')} tokens before"]
+        return "compaction", details, [str(entry.get("summary", ""))]
+    if kind == "branch_summary":
+        return "branch summary", [f"from {entry.get('fromId')}"], [str(entry.get("summary", ""))]
+    if kind == "custom_message":
+        details = [str(entry.get("customType", ""))]
+        if not entry.get("display"):
+            details.append("not displayed")
+        return "custom message", details, [content_text(entry.get("content"))]
+    return str(kind), ["unknown entry type, raw"], [raw_json(entry)]
+
+
+def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[str], list[str]]:
+    role = message.get("role")
+    content = message.get("content")
+    if role == "user":
+        return "user", [], [content_text(content)]
+    if role == "assistant":
+        details = [_model_name(message.get("provider"), message.get("model"))]
+        stop = message.get("stopReason")
+        if stop not in (None, "stop", "toolUse"):
+            details.append(f"stopped: {stop}")
+        body = _assistant_body(content)
+        if message.get("errorMessage"):
+            body.append(f"[error] {message['errorMessage']}")
+        return "assistant", [d for d in details if d], body
+    if role == "toolResult":
+        details = [str(message.get("toolName", "?"))]
+        if message.get("isError"):
+            details.append("ERROR")
+        return "tool result", details, [content_text(content)]
+    if role == "bashExecution":
+        details = []
+        if message.get("cancelled"):
+            details.append("cancelled")
+        elif message.get("exitCode") is not None:
+            details.append(f"exit code {message.get('exitCode')}")
+        if message.get("truncated"):
+            details.append("output truncated")
+        if message.get("excludeFromContext"):
+            details.append("not in context")
+        output = str(message.get("output") or "").rstrip("\n")
+        body = [f"$ {message.get('command', '')}"] + ([output] if output else [])
+        return "bash", details, body
+    if role == "custom":
+        details = [str(message.get("customType", ""))]
+        if message.get("display") is False:
+            details.append("not displayed")
+        return "custom", [d for d in details if d], [content_text(content)]
+    if role == "system":
+        return "system", [], [content_text(content)]
+    return f"message {role}", ["unknown role, raw"], [raw_json(entry)]
+
+
+def _assistant_body(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    body = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "thinking":
+            if block.get("redacted"):
+                body.append("(thinking, redacted)")
+            else:
+                body.append("(thinking) " + str(block.get("thinking", "")))
+        elif kind == "toolCall":
+            body.append("→ " + tool_call(block))
+        else:
+            body.append(block_text(block))
+    return body
+
+
+# ---------------------------------------------------------------------------------- which rows
+
+
+def tail_rows(index: SessionIndex, leaf_row: int | None, count: int) -> list[int]:
+    """The last ``count`` rows of the path to ``leaf_row``, root side first, found by walking parents
+    ``count`` steps from the leaf (nothing else of the path is touched)."""
+    if leaf_row is None or count <= 0:
+        return []
+    rows = list(islice(ancestors(index, leaf_row), count))
+    rows.reverse()
+    return rows

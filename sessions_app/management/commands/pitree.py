@@ -1,0 +1,299 @@
+"""``python manage.py pitree …``: list, read and append to pi session files from the shell.
+
+Reading: ``ls``, ``show``, ``tree``, ``inspect``. Writing (each prints only the new entry id, or the new
+file's path): ``new``, ``append``, ``navigate``, ``label``, ``rename``, ``fork``, ``compact``. ``seed``
+fills an empty sessions folder with pi's sample sessions.
+
+FILE is a path to a ``.jsonl`` file, or a session id / unique id prefix looked up in
+``PITREE_SESSIONS_DIR``. Every failure is one line on stderr and a non-zero exit; a failed write leaves
+the file's bytes as they were. The rendering lives in ``sessions_app.cli``; the file work in
+``sessions_app.sessionfiles``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from sessions_app.cli.inspect import inspect_json, summary_lines
+from sessions_app.cli.listing import ls_json, ls_lines
+from sessions_app.cli.resolve import entry_or_root, resolve_file
+from sessions_app.cli.seed import seed
+from sessions_app.cli.tokens import estimate_tokens
+from sessions_app.cli.transcript import one_line, render_transcript, tail_rows
+from sessions_app.cli.treeview import tree_lines
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.catalog import Catalog
+from sessions_app.sessionfiles.errors import SessionError
+from sessions_app.sessionfiles.fork import create_session, fork_session
+from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
+from sessions_app.sessionfiles.tree import path as tree_path
+
+CLI_PROVIDER, CLI_MODEL, CLI_API = "pitree", "cli", "pitree-cli"
+
+
+class OneLineParser(CommandParser):
+    """Argument errors as one line (no usage dump) and exit status 2; a CommandError under call_command."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        if self.called_from_command_line:
+            self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        raise CommandError(f"Error: {message}")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+class Command(BaseCommand):
+    help = (
+        "List, read and append to pi session files. FILE is a .jsonl path, or a session id / unique id "
+        "prefix in PITREE_SESSIONS_DIR. Write commands print only the new entry id (or file path)."
+    )
+    requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.__class__ = OneLineParser
+        return parser
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
+        file_help = "a .jsonl path, or a session id / unique id prefix in PITREE_SESSIONS_DIR"
+
+        p = sub.add_parser("ls", help="sessions by workspace, forks nested under their parent")
+        p.add_argument("--json", action="store_true", help="pi's SessionInfo fields per session, plus shortId and depth")
+
+        p = sub.add_parser("show", help="transcript of the active path (or of the path to --leaf)")
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("--leaf", metavar="ID", help="show the path to this entry instead of the file's leaf")
+        p.add_argument("--tail", metavar="N", type=_positive, help="only the last N entries of the path (cheap on huge files)")
+
+        p = sub.add_parser("tree", help="the whole tree, active path marked with *, the leaf with ← leaf")
+        p.add_argument("file", metavar="FILE", help=file_help)
+
+        p = sub.add_parser("inspect", help="the session as one JSON object (pitree-rules §6)")
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("--json", action="store_true", help="print the §6 JSON object (without it: a short summary)")
+        p.add_argument("--leaf", metavar="ID", help="path and context at this entry instead of the file's leaf")
+
+        p = sub.add_parser("new", help="create an empty session; prints its path")
+        p.add_argument("--cwd", metavar="DIR", required=True, help="the workspace (made absolute)")
+        p.add_argument("--name", help="a session name (written as a session_info entry)")
+
+        p = sub.add_parser(
+            "append",
+            help="append a message; prints its id",
+            description=(
+                "Append a user or assistant message. An assistant entry carries what pi writes: "
+                f'provider "{CLI_PROVIDER}", model "{CLI_MODEL}", api "{CLI_API}", zero usage, '
+                'stopReason "stop" and a timestamp.'
+            ),
+        )
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("--role", choices=("user", "assistant"), required=True)
+        p.add_argument("--text", required=True)
+        p.add_argument("--parent", metavar="ID", help="the parent entry (default: the file's leaf)")
+
+        p = sub.add_parser(
+            "navigate",
+            help="move the persisted position; prints the leaf entry's id",
+            description=(
+                "Move the position to ID (or 'root': before the first entry) by appending a leaf entry, "
+                "and print that entry's id. When the position is already there nothing is written, "
+                "nothing is printed, and the exit status is 0."
+            ),
+        )
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("target", metavar="ID|root")
+
+        p = sub.add_parser("label", help="set (or, without LABEL, clear) an entry's label; prints the label entry's id")
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("target", metavar="ID")
+        p.add_argument("label", metavar="LABEL", nargs="?")
+
+        p = sub.add_parser("rename", help="name the session (an empty NAME clears it); prints the entry id")
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("name", metavar="NAME")
+
+        p = sub.add_parser(
+            "fork",
+            help="copy the path to ID into a new file next to FILE; prints its path",
+            description="Fork the branch ending at ID (default: the leaf). Also how a read-only v1/v2 file is continued.",
+        )
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("target", metavar="ID", nargs="?")
+
+        p = sub.add_parser("compact", help="append a compaction; prints its id")
+        p.add_argument("file", metavar="FILE", help=file_help)
+        p.add_argument("--keep-from", metavar="ID", required=True, help="the first entry kept in context")
+        p.add_argument("--summary", required=True, help="what the history before ID is folded into")
+        p.add_argument(
+            "--tokens-before",
+            metavar="N",
+            type=_count,
+            help="context size before compacting (default: a rough estimate, characters / 4 as pi estimates)",
+        )
+
+        sub.add_parser("seed", help="copy pi's sample sessions into PITREE_SESSIONS_DIR if it has no .jsonl file")
+
+    # ------------------------------------------------------------------ dispatch
+
+    def handle(self, *args: Any, command: str, **options: Any) -> None:
+        self.sessions_dir = Path(settings.PITREE_SESSIONS_DIR)
+        self.fsync = bool(settings.PITREE_FSYNC)
+        try:
+            getattr(self, "do_" + command)(**options)
+        except BrokenPipeError:
+            _silence_stdout()
+        except SessionError as error:
+            raise CommandError(one_line(str(error))) from None
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            raise CommandError(one_line(f"{where}{error.strerror or error}")) from None
+
+    def out(self, line: str) -> None:
+        self.stdout.write(line)
+
+    def open(self, file: str) -> SessionFile:
+        return SessionFile.open(resolve_file(file, self.sessions_dir), fsync=self.fsync)
+
+    def open_writable(self, file: str) -> SessionFile:
+        session = self.open(file)
+        if session.index.read_only:
+            raise CommandError(
+                f"{session.path}: a version {session.index.version} session is read-only "
+                f"(pitree never rewrites it); continue it with: manage.py pitree fork {file} [ID]"
+            )
+        return session
+
+    # ------------------------------------------------------------------ reading
+
+    def do_ls(self, *, json: bool, **_: Any) -> None:
+        catalog = Catalog(self.sessions_dir)
+        forest = catalog.forest()
+        for path, problem in sorted(catalog.problems.items()):
+            self.stderr.write(one_line(f"skipped {path}: {problem}"))
+        if json:
+            self.out(orjson.dumps(ls_json(forest)).decode())
+        elif not forest:
+            self.out(f"no sessions in {self.sessions_dir}")
+        else:
+            for line in ls_lines(forest, time.time_ns() // 1_000_000):
+                self.out(line)
+
+    def do_show(self, *, file: str, leaf: str | None, tail: int | None, **_: Any) -> None:
+        session = self.open(file)
+        leaf_row = session.index.leaf_row if leaf is None else session.row_of(leaf)
+        rows = tree_path(session.index, leaf_row) if tail is None else tail_rows(session.index, leaf_row, tail)
+        if not rows:
+            self.out("(no entries on the path: the position is before the first entry)")
+            return
+        for line in render_transcript(session.entries(rows), session.index.labels):
+            self.out(line)
+
+    def do_tree(self, *, file: str, **_: Any) -> None:
+        session = self.open(file)
+        if not session.index.node_count:
+            self.out("(no entries)")
+        for line in tree_lines(session.index, session.entries):
+            self.out(line)
+
+    def do_inspect(self, *, file: str, json: bool, leaf: str | None, **_: Any) -> None:
+        session = self.open(file)
+        target: Any = AT_LEAF
+        if leaf is not None:
+            session.row_of(leaf)
+            target = leaf
+        if json:
+            self.out(inspect_json(session, target).decode())
+            return
+        for line in summary_lines(session, target):
+            self.out(line)
+
+    # ------------------------------------------------------------------ writing
+
+    def do_new(self, *, cwd: str, name: str | None, **_: Any) -> None:
+        workspace = os.path.abspath(os.path.expanduser(cwd))
+        session = create_session(self.sessions_dir, workspace, name=name, fsync=self.fsync)
+        self.out(str(session.path))
+
+    def do_append(self, *, file: str, role: str, text: str, parent: str | None, **_: Any) -> None:
+        if not text.strip():
+            raise CommandError("--text is empty")
+        session = self.open_writable(file)
+        if role == "user":
+            draft = E.user_message(text)
+        else:
+            draft = E.assistant_message(text, provider=CLI_PROVIDER, model=CLI_MODEL, api=CLI_API)
+        entry = session.append(draft, AT_LEAF if parent is None else parent)
+        self.out(entry["id"])
+
+    def do_navigate(self, *, file: str, target: str, **_: Any) -> None:
+        session = self.open_writable(file)
+        entry = session.navigate(entry_or_root(target))
+        if entry is not None:
+            self.out(entry["id"])
+
+    def do_label(self, *, file: str, target: str, label: str | None, **_: Any) -> None:
+        session = self.open_writable(file)
+        self.out(session.set_label(target, label)["id"])
+
+    def do_rename(self, *, file: str, name: str, **_: Any) -> None:
+        session = self.open_writable(file)
+        self.out(session.rename(name)["id"])
+
+    def do_fork(self, *, file: str, target: str | None, **_: Any) -> None:
+        session = self.open(file)
+        if target is not None:
+            session.row_of(target)
+        fork = fork_session(session, AT_LEAF if target is None else target, fsync=self.fsync)
+        self.out(str(fork.path))
+
+    def do_compact(
+        self, *, file: str, keep_from: str, summary: str, tokens_before: int | None, **_: Any
+    ) -> None:
+        session = self.open_writable(file)
+        session.row_of(keep_from)
+        if tokens_before is None:
+            tokens_before = estimate_tokens(session.context().messages)
+        self.out(session.compact(summary, keep_from, tokens_before)["id"])
+
+    def do_seed(self, **_: Any) -> None:
+        written = seed(self.sessions_dir)
+        if not written:
+            self.out(f"{self.sessions_dir} already has sessions: nothing seeded")
+            return
+        for path in written:
+            self.out(f"seeded {path}")
+        self.out(f"{len(written)} sample sessions copied into {written[0].parent}")
+
+
+def _silence_stdout() -> None:
+    """The reader went away (``… | head``): stop writing, without a traceback at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
