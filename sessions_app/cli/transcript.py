@@ -218,7 +218,6 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
 
     Settings changes and other metadata are single lines starting with ``·``.
     """
-    kind = entry.get("type")
     entry_id = entry.get("id", "?")
     label_note = f"  (label: {label})" if label else ""
     one_liner = _one_liner(entry)
