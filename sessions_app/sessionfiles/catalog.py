@@ -100,6 +100,25 @@ class Catalog:
         self._infos: dict[Path, tuple[_Stamp, SessionInfo]] = {}
         self.problems: dict[Path, str] = {}  # files that are not readable sessions, and why
         self._lock = threading.Lock()
+        self._located: dict[str, Path] = {}
+
+    def locate(self, session_id: str) -> Path:
+        """The file of the session with exactly this id, without listing the folder when it was seen
+        before: a web request resolves its URL's id here on every hit."""
+        path = self._located.get(session_id)
+        if path is not None:
+            try:
+                if SessionFile.open(path).session_id == session_id:
+                    return path
+            except (SessionError, OSError):
+                pass
+        matches = [info for info in self.sessions() if info.id == session_id]
+        if not matches:
+            raise UnknownSession(f"no session with id {session_id!r} under {self.root}")
+        if len(matches) > 1:
+            raise AmbiguousId(f"{len(matches)} files hold session {session_id!r}: {', '.join(str(m.path) for m in matches)}")
+        self._located[session_id] = matches[0].path
+        return matches[0].path
 
     def files(self) -> Iterator[tuple[Path, os.stat_result]]:
         """Every ``*.jsonl`` file in the root and its sub-folders (symlinked folders followed, broken links ignored)."""

@@ -42,7 +42,12 @@ def build_session_context(path: Sequence[Entry]) -> SessionContext:
     """The context for a root→leaf path (step 1, the walk, is the caller's: ``SessionFile.path_entries``)."""
     thinking_level, model = _settings(path)
     selected = context_entries(path)
-    edits = {entry.get("targetId"): entry for entry in selected if entry.get("type") == "context_edit"}
+    # Only string targets can name an entry; a malformed (e.g. list) targetId must not crash the build.
+    edits = {
+        entry["targetId"]: entry
+        for entry in selected
+        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str)
+    }
     messages: list[Message] = []
     for position, entry in enumerate(selected):
         if entry.get("type") == "compaction" and position > 0:
@@ -62,8 +67,9 @@ def _settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]:
         elif kind == "model_change":
             model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
         elif kind == "message":
-            message = entry.get("message") or {}
-            if message.get("role") == "assistant":
+            message = entry.get("message")
+            # A parsable line may hold a non-object ``message`` (pi does not validate shapes): skip it, don't crash.
+            if isinstance(message, dict) and message.get("role") == "assistant":
                 model = {"provider": message.get("provider"), "modelId": message.get("model")}
     return thinking_level, model
 
@@ -89,7 +95,8 @@ def context_entries(path: Sequence[Entry]) -> list[Entry]:
 
 
 def _is_system_message(entry: Entry) -> bool:
-    return entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "system"
+    message = entry.get("message")  # may be a non-object on a malformed line
+    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "system"
 
 
 def entry_messages(entry: Entry) -> list[Message]:
@@ -148,7 +155,7 @@ def _apply_edit(messages: list[Message], edit: Entry | None) -> list[Message]:
     new_content = replacement.get("content") if isinstance(replacement, dict) else None
     edited = []
     for message in messages:
-        role = message.get("role")
+        role = message.get("role") if isinstance(message, dict) else None  # malformed systemMessage: keep as is
         if role not in _EDITABLE_ROLES:
             edited.append(message)
             continue
@@ -163,6 +170,8 @@ def convert_to_llm(messages: Sequence[Message]) -> list[Message]:
     """pi's ``convertToLlm`` (step 6): every message as one a provider understands."""
     converted: list[Message] = []
     for message in messages:
+        if not isinstance(message, dict):
+            continue  # e.g. a malformed compaction ``systemMessage``; pi drops messages without a known role
         role = message.get("role")
         timestamp = message.get("timestamp")
         if role in ("system", "user", "assistant", "toolResult"):

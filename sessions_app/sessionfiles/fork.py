@@ -72,7 +72,8 @@ def fork_session(
         copied = {**entry, "parentId": previous}
         if entry.get("type") == "compaction":
             first_kept = entry.get("firstKeptEntryId")
-            copied["firstKeptEntryId"] = label_successor.get(first_kept, first_kept)
+            if isinstance(first_kept, str):  # a malformed (unhashable) value is copied as is, not looked up
+                copied["firstKeptEntryId"] = label_successor.get(first_kept, first_kept)
         kept.append(copied)
         previous = entry["id"]
 

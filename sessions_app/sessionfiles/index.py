@@ -29,6 +29,14 @@ NO_PARENT = -1
 LEAF = "leaf"
 
 
+def _is_utf8(data: bytes | memoryview) -> bool:
+    try:
+        str(data, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class SessionIndex:
     """Columns over the entry lines of one file, plus the derived state pi computes on load."""
 
@@ -71,6 +79,7 @@ class SessionIndex:
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
         self._v1_ids: dict[int, str] = {}
         self._interned: dict[str, str] = {}
+        self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
 
     # ------------------------------------------------------------------ reading
 
@@ -88,6 +97,10 @@ class SessionIndex:
         """
         view = memoryview(buf)
         end = len(buf)
+        # msgspec skips unknown keys without validating their UTF-8, so a line with a bad byte inside an
+        # unknown string would become an entry that orjson later refuses to decode (context, listing
+        # crash). One check per chunk; lines are checked one by one only when the chunk has a bad byte.
+        self._check_utf8 = not buf.isascii() and not _is_utf8(buf)
         pos = 1 if self.swallow_newline and buf[:1] == b"\n" else 0
         if end:
             self.swallow_newline = False
@@ -125,6 +138,9 @@ class SessionIndex:
         lineno = self.line_count
         if self.header is None:
             self._find_header(line, lineno)
+            return
+        if self._check_utf8 and not _is_utf8(line):
+            self.reports.append((lineno, "skipped: not valid UTF-8"))
             return
         try:
             head = read_head(line)

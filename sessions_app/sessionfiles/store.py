@@ -69,8 +69,10 @@ class SessionFile:
     # ------------------------------------------------------------------ opening and refreshing
 
     @classmethod
-    def open(cls, path: Path | str, *, fsync: bool = True) -> SessionFile:
-        """The cached SessionFile for ``path``, brought up to date (a re-open after one append parses one line)."""
+    def open(cls, path: Path | str, *, fsync: bool | None = None) -> SessionFile:
+        """The cached SessionFile for ``path``, brought up to date (a re-open after one append parses one line).
+
+        ``fsync`` None keeps the cached file's setting (on for a new one)."""
         return _cache.get(Path(path), fsync)
 
     def _load(self) -> SessionIndex:
@@ -269,14 +271,19 @@ class SessionFile:
         assert written is not None
         return written
 
-    def branch_summary(self, target_id: str | None, summary: str, **extra: Any) -> dict[str, Any]:
-        """pi's ``branchWithSummary``: continue at ``target_id`` with a summary of the branch left behind."""
+    def branch_summary(
+        self, target_id: str | None, summary: str, *, left_leaf: str | None | _AtLeaf = AT_LEAF, **extra: Any
+    ) -> dict[str, Any]:
+        """pi's ``branchWithSummary``: continue at ``target_id`` with a summary of the branch left behind.
+
+        ``left_leaf`` is the tip of that branch (pi 1.6.0's ``fromId``); by default the file's leaf, but
+        a browser tab names the branch it showed."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None]:
             if target_id is not None:
                 self.row_of(target_id)
-            from_id = index.leaf_id if index.leaf_id is not None else "root"
-            return E.branch_summary(from_id, summary, **extra), target_id
+            left = index.leaf_id if isinstance(left_leaf, _AtLeaf) else left_leaf
+            return E.branch_summary(left if left is not None else "root", summary, **extra), target_id
 
         written = self._append(plan)
         assert written is not None
@@ -347,20 +354,21 @@ class _FileCache:
         self._files: OrderedDict[Path, SessionFile] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path: Path, fsync: bool) -> SessionFile:
+    def get(self, path: Path, fsync: bool | None) -> SessionFile:
         key = path.absolute()
         with self._lock:
             cached = self._files.get(key)
             if cached is not None:
                 self._files.move_to_end(key)
         if cached is None:
-            cached = SessionFile(key, fsync=fsync)
+            cached = SessionFile(key, fsync=True if fsync is None else fsync)
             with self._lock:
                 self._files[key] = cached
                 while len(self._files) > self._size:
                     self._files.popitem(last=False)
         else:
-            cached.fsync = fsync
+            if fsync is not None:
+                cached.fsync = fsync
             cached.refresh()
         return cached
 

@@ -12,7 +12,6 @@ opens in pi on the branch the user left. Those cases are tested for exactly that
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -23,6 +22,7 @@ import pytest
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
+from sessions_app.sessionfiles.context import convert_to_llm
 from sessions_app.sessionfiles.fork import create_session, fork_session
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
@@ -74,34 +74,8 @@ def _tool_turn(session: SessionFile) -> None:
     )
 
 
-def open_in_pi(pi: Any, paths: list[Path], *, leaf_contexts: bool = False) -> list[dict[str, Any]]:
-    """``pi(paths)``, except that the script's output is split on ``"\n"`` only.
-
-    pi_node.open_in_pi splits node's stdout with ``str.splitlines()``, which also splits at U+2028 /
-    U+0085 — and ``JSON.stringify`` writes those raw — so any file with such text breaks the harness.
-    Same script, same result shape, correct split (reported to the lead; pi_node.py is not ours).
-    """
-    pi_node = sys.modules["pitree_pi_compat_pi_node"]  # loaded by this folder's conftest
-    command = ["node", str(pi_node.SCRIPT), *(["--leaf-contexts"] if leaf_contexts else []), *map(str, paths)]
-    completed = subprocess.run(
-        command,
-        env={**os.environ, "PITREE_PI_DIR": str(pi.dir)},
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        check=True,
-        timeout=pi_node.TIMEOUT_SECONDS,
-    )
-    results = [json.loads(line) for line in completed.stdout.split("\n") if line.strip()]
-    assert len(results) == len(paths), completed.stderr
-    for result in results:
-        if result.get("error") is None:
-            result["tree"] = pi_node.nest_tree(result["treeRoots"], result["treeNodes"])
-    return results
-
-
-# Each scenario returns the file pi should read as pitree does; ``leaf_markers`` tells how many
-# ``leaf`` entries it holds (those show in pi's tree as unknown entries).
+# Each scenario writes one file with pitree's store and returns its SessionFile. Files holding pitree
+# ``leaf`` entries (navigate) show those in pi's tree as unknown entries; the comparison allows for that.
 
 
 def linear_chat(root: Path) -> SessionFile:
@@ -141,7 +115,9 @@ def explicit_parent_branches(root: Path) -> SessionFile:
     session.append(E.user_message("Another root"), parent=None)
     session.append(E.user_message("Back on the regex branch"), parent=u2["id"])
     # Written last but older: siblings are ordered by timestamp (pi-format 3.6), not by file order.
-    session.append(E.Draft("custom", {"customType": "imported", "data": {}}, "2020-01-01T00:00:00.000Z"), parent=a1["id"])
+    session.append(
+        E.Draft("custom", {"customType": "imported", "data": {}}, "2020-01-01T00:00:00.000Z"), parent=a1["id"]
+    )
     session.navigate(None)
     session.append(E.user_message("Back on the regex branch, again"), parent=u2["id"])
     return session
@@ -191,7 +167,9 @@ def compaction(root: Path) -> SessionFile:
     for turn in range(4):
         ids.append(session.append(E.user_message(f"turn {turn}"))["id"])
         session.append(_reply(f"answer {turn}"))
-    session.compact("## Goal\nA todo API.", ids[2], 48213, details={"readFiles": ["app.py"], "modifiedFiles": []}, usage=USAGE)
+    session.compact(
+        "## Goal\nA todo API.", ids[2], 48213, details={"readFiles": ["app.py"], "modifiedFiles": []}, usage=USAGE
+    )
     session.append(E.user_message("after the compaction"))
     session.append(E.thinking_level_change("high"))
     session.append(_reply("fine", model="claude-opus-4-5"))
@@ -206,7 +184,9 @@ def branch_summary(root: Path) -> SessionFile:
     a1 = session.append(_reply("regex"))
     session.append(E.user_message("80 chars"))
     session.append(_reply("done"))
-    summary = session.branch_summary(a1["id"], "Tried an 80-char limit.", details={"readFiles": [], "modifiedFiles": ["v.py"]})
+    summary = session.branch_summary(
+        a1["id"], "Tried an 80-char limit.", details={"readFiles": [], "modifiedFiles": ["v.py"]}
+    )
     session.set_label(summary["id"], "regex-approach")
     session.append(E.user_message("empty titles only"))
     session.append(_reply("ok"))
@@ -276,7 +256,7 @@ def opened(pi: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
         built[name] = build(tmp_path_factory.mktemp(name))
     paths = [session.path for session in built.values()]
     before = {path: path.read_bytes() for path in paths}
-    results = open_in_pi(pi, paths, leaf_contexts=True)
+    results = pi(paths, leaf_contexts=True)
     assert {path: path.read_bytes() for path in paths} == before
     clear_cache()
     # Read back through a fresh handle: what pitree gets from the file, not what the writer remembers.
@@ -347,8 +327,10 @@ def test_scenarios_cover_what_they_claim(opened: dict[str, tuple[SessionFile, di
     assert opened["cleared_name"][1]["name"] is None
     assert [m["role"] for m in opened["compaction"][1]["context"]["messages"]][:1] == ["compactionSummary"]
     assert opened["compaction"][1]["context"]["messages"][0]["summary"] == "second summary"
-    roles = [m["role"] for m in opened["branch_summary"][1]["leafContexts"].popitem()[1]["messages"]]
-    assert "branchSummary" in roles
+    summary_file, got = opened["branch_summary"]
+    assert [m["role"] for m in got["context"]["messages"]] == ["branchSummary", "user"]
+    regex_branch = got["leafContexts"][summary_file.index.ids[-3]]  # "ok", after the first summary and label
+    assert [m["role"] for m in regex_branch["messages"]] == ["user", "assistant", "branchSummary", "user", "assistant"]
     fork, got = opened["fork_of_a_tree"]
     assert fork.parent_session is not None and got["header"]["parentSession"] == fork.parent_session
     relabels = [node for node in _flatten(got["tree"]) if node["type"] == "label"]
@@ -397,7 +379,7 @@ def _last_line_leaf_files(root: Path) -> dict[str, tuple[SessionFile, dict[str, 
 def test_last_line_leaf_entry_opens_differently_in_pi(pi: Any, tmp_path: Path) -> None:
     files = _last_line_leaf_files(tmp_path)
     (session, ids), (empty, eids) = files["older"], files["none"]
-    got, got_none = open_in_pi(pi, [session.path, empty.path])
+    got, got_none = pi([session.path, empty.path])
 
     # pitree: back where the user navigated to.
     assert session.leaf_id == ids["a1"]
@@ -420,7 +402,7 @@ def test_last_line_leaf_entry_opens_differently_in_pi(pi: Any, tmp_path: Path) -
     # As soon as anything else is appended, both agree again.
     u3 = session.append(E.user_message("three, from reply one"))
     root2 = empty.append(E.user_message("a second root"))
-    again, again_none = open_in_pi(pi, [session.path, empty.path])
+    again, again_none = pi([session.path, empty.path])
     for pitree_file, result, new_leaf in ((session, again, u3), (empty, again_none, root2)):
         reread = SessionFile(pitree_file.path)
         assert result["leafId"] == reread.leaf_id == new_leaf["id"]
@@ -428,3 +410,78 @@ def test_last_line_leaf_entry_opens_differently_in_pi(pi: Any, tmp_path: Path) -
         assert result["context"] == reread.context().as_json()
     assert again["branchIds"] == [ids["u1"], ids["a1"], u3["id"]]
     assert again_none["branchIds"] == [root2["id"]]
+
+
+# ------------------------------------------------------------------------------------------------
+# What the model is sent: pitree's convert_to_llm against pi's own convertToLlm.
+
+_CONVERT_JS = """
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+const [modPath] = process.argv.slice(1);
+const { convertToLlm } = await import(pathToFileURL(modPath).href);
+const batches = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(batches.map((messages) => convertToLlm(messages))));
+"""
+
+
+def pi_convert_to_llm(pi: Any, batches: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Run pi's ``convertToLlm`` (dist/core/messages.js, no imports of its own) over message lists."""
+    pi_node = sys.modules["pitree_pi_compat_pi_node"]
+    module = pi.dir / "node_modules" / pi_node.PI_PACKAGE / "dist" / "core" / "messages.js"
+    completed = subprocess.run(
+        ["node", "--input-type=module", "-e", _CONVERT_JS, str(module)],
+        input=json.dumps(batches),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+        timeout=60,
+    )
+    return json.loads(completed.stdout)
+
+
+def _bash(**fields: Any) -> dict[str, Any]:
+    return {
+        "role": "bashExecution",
+        "command": "pytest -q",
+        "output": "",
+        "exitCode": 0,
+        "cancelled": False,
+        "truncated": False,
+        "timestamp": 9,
+        **fields,
+    }
+
+
+EXTRA_MESSAGES = [
+    _bash(output="3 passed\n"),
+    _bash(),
+    _bash(output="boom", exitCode=2),
+    _bash(output="x", cancelled=True, exitCode=None),
+    _bash(output="x", truncated=True, fullOutputPath="/tmp/full.txt"),
+    _bash(output="x", truncated=True),
+    _bash(output="hidden", excludeFromContext=True),
+    {"role": "custom", "customType": "x", "content": "plain", "display": False, "timestamp": 1},
+    {
+        "role": "custom",
+        "customType": "x",
+        "content": [{"type": "text", "text": "b"}],
+        "display": True,
+        "details": {"k": 1},
+        "timestamp": 2,
+    },
+    {"role": "branchSummary", "summary": "B", "fromId": "f", "timestamp": 3},
+    {"role": "compactionSummary", "summary": "C", "tokensBefore": 7, "timestamp": 4},
+    {"role": "system", "content": "S", "timestamp": 5},
+]
+
+
+def test_pitree_sends_the_model_what_pi_sends(pi: Any, opened: dict[str, tuple[SessionFile, dict[str, Any]]]) -> None:
+    names = list(opened)
+    batches = [opened[name][1]["context"]["messages"] for name in names] + [EXTRA_MESSAGES]
+    ours = [convert_to_llm(opened[name][0].context().messages) for name in names] + [convert_to_llm(EXTRA_MESSAGES)]
+    theirs = pi_convert_to_llm(pi, batches)
+    for name, mine, pis in zip([*names, "extra"], ours, theirs):
+        assert mine == pis, name
+    assert len(theirs[-1]) == len(EXTRA_MESSAGES) - 1  # the excluded bash run is dropped by both

@@ -1,0 +1,60 @@
+"""Code that runs in other processes for the concurrency and crash tests (not a test module).
+
+Spawned multiprocessing children import this module by name (they inherit the parent's sys.path);
+the crash test runs it as a script:
+
+    python _workers.py write PATH [BIG_EVERY]   append forever, print each id once append() returned
+    python _workers.py append PATH TEXT...      append one user message per TEXT, print the ids
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
+
+
+def append_many(path: str, tag: str, count: int, barrier: Any = None, results: Any = None) -> list[str]:
+    """Append ``count`` user messages at the leaf, each text ``"<tag>-<i>"``; return their ids in order
+    (and put ``(tag, ids)`` on the ``results`` queue). A ``barrier`` makes all writers start together."""
+    session = SessionFile(Path(path), fsync=False)
+    if barrier is not None:
+        barrier.wait()
+    ids = []
+    for i in range(count):
+        ids.append(session.append(E.user_message(f"{tag}-{i}"))["id"])
+    if results is not None:
+        results.put((tag, ids))
+    return ids
+
+
+def _write_forever(path: str, big_every: int) -> None:
+    session = SessionFile(Path(path), fsync=True)
+    out = sys.stdout
+    i = 0
+    while True:
+        i += 1
+        # Now and then a large line, so that a kill can land in the middle of a write.
+        text = ("x" * 300_000 + f" {i}") if big_every and i % big_every == 0 else f"line {i}"
+        written = session.append(E.user_message(text))
+        out.write(written["id"] + "\n")
+        out.flush()
+
+
+def main(argv: list[str]) -> None:
+    command, path, *rest = argv
+    if command == "write":
+        _write_forever(path, int(rest[0]) if rest else 0)
+    elif command == "append":
+        session = SessionFile(Path(path), fsync=False)
+        for text in rest:
+            print(session.append(E.user_message(text))["id"], flush=True)
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
