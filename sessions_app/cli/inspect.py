@@ -21,17 +21,13 @@ KEYS = ("sessionId", "version", "cwd", "parentSession", "leaf", "name", "labels"
 def inspect_fields(session: SessionFile, leaf: Any = AT_LEAF) -> dict[str, Any]:
     """Every §6 field except ``tree`` (which is deep), in §6's order. ``leaf``: an entry id, or AT_LEAF."""
     index = session.index
-    header = index.header or {}
     leaf_id = index.leaf_id if leaf is AT_LEAF else leaf
     rows = session.path_rows(leaf)
-    cwd = header.get("cwd")
-    parent = header.get("parentSession")
     return {
-        "sessionId": header.get("id"),
-        # The file's own version, not the migrated header's (SessionFile.header says 3 for a v1 file).
-        "version": index.version,
-        "cwd": cwd if isinstance(cwd, str) else "",
-        "parentSession": parent if isinstance(parent, str) else None,
+        "sessionId": session.session_id,
+        "version": session.version,
+        "cwd": session.cwd,
+        "parentSession": session.parent_session,
         "leaf": leaf_id,
         "name": index.name,
         "labels": {target: label for target, (label, _) in index.labels.items()},

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import islice
 from typing import Any
 
 import orjson
-
-from ..sessionfiles.index import SessionIndex
-from ..sessionfiles.tree import ancestors
 
 Entry = dict[str, Any]
 INDENT = "  "
@@ -335,13 +331,3 @@ def _assistant_body(content: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- which rows
-
-
-def tail_rows(index: SessionIndex, leaf_row: int | None, count: int) -> list[int]:
-    """The last ``count`` rows of the path to ``leaf_row``, root side first, found by walking parents
-    ``count`` steps from the leaf (nothing else of the path is touched)."""
-    if leaf_row is None or count <= 0:
-        return []
-    rows = list(islice(ancestors(index, leaf_row), count))
-    rows.reverse()
-    return rows

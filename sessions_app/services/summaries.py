@@ -4,12 +4,14 @@ branch the user leaves (pi's ``navigateTree`` with ``summarize``)."""
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import Any
 
 from ..assistants import get_assistant
-from ..sessionfiles.context import build_session_context, convert_to_llm
-from ..sessionfiles.entries import content_text
+from ..sessionfiles.context import (
+    build_session_context,
+    convert_to_llm,
+    estimate_tokens,
+)
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
@@ -60,11 +62,3 @@ async def summarize_abandoned_branch(session: SessionFile, left: str | None, tar
     if not reply.ok or not reply.text.strip():
         raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")
     return await asyncio.to_thread(session.branch_summary, target, reply.text, left_leaf=left, usage=reply.usage)
-
-
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """pi's rough token count of a context (four characters a token), stored as ``tokensBefore``."""
-    chars = 0
-    for message in messages:
-        chars += len(content_text(message.get("content")) or str(message.get("summary") or ""))
-    return math.ceil(chars / 4)

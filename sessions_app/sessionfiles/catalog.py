@@ -163,8 +163,19 @@ class Catalog:
         return sorted((info for _, info in seen.values()), key=lambda info: info.modified_ms, reverse=True)
 
     def find(self, id_or_prefix: str) -> SessionInfo:
-        """A session by id, else by a unique id prefix (pi's ``--session <id>``)."""
-        infos = self.sessions()
+        """A session by id, else by a unique id prefix (pi's ``--session <id>``).
+
+        File names carry the session id (``<ts>_<id>.jsonl``), so only the files whose name fits are
+        opened; the whole folder is listed only when none does (a file named some other way)."""
+        named = [path for path, _ in self.files() if path.stem.partition("_")[2].startswith(id_or_prefix)]
+        infos = []
+        for path in named:
+            try:
+                infos.append(session_info(SessionFile(path)))
+            except (SessionError, OSError):
+                continue
+        if not any(info.id.startswith(id_or_prefix) for info in infos):
+            infos = self.sessions()
         exact = [info for info in infos if info.id == id_or_prefix]
         if len(exact) == 1:
             return exact[0]

@@ -7,9 +7,12 @@ give pi's in-memory messages (``build_session_context``); step 6 turns them into
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from .entries import iso_to_ms
 
@@ -210,3 +213,46 @@ def bash_execution_text(message: Message) -> str:
     if message.get("truncated") and message.get("fullOutputPath"):
         text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
     return text
+
+
+IMAGE_CHARS = 4800
+
+
+def estimate_tokens(messages: Iterable[Message]) -> int:
+    """pi's rough token count of a context (its compaction's ``estimateTokens``): per message,
+    ceil(characters / 4), an image counting 4,800 characters. Stored as a compaction's ``tokensBefore``."""
+    return sum(math.ceil(_chars(message) / 4) for message in messages)
+
+
+def _chars(message: dict[str, Any]) -> int:
+    role = message.get("role")
+    if role in ("branchSummary", "compactionSummary"):
+        return len(str(message.get("summary") or ""))
+    if role == "bashExecution":
+        return len(bash_execution_text(message))
+    return _content_chars(message.get("content"))
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if not isinstance(content, list):
+        return 0
+    total = 0
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            total += len(str(block.get("text") or ""))
+        elif kind == "thinking":
+            total += len(str(block.get("thinking") or ""))
+        elif kind == "toolCall":
+            try:
+                arguments = len(orjson.dumps(block.get("arguments")))
+            except (TypeError, orjson.JSONEncodeError):
+                arguments = 0
+            total += len(str(block.get("name") or "")) + arguments
+        elif kind == "image":
+            total += IMAGE_CHARS
+    return total

@@ -46,7 +46,7 @@ def create_session(
     """A new session for ``cwd`` under the sessions ``root``, in pi's ``--<encoded cwd>--`` folder."""
     header = _header(cwd, None)
     lines: list[dict[str, Any]] = [header]
-    if name:
+    if name and E.clean_session_name(name):
         lines.append(E.session_info(name).build(E.new_entry_id(()), None, header["timestamp"]))
     path = _new_path(root / encode_cwd(cwd), header)
     create_file(path, lines, fsync=fsync)

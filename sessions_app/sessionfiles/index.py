@@ -23,7 +23,14 @@ from typing import Any
 
 from .entries import iso_to_ms
 from .errors import NotASession, UnsupportedFormat
-from .lines import UNSET, BadLine, is_harness_v4_header, is_header, parse_value, read_head
+from .lines import (
+    UNSET,
+    BadLine,
+    is_harness_v4_header,
+    is_header,
+    parse_value,
+    read_head,
+)
 
 NO_PARENT = -1
 LEAF = "leaf"

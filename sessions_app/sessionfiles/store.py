@@ -23,7 +23,13 @@ import orjson
 from . import entries as E
 from .context import SessionContext, build_session_context
 from .entries import Draft
-from .errors import EntryNotFound, NotASession, ReadOnlySession, SessionError, WriteFailed
+from .errors import (
+    EntryNotFound,
+    NotASession,
+    ReadOnlySession,
+    SessionError,
+    WriteFailed,
+)
 from .index import SessionIndex
 from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
@@ -148,6 +154,11 @@ class SessionFile:
     def header(self) -> dict[str, Any]:
         header = self.index.header or {}
         return migrate_header(header) if self.index.read_only else header
+
+    @property
+    def version(self) -> int:
+        """The format version the file was written in (1 when the header has none), before any migration."""
+        return self.index.version
 
     @property
     def session_id(self) -> str:

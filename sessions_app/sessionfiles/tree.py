@@ -7,6 +7,7 @@ following ``parents`` always ends (cycles and self-parents were cut when the row
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from .index import NO_PARENT, SessionIndex
@@ -25,6 +26,16 @@ def path(index: SessionIndex, row: int | None) -> list[int]:
     if row is None:
         return []
     rows = list(ancestors(index, row))
+    rows.reverse()
+    return rows
+
+
+def path_tail(index: SessionIndex, row: int | None, count: int) -> list[int]:
+    """The last ``count`` rows of the path to ``row``, root side first: ``count`` steps up from ``row``,
+    so its cost does not depend on how long the path is."""
+    if row is None or count <= 0:
+        return []
+    rows = list(islice(ancestors(index, row), count))
     rows.reverse()
     return rows
 

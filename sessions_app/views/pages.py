@@ -10,8 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from ..forms import MessageForm, NewSessionForm, TreeFilterForm
 from ..assistants import get_assistant
+from ..forms import MessageForm, NewSessionForm, TreeFilterForm
 from ..presentation import Block, EntryView, content_blocks
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import SessionInfo, session_info

@@ -27,15 +27,16 @@ from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root, resolve_file
 from sessions_app.cli.seed import seed
-from sessions_app.cli.tokens import estimate_tokens
-from sessions_app.cli.transcript import one_line, render_transcript, tail_rows
+from sessions_app.cli.transcript import one_line, render_transcript
 from sessions_app.cli.treeview import tree_lines
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
+from sessions_app.sessionfiles.context import estimate_tokens
 from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.fork import create_session, fork_session
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
 from sessions_app.sessionfiles.tree import path as tree_path
+from sessions_app.sessionfiles.tree import path_tail
 
 CLI_PROVIDER, CLI_MODEL, CLI_API = "pitree", "cli", "pitree-cli"
 
@@ -206,7 +207,7 @@ class Command(BaseCommand):
     def do_show(self, *, file: str, leaf: str | None, tail: int | None, **_: Any) -> None:
         session = self.open(file)
         leaf_row = session.index.leaf_row if leaf is None else session.row_of(leaf)
-        rows = tree_path(session.index, leaf_row) if tail is None else tail_rows(session.index, leaf_row, tail)
+        rows = tree_path(session.index, leaf_row) if tail is None else path_tail(session.index, leaf_row, tail)
         if not rows:
             self.out("(no entries on the path: the position is before the first entry)")
             return
