@@ -9,6 +9,7 @@ nests its forks.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 
 from .entries import content_text, format_iso, iso_to_ms
 from .errors import SessionError
-from .store import SessionFile, _Stamp
+from .store import SessionFile
 
 NO_MESSAGES = "(no messages)"
 
@@ -97,7 +98,7 @@ class Catalog:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser()
-        self._infos: dict[Path, tuple[_Stamp, SessionInfo]] = {}
+        self._infos: dict[str, tuple[tuple[int, int, int, int], SessionInfo]] = {}
         self.problems: dict[Path, str] = {}  # files that are not readable sessions, and why
         self._lock = threading.Lock()
         self._located: dict[str, Path] = {}
@@ -122,39 +123,46 @@ class Catalog:
 
     def files(self) -> Iterator[tuple[Path, os.stat_result]]:
         """Every ``*.jsonl`` file in the root and its sub-folders (symlinked folders followed, broken links ignored)."""
+        for path, st in self._scan():
+            yield Path(path), st
+
+    def _scan(self) -> Iterator[tuple[str, os.stat_result]]:
+        """``files()`` with plain string paths (a ``Path`` per file is most of a warm listing's cost)."""
         if not self.root.is_dir():
             return
-        folders = [self.root]
+        folders = [str(self.root)]
         with os.scandir(self.root) as it:
-            folders += sorted(Path(e.path) for e in it if _is_dir(e))
+            folders += sorted(e.path for e in it if _is_dir(e))
         for folder in folders:
             try:
                 with os.scandir(folder) as it:
                     found = [e for e in it if e.name.endswith(".jsonl")]
             except OSError:
                 continue
-            for item in sorted(found, key=lambda e: e.name):
+            found.sort(key=lambda e: e.name)
+            for item in found:
                 try:
                     st = item.stat()
                 except OSError:
                     continue
-                if not os.path.isdir(item.path):
-                    yield Path(item.path), st
+                if not stat.S_ISDIR(st.st_mode):  # the stat above followed links already
+                    yield item.path, st
 
     def sessions(self) -> list[SessionInfo]:
         """Every readable session, most recent activity first (pi's ``listAll`` order)."""
-        seen: dict[Path, tuple[_Stamp, SessionInfo]] = {}
+        seen: dict[str, tuple[tuple[int, int, int, int], SessionInfo]] = {}
         problems: dict[Path, str] = {}
-        for path, st in self.files():
-            stamp = _Stamp.of(st)
-            cached = self._infos.get(path)
+        infos = self._infos
+        for path, st in self._scan():
+            stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            cached = infos.get(path)
             if cached is not None and cached[0] == stamp:
                 seen[path] = cached
                 continue
             try:
-                info = session_info(SessionFile(path))
+                info = session_info(SessionFile(Path(path)))
             except (SessionError, OSError, KeyError) as error:
-                problems[path] = str(error)
+                problems[Path(path)] = str(error)
                 continue
             seen[path] = (stamp, info)
         with self._lock:

@@ -15,6 +15,7 @@ Rules implemented here (pitree-rules §2, §5; pi-format 3.1, 3.6–3.9):
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import sys
 from array import array
@@ -24,8 +25,11 @@ from typing import Any
 from .entries import iso_to_ms
 from .errors import NotASession, UnsupportedFormat
 from .lines import (
+    DECODE_ERRORS,
     UNSET,
     BadLine,
+    Head,
+    decode_head,
     is_harness_v4_header,
     is_header,
     parse_value,
@@ -33,12 +37,21 @@ from .lines import (
 )
 
 NO_PARENT = -1
+PENDING = -2  # a parent id not resolved while reading (not seen yet, or unusual): see ``commit``
 LEAF = "leaf"
+# Types whose lines change more than their own row (the leaf, labels, the name), or are not entries.
+_SPECIAL_TYPES = frozenset({LEAF, "label", "session_info", "session"})
+_UTF8_STEP = 1 << 14
 
 
 def _is_utf8(data: bytes | memoryview) -> bool:
+    """A strict UTF-8 check, 16 KB at a time so that the decoded text stays small and in cache."""
+    view = memoryview(data)
+    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        str(data, "utf-8")
+        for start in range(0, len(view), _UTF8_STEP):
+            decoder.decode(view[start : start + _UTF8_STEP])
+        decoder.decode(b"", True)
     except UnicodeDecodeError:
         return False
     return True
@@ -82,10 +95,11 @@ class SessionIndex:
         self.tail_pending: tuple[int, str] | None = None  # an unterminated last line not consumed yet
         self.swallow_newline = False  # an unterminated last line was taken; its "\n" may follow
         self.needs_rebuild = False  # a late duplicate id changed what earlier parent ids mean
-        self._batch: list[tuple[int, str | None]] = []
+        self._batch_first = 0  # rows from here on are read but not linked yet (``commit``)
+        self._pending: dict[int, str] = {}  # batch rows whose parent id was not resolved while reading
+        self._batch_duplicates = False  # a batch row reused an id: parents are resolved again by id
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
         self._v1_ids: dict[int, str] = {}
-        self._interned: dict[str, str] = {}
         self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
 
     # ------------------------------------------------------------------ reading
@@ -95,30 +109,30 @@ class SessionIndex:
         """v1/v2 files are migrated in memory only and never appended to (pitree-rules §1)."""
         return self.version < 3
 
-    def feed(self, buf: bytes, base_offset: int, *, at_eof: bool) -> None:
-        """Index the complete lines of ``buf``, which starts at byte ``base_offset`` of the file.
+    def feed(self, buf: bytes, base_offset: int, *, at_eof: bool, end: int | None = None) -> None:
+        """Index the complete lines of ``buf[:end]``, which starts at byte ``base_offset`` of the file.
 
         Stops before an unterminated last line. With ``at_eof`` (a cold load that read to the end) such
         a line is taken if it parses as a whole JSON object, as pi does; otherwise it is reported as
         torn and left unconsumed, to be read again once a writer completes it.
         """
         view = memoryview(buf)
-        end = len(buf)
+        end = len(buf) if end is None else end
         # msgspec skips unknown keys without validating their UTF-8, so a line with a bad byte inside an
         # unknown string would become an entry that orjson later refuses to decode (context, listing
         # crash). One check per chunk; lines are checked one by one only when the chunk has a bad byte.
-        self._check_utf8 = not buf.isascii() and not _is_utf8(buf)
-        pos = 1 if self.swallow_newline and buf[:1] == b"\n" else 0
+        self._check_utf8 = not buf.isascii() and not _is_utf8(view[:end])
+        pos = 1 if self.swallow_newline and end and buf[0] == 0x0A else 0
         if end:
             self.swallow_newline = False
-        add = self._add_line
         find = buf.find
+        index_line = self._index_line
         while pos < end:
-            nl = find(b"\n", pos)
+            nl = find(b"\n", pos, end)
             if nl < 0:
                 break
             self.line_count += 1
-            add(view[pos:nl], base_offset + pos, nl - pos)
+            index_line(view[pos:nl], base_offset + pos, nl - pos)
             pos = nl + 1
         self.offset = base_offset + pos
         self.tail_pending = None
@@ -135,13 +149,30 @@ class SessionIndex:
                 value = None
             if isinstance(value, dict):
                 self.line_count += 1
-                self._add_line(line, offset, length)
+                self._index_line(line, offset, length)
                 self.offset = offset + length
                 self.swallow_newline = True
                 return
         self.tail_pending = (self.line_count + 1, "unterminated last line (torn write): not read")
 
-    def _add_line(self, line: memoryview, offset: int, length: int) -> None:
+    def _index_line(self, line: memoryview, offset: int, length: int) -> None:
+        """One line. Nearly every line is an ordinary entry with a new id: it goes straight to a row.
+        Everything else (the header, bad lines, v1, leaf/label/name lines, reused ids) takes the
+        careful path, which reports what it finds."""
+        if self.header is None or self._check_utf8 or self.version == 1:
+            self._unusual_line(line, None, offset, length)
+            return
+        try:
+            head = decode_head(line)
+        except DECODE_ERRORS:
+            self._unusual_line(line, None, offset, length)
+            return
+        if head.id is None or head.type in _SPECIAL_TYPES or head.id in self.by_id:
+            self._unusual_line(line, head, offset, length)
+            return
+        self._add_row(head.id, head, offset, length, head.parentId)
+
+    def _unusual_line(self, line: memoryview, head: Head | None, offset: int, length: int) -> None:
         lineno = self.line_count
         if self.header is None:
             self._find_header(line, lineno)
@@ -149,18 +180,19 @@ class SessionIndex:
         if self._check_utf8 and not _is_utf8(line):
             self.reports.append((lineno, "skipped: not valid UTF-8"))
             return
-        try:
-            head = read_head(line)
-        except BadLine as bad:
-            if bad.value is not None:
-                self._v1_parsed += 1
-            self.reports.append((lineno, f"skipped: {bad.reason}"))
-            return
+        if head is None:
+            try:
+                head = read_head(line)
+            except BadLine as bad:
+                if bad.value is not None:
+                    self._v1_parsed += 1
+                self.reports.append((lineno, f"skipped: {bad.reason}"))
+                return
         if head.type == "session":
             self._v1_parsed += 1
             self.reports.append((lineno, "skipped: a second session header"))
             return
-        parent_id = head.parent_id
+        parent_id = head.parentId
         if self.version == 1:
             entry_id = self._v1_id(lineno)
             parent_id = self.ids[-1] if self.ids else None
@@ -172,43 +204,55 @@ class SessionIndex:
         else:
             entry_id = head.id
 
+        previous = self.by_id.get(entry_id)
+        row = self._add_row(entry_id, head, offset, length, parent_id)
+        if previous is not None:
+            self.shadowed.add(previous)
+            self.reports.append((self.line_numbers[previous], f"duplicate id {entry_id}: superseded by line {lineno}"))
+            self._batch_duplicates = True
+            if previous < self._batch_first:
+                self.needs_rebuild = True
+        kind = self.types[row]
+        timestamp = self.timestamps[row]
+        if kind == LEAF:
+            self._move_leaf(row, head.targetId, lineno)
+        elif kind == "label":
+            self._apply_label(head.targetId, head.label, timestamp)
+        elif kind == "session_info":
+            self.name = head.name.strip() or None if isinstance(head.name, str) else None
+
+    def _add_row(self, entry_id: str, head: Head, offset: int, length: int, parent_id: str | None) -> int:
+        """Append a row; its parent is resolved now when it is an earlier ordinary row (else PENDING)."""
         row = len(self.ids)
-        intern = self._intern
-        kind = intern(head.type)
+        kind = sys.intern(head.type)
+        role = head.role
+        if role is not None:
+            role = sys.intern(role)
+        timestamp = head.timestamp if head.timestamp is not None else ""
         self.ids.append(entry_id)
         self.types.append(kind)
-        self.roles.append(intern(head.role) if head.role is not None else None)
-        self.timestamps.append(head.timestamp)
-        self.parents.append(NO_PARENT)
+        self.roles.append(role)
+        self.timestamps.append(timestamp)
         self._first_child.append(NO_PARENT)
         self.offsets.append(offset)
         self.lengths.append(length)
-        self.line_numbers.append(lineno)
-
-        if kind == LEAF:
-            self._move_leaf(row, head.target_id, lineno)
+        self.line_numbers.append(self.line_count)
+        if parent_id is None:
+            parent = NO_PARENT
         else:
+            parent = self.by_id.get(parent_id, PENDING)
+            if parent == PENDING or self.types[parent] == LEAF:
+                self._pending[row] = parent_id
+                parent = PENDING
+        self.parents.append(parent)
+        if kind != LEAF:
             self.leaf_id = entry_id
-            if kind == "message":
-                self._count_message(head.role, head.message_timestamp, head.timestamp)
-            elif kind == "label":
-                self._apply_label(head.target_id, head.label, head.timestamp)
-            elif kind == "session_info":
-                self.name = head.name.strip() or None if isinstance(head.name, str) else None
-
-        previous = self.by_id.get(entry_id)
-        if previous is not None:
-            self.shadowed.add(previous)
-            self.reports.append(
-                (self.line_numbers[previous], f"duplicate id {entry_id}: superseded by line {lineno}")
-            )
-            if previous < self._batch_start():
-                self.needs_rebuild = True
+        if kind == "message":
+            self.message_count += 1
+            if role == "user" or role == "assistant":
+                self._note_activity(head.message.timestamp, timestamp)  # type: ignore[union-attr]
         self.by_id[entry_id] = row
-        self._batch.append((row, parent_id))
-
-    def _batch_start(self) -> int:
-        return self._batch[0][0] if self._batch else len(self.ids) - 1
+        return row
 
     def _find_header(self, line: memoryview, lineno: int) -> None:
         try:
@@ -257,10 +301,8 @@ class SessionIndex:
                 self.leaf_id = target
                 self._leaf_targets[row] = target
 
-    def _count_message(self, role: str | None, message_ts: Any, entry_ts: str) -> None:
-        self.message_count += 1
-        if role not in ("user", "assistant"):
-            return
+    def _note_activity(self, message_ts: Any, entry_ts: str) -> None:
+        """pi's ``modified``: the newest user/assistant message time (``message.timestamp``, else the entry's)."""
         if isinstance(message_ts, (int, float)) and not isinstance(message_ts, bool):
             activity: int | None = int(message_ts)
         else:
@@ -276,46 +318,58 @@ class SessionIndex:
         else:
             self.labels.pop(target, None)
 
-    def _intern(self, value: str) -> str:
-        interned = self._interned.get(value)
-        if interned is None:
-            interned = self._interned[value] = sys.intern(value)
-        return interned
-
     # ------------------------------------------------------------------ linking
 
     def commit(self) -> list[int]:
         """Link the rows read since the last commit into the tree; returns them (file order).
 
-        Parents are resolved first and checked for cycles second, so that a cycle among rows of the
-        same batch is seen whole. Only an edge to a later row can close a cycle, and normal appends
+        Parents left unresolved while reading are resolved now that the whole batch is known (a parent
+        may come later in the file), and checked for cycles after that, so that a cycle among rows of
+        the same batch is seen whole. Only an edge to a later row can close a cycle, and normal appends
         have none, so the check costs nothing on the common path.
         """
-        batch, self._batch = self._batch, []
-        rows = [row for row, _ in batch]
-        for row, parent_id in batch:
-            if self.is_node(row):
-                self.parents[row] = self._resolve_parent(row, parent_id)
+        rows = range(self._batch_first, len(self.ids))
+        self._batch_first = len(self.ids)
+        pending, self._pending = self._pending, {}
+        duplicates, self._batch_duplicates = self._batch_duplicates, False
+        parents, ids, types, shadowed = self.parents, self.ids, self.types, self.shadowed
+        first_child = self._first_child
+        later_edge = False
         for row in rows:
-            parent = self.parents[row]
-            if parent > row and self._is_ancestor(row, parent):
-                self.reports.append((self.line_numbers[row], f"parent {self.ids[parent]} closes a cycle: shown as a root"))
-                self.parents[row] = NO_PARENT
-        for row in rows:
-            if not self.is_node(row):
+            parent = parents[row]
+            if types[row] == LEAF or row in shadowed:
+                parents[row] = NO_PARENT
                 continue
-            parent = self.parents[row]
+            if parent == PENDING:
+                parent = self._resolve_parent(row, pending[row])
+            elif parent != NO_PARENT and duplicates:
+                parent = self._resolve_parent(row, ids[parent])  # by id again: the last duplicate wins
+            later_edge = later_edge or parent > row
+            parents[row] = parent
+        if later_edge:
+            for row in rows:
+                parent = parents[row]
+                if parent > row and self._is_ancestor(row, parent):
+                    self.reports.append((self.line_numbers[row], f"parent {ids[parent]} closes a cycle: shown as a root"))
+                    parents[row] = NO_PARENT
+        for row in rows:
+            if types[row] == LEAF or row in shadowed:
+                continue
+            parent = parents[row]
             if parent == NO_PARENT:
                 self.roots.append(row)
+            elif first_child[parent] == NO_PARENT:
+                first_child[parent] = row  # the common case of ``_attach``, inline: one child so far
             else:
                 self._attach(row, parent)
-        for row in rows:
-            waiting = self._orphans.pop(self.ids[row], None) if self.is_node(row) else None
-            for child in waiting or ():
-                if not self._is_ancestor(child, row):
-                    self.roots.remove(child)
-                    self._attach(child, row)
-        return rows
+        if self._orphans:
+            for row in rows:
+                waiting = self._orphans.pop(ids[row], None) if self.is_node(row) else None
+                for child in waiting or ():
+                    if not self._is_ancestor(child, row):
+                        self.roots.remove(child)
+                        self._attach(child, row)
+        return list(rows)
 
     def is_node(self, row: int) -> bool:
         """Rows that are tree nodes: not a ``leaf`` marker, not superseded by a later duplicate."""

@@ -8,7 +8,6 @@ also yields the reason a bad line is reported with.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -17,12 +16,15 @@ import orjson
 UNSET = msgspec.UNSET
 
 
-class _MessageHead(msgspec.Struct):
+class MessageHead(msgspec.Struct, gc=False):
     role: Any = None
     timestamp: Any = None
 
 
-class _Head(msgspec.Struct):
+class Head(msgspec.Struct, gc=False):
+    """The parts of an entry line the index keeps or acts on, decoded straight from the line
+    (``gc=False``: a 100k-row load creates 100k of these and none can be part of a cycle)."""
+
     type: str
     id: str | None = None
     parentId: str | None = None
@@ -30,25 +32,16 @@ class _Head(msgspec.Struct):
     targetId: str | None | msgspec.UnsetType = msgspec.UNSET
     label: Any = None
     name: Any = None
-    message: _MessageHead | None = None
+    message: MessageHead | None = None
+
+    @property
+    def role(self) -> str | None:
+        message = self.message
+        return message.role if message is not None and isinstance(message.role, str) else None
 
 
-_decode_head = msgspec.json.Decoder(_Head).decode
-
-
-@dataclass(slots=True)
-class Head:
-    """The parts of an entry line the index keeps or acts on."""
-
-    type: str
-    id: str | None
-    parent_id: str | None
-    timestamp: str
-    target_id: Any  # UNSET when the key is absent
-    label: Any
-    name: Any
-    role: str | None
-    message_timestamp: Any
+decode_head = msgspec.json.Decoder(Head).decode
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 class BadLine(Exception):
@@ -63,21 +56,9 @@ class BadLine(Exception):
 def read_head(line: bytes | memoryview) -> Head:
     """Read an entry line's head, or raise BadLine. A header line raises BadLine too (callers check first)."""
     try:
-        h = _decode_head(line)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        return decode_head(line)
+    except DECODE_ERRORS:
         return _slow_head(line)
-    msg = h.message
-    return Head(
-        h.type,
-        h.id,
-        h.parentId,
-        h.timestamp if h.timestamp is not None else "",
-        h.targetId,
-        h.label,
-        h.name,
-        msg.role if msg is not None and isinstance(msg.role, str) else None,
-        msg.timestamp if msg is not None else None,
-    )
 
 
 def parse_value(line: bytes | memoryview) -> Any:
@@ -105,19 +86,16 @@ def _slow_head(line: bytes | memoryview) -> Head:
     entry_id = value.get("id")
     parent_id = value.get("parentId")
     msg = value.get("message")
-    role = msg.get("role") if isinstance(msg, dict) else None
-    label = value.get("label")
     timestamp = value.get("timestamp")
     return Head(
         kind,
         entry_id if isinstance(entry_id, str) else None,
         parent_id if isinstance(parent_id, str) else None,
-        timestamp if isinstance(timestamp, str) else "",
+        timestamp if isinstance(timestamp, str) else None,
         value.get("targetId", UNSET),
-        label,
+        value.get("label"),
         value.get("name"),
-        role if isinstance(role, str) else None,
-        msg.get("timestamp") if isinstance(msg, dict) else None,
+        MessageHead(msg.get("role"), msg.get("timestamp")) if isinstance(msg, dict) else None,
     )
 
 

@@ -34,7 +34,7 @@ from .index import SessionIndex
 from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
 
-_CHUNK = 4 << 20
+_CHUNK = 1 << 20
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
 
 
@@ -104,7 +104,7 @@ class SessionFile:
             buf = carry + chunk if carry else chunk
             cut = buf.rfind(b"\n") + 1
             if cut:
-                index.feed(buf[:cut], base, at_eof=False)
+                index.feed(buf, base, at_eof=False, end=cut)  # no copy of the buffer
                 base += cut
             carry = buf[cut:]
         if carry or at_eof:

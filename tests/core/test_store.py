@@ -202,13 +202,13 @@ def test_open_is_cached_and_reopen_reads_only_new_lines(chat: Any, monkeypatch: 
     other.append(E.user_message("and again"))
 
     parsed: list[int] = []
-    original = SessionIndex._add_line
+    original = SessionIndex._index_line
 
     def counting(self: SessionIndex, line: Any, offset: int, length: int) -> None:
         parsed.append(offset)
         original(self, line, offset, length)
 
-    monkeypatch.setattr(SessionIndex, "_add_line", counting)
+    monkeypatch.setattr(SessionIndex, "_index_line", counting)
     again = SessionFile.open(session.path)
     assert again is opened
     assert len(parsed) == 2  # only the two appended lines were parsed

@@ -1,0 +1,172 @@
+"""Cold open of a 100,000-entry session, next to a bare orjson parse of the same lines.
+
+Figures (median of REPS interleaved repetitions, file in the page cache so parsing is measured, not disk):
+- ``SessionFile(path)`` — the whole cold open: read, head of every line, index columns, tree links;
+- bare ``orjson.loads`` of every line, the file read the same way as the store reads it
+  (4 MB chunks, lines cut with ``bytes.find`` into memoryview slices) — the reference;
+- the index pass done two ways — ``orjson.loads`` of the full line then picking type/id/parentId, and
+  ``lines.read_head`` (msgspec Struct that skips the message body) — to document which one wins;
+- the floor: cutting the lines alone, and the msgspec Struct decode without building ``Head``.
+
+Target: the cold open costs ≤ 0.5× the bare parse. Two bare parses are timed, and the target is checked
+against both: one that drops each value at once (the literal reading; its dicts are freed while still
+in cache, so it is ~3× cheaper than any loader), and one that keeps the values (what a loader holding
+all entries pays, as pi does; this is the ~9 µs/line of the field notes).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402  (puts the project root on sys.path)
+import _gen  # noqa: E402
+import orjson  # noqa: E402
+
+from sessions_app.sessionfiles import lines as L  # noqa: E402
+from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
+
+REPS = 9
+CHUNK = 4 << 20  # what the store reads at a time
+
+
+def scan(path: Path, per_buffer) -> None:
+    """The store's reading loop (chunks, carry, cut at the last newline) handing each buffer on."""
+    with open(path, "rb", buffering=0) as handle:
+        carry = b""
+        while True:
+            chunk = handle.read(CHUNK)
+            if not chunk:
+                break
+            buf = carry + chunk if carry else chunk
+            cut = buf.rfind(b"\n") + 1
+            if cut:
+                per_buffer(buf[:cut])
+            carry = buf[cut:]
+
+
+def _lines_only(buf: bytes) -> None:
+    view, find, pos, end = memoryview(buf), buf.find, 0, len(buf)
+    while pos < end:
+        nl = find(b"\n", pos)
+        view[pos:nl]
+        pos = nl + 1
+
+
+def _bare_orjson(buf: bytes) -> None:
+    view, find, pos, end, loads = memoryview(buf), buf.find, 0, len(buf), orjson.loads
+    while pos < end:
+        nl = find(b"\n", pos)
+        loads(view[pos:nl])
+        pos = nl + 1
+
+
+def _bare_orjson_kept(path: Path) -> list:
+    """The same, keeping every value (what a loader that holds all entries, as pi does, pays)."""
+    kept: list = []
+    keep = kept.append
+
+    def per_buffer(buf: bytes) -> None:
+        view, find, pos, end, loads = memoryview(buf), buf.find, 0, len(buf), orjson.loads
+        while pos < end:
+            nl = find(b"\n", pos)
+            keep(loads(view[pos:nl]))
+            pos = nl + 1
+
+    scan(path, per_buffer)
+    return kept
+
+
+def _index_orjson(buf: bytes) -> None:
+    """What an orjson index pass needs per line: decode it all, keep type / id / parentId."""
+    view, find, pos, end, loads = memoryview(buf), buf.find, 0, len(buf), orjson.loads
+    while pos < end:
+        nl = find(b"\n", pos)
+        value = loads(view[pos:nl])
+        (value.get("type"), value.get("id"), value.get("parentId"))
+        pos = nl + 1
+
+
+def _index_msgspec(buf: bytes) -> None:
+    """The store's head pass: ``lines.read_head`` (typed Struct, body skipped, ``Head`` built)."""
+    view, find, pos, end, read_head = memoryview(buf), buf.find, 0, len(buf), L.read_head
+    first = pos == 0 and buf.startswith(b'{"type":"session"')
+    if first:  # the header is not an entry; the store parses it apart
+        pos = find(b"\n") + 1
+    while pos < end:
+        nl = find(b"\n", pos)
+        read_head(view[pos:nl])
+        pos = nl + 1
+
+
+def _struct_only(buf: bytes) -> None:
+    view, find, pos, end, decode = memoryview(buf), buf.find, 0, len(buf), L.decode_head
+    if buf.startswith(b'{"type":"session"'):
+        pos = find(b"\n") + 1
+    while pos < end:
+        nl = find(b"\n", pos)
+        decode(view[pos:nl])
+        pos = nl + 1
+
+
+def main() -> int:
+    report = C.Report("open_cold", "Cold open of a 100k-entry session vs a bare orjson parse")
+    path = _gen.big_session()
+    size = _gen.warm(path)
+    with open(path, "rb") as handle:
+        entries = sum(1 for _ in handle) - 1
+    report.line(f"file: {path} — {size / 1e6:.1f} MB, {entries:,} entries, {size / entries:.0f} B/line (page cache warm)")
+
+    variants = {
+        "SessionFile(path)  cold open": lambda: SessionFile(path),
+        "bare orjson.loads every line": lambda: scan(path, _bare_orjson),
+        "bare orjson.loads, values kept": lambda: _bare_orjson_kept(path),
+        "index pass: orjson + pick": lambda: scan(path, _index_orjson),
+        "index pass: msgspec read_head": lambda: scan(path, _index_msgspec),
+        "msgspec Struct decode only": lambda: scan(path, _struct_only),
+        "cut lines only (floor)": lambda: scan(path, _lines_only),
+    }
+    SessionFile(path)  # warm up imports and allocator
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for rep in range(REPS):
+        order = names[rep % len(names):] + names[: rep % len(names)]  # rotate, so no variant always runs first
+        for name in order:
+            times[name].append(C.timed(variants[name]))
+    gc.collect()
+
+    def ratio(a: str, b: str) -> float:
+        """Median of the per-repetition ratios (both timed in the same round: robust to load drifts)."""
+        return C.median([x / y for x, y in zip(times[a], times[b])])
+
+    OPEN, BARE, KEPT = "SessionFile(path)  cold open", "bare orjson.loads every line", "bare orjson.loads, values kept"
+    med = {name: C.median(values) for name, values in times.items()}
+    report.line()
+    report.line(f"{'variant':<32} {'median':>9} {'µs/line':>8} {'× bare':>7}   (min … max of {REPS})")
+    for name in names:
+        report.line(f"{name:<32} {C.fmt_time(med[name]):>9} {med[name] / entries * 1e6:>8.2f} {ratio(name, BARE):>7.2f}   "
+                    f"({C.fmt_time(min(times[name]))} … {C.fmt_time(max(times[name]))})")
+
+    open_ratio, open_kept = ratio(OPEN, BARE), ratio(OPEN, KEPT)
+    head_vs_orjson = ratio("index pass: msgspec read_head", "index pass: orjson + pick")
+    report.line()
+    report.line(f"index pass: msgspec read_head costs {head_vs_orjson:.2f}× the orjson pass "
+                f"→ {'msgspec' if head_vs_orjson < 1 else 'orjson'} wins")
+    report.line(f"cold open: {open_ratio:.2f}× the bare parse, {open_kept:.2f}× the bare parse that keeps the values; "
+                f"beyond the head pass the index costs {(med[OPEN] - med['index pass: msgspec read_head']) / entries * 1e6:.2f} µs/line")
+    report.line(f"the floor without any index: msgspec Struct decode alone is {ratio('msgspec Struct decode only', BARE):.2f}× "
+                f"the bare parse, cutting lines alone {ratio('cut lines only (floor)', BARE):.2f}×")
+
+    report.figure("cold open 100k entries", C.fmt_time(med[OPEN]))
+    report.figure("bare orjson parse 100k entries (values dropped / kept)", f"{C.fmt_time(med[BARE])} / {C.fmt_time(med[KEPT])}")
+    report.figure("cold open / bare parse, values dropped", f"{open_ratio:.2f}×", "≤ 0.50×", open_ratio <= 0.5)
+    report.figure("cold open / bare parse, values kept", f"{open_kept:.2f}×", "≤ 0.50×", open_kept <= 0.5)
+    report.figure("Struct decode alone / bare parse, values dropped", f"{ratio('msgspec Struct decode only', BARE):.2f}×")
+    report.figure("index pass msgspec / orjson", f"{head_vs_orjson:.2f}×")
+    return report.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
