@@ -11,10 +11,11 @@ shown, the rest collapse into "+N".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from array import array
 
 from .presentation import preview
 from .sessionfiles.index import NO_PARENT
+from .sessionfiles.lines import only_tool_calls
 from .sessionfiles.store import SessionFile
 from .sessionfiles.tree import ancestors
 
@@ -131,32 +132,41 @@ def _shown(session: SessionFile, mode: str, position: int | None) -> set[int]:
         return {row for row in nodes if index.ids[row] in index.labels}
     shown = {row for row in nodes if index.types[row] not in _DEFAULT_HIDDEN}
     assistants = [row for row in shown if index.roles[row] == "assistant" and row != position]
-    for row, entry in zip(assistants, session.entries(assistants)):
-        if _only_tool_calls(entry.get("message") or {}):
+    for row, line in zip(assistants, session.raw_lines(assistants)):
+        if only_tool_calls(line):
             shown.discard(row)
     return shown
 
 
-def _only_tool_calls(message: dict[str, Any]) -> bool:
-    if message.get("stopReason") in ("error", "aborted"):
-        return False
-    content = message.get("content")
-    return (
-        isinstance(content, list)
-        and bool(content)
-        and all(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
-    )
-
-
 def _shown_children(session: SessionFile, shown: set[int]) -> dict[int, list[int]]:
-    """Children among shown rows: each shown row hangs from its nearest shown ancestor (NO_PARENT for top)."""
+    """Children among shown rows: each shown row hangs from its nearest shown ancestor (NO_PARENT for top),
+    siblings in the tree's order (timestamp, then file order)."""
     index = session.index
     children: dict[int, list[int]] = {NO_PARENT: []}
-    stack = [(root, NO_PARENT) for root in reversed(index.roots)]
-    while stack:
-        row, shown_parent = stack.pop()
+    if index.forward_parents:  # a parent after its child: walk the tree itself
+        stack = [(root, NO_PARENT) for root in reversed(index.roots)]
+        while stack:
+            row, above = stack.pop()
+            if row in shown:
+                children.setdefault(above, []).append(row)
+                above = row
+            stack.extend((child, above) for child in reversed(index.children(row)))
+        return children
+    # Parents precede children (files pi and pitree write): one pass in file order.
+    parents = index.parents
+    nearest = array("l", [NO_PARENT]) * len(index)  # each row's nearest shown ancestor-or-self
+    for row in range(len(index)):
+        if not index.is_node(row):
+            continue
+        parent = parents[row]
+        above = NO_PARENT if parent == NO_PARENT else nearest[parent]
         if row in shown:
-            children.setdefault(shown_parent, []).append(row)
-            shown_parent = row
-        stack.extend((child, shown_parent) for child in reversed(index.children(row)))
+            children.setdefault(above, []).append(row)
+            nearest[row] = row
+        else:
+            nearest[row] = above
+    key = index.child_key
+    for siblings in children.values():
+        if len(siblings) > 1:
+            siblings.sort(key=key)
     return children

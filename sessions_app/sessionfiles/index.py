@@ -95,6 +95,7 @@ class SessionIndex:
         self.tail_pending: tuple[int, str] | None = None  # an unterminated last line not consumed yet
         self.swallow_newline = False  # an unterminated last line was taken; its "\n" may follow
         self.needs_rebuild = False  # a late duplicate id changed what earlier parent ids mean
+        self.forward_parents = False  # some entry's parent comes later in the file (not in files pi writes)
         self._batch_first = 0  # rows from here on are read but not linked yet (``commit``)
         self._pending: dict[int, str] = {}  # batch rows whose parent id was not resolved while reading
         self._batch_duplicates = False  # a batch row reused an id: parents are resolved again by id
@@ -347,6 +348,7 @@ class SessionIndex:
             later_edge = later_edge or parent > row
             parents[row] = parent
         if later_edge:
+            self.forward_parents = True
             for row in rows:
                 parent = parents[row]
                 if parent > row and self._is_ancestor(row, parent):
@@ -369,6 +371,7 @@ class SessionIndex:
                     if not self._is_ancestor(child, row):
                         self.roots.remove(child)
                         self._attach(child, row)
+                        self.forward_parents = self.forward_parents or row > child
         return list(rows)
 
     def is_node(self, row: int) -> bool:
@@ -408,13 +411,13 @@ class SessionIndex:
             self._first_child[parent] = row
             return
         siblings = self._more_children.get(parent)
-        key = self._child_key
+        key = self.child_key
         if siblings is None:
             siblings = self._more_children[parent] = sorted([first, row], key=key)
         else:
             insort(siblings, row, key=key)
 
-    def _child_key(self, row: int) -> tuple[str, int]:
+    def child_key(self, row: int) -> tuple[str, int]:
         """Children are ordered by timestamp, then file order (pi-format 3.6)."""
         return (self.timestamps[row], row)
 

@@ -44,6 +44,34 @@ decode_head = msgspec.json.Decoder(Head).decode
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
+class _Block(msgspec.Struct, gc=False):
+    type: Any = None
+
+
+class _Body(msgspec.Struct, gc=False):
+    content: list[_Block] | str | None = None
+    stopReason: Any = None
+
+
+class _Blocks(msgspec.Struct, gc=False):
+    message: _Body | None = None
+
+
+_decode_blocks = msgspec.json.Decoder(_Blocks).decode
+
+
+def only_tool_calls(line: bytes | memoryview) -> bool:
+    """Whether a message line holds nothing but tool calls (and did not end in an error or abort):
+    the turns pi's ``/tree`` hides by default. Reads the block types only, not their contents."""
+    try:
+        body = _decode_blocks(line).message
+    except DECODE_ERRORS:
+        return False
+    if body is None or body.stopReason in ("error", "aborted") or not isinstance(body.content, list):
+        return False
+    return bool(body.content) and all(block.type == "toolCall" for block in body.content)
+
+
 class BadLine(Exception):
     """A line that is not an entry; ``reason`` says why in words a user can act on."""
 

@@ -187,9 +187,10 @@ class SessionFile:
 
     def raw_line(self, row: int) -> bytes:
         """The bytes of an entry's line as stored (shown in the raw view)."""
-        return next(iter(self._raw_lines([row])))
+        return next(iter(self.raw_lines([row])))
 
-    def _raw_lines(self, rows: Iterable[int]) -> Iterable[bytes]:
+    def raw_lines(self, rows: Iterable[int]) -> Iterable[bytes]:
+        """The stored bytes of each row's line, read with one open file."""
         offsets, lengths = self.index.offsets, self.index.lengths
         with open(self.path, "rb", buffering=0) as handle:
             fd = handle.fileno()
@@ -200,7 +201,7 @@ class SessionFile:
         """Decoded entries for ``rows`` (v1/v2 ones migrated to v3 in memory). Each call decodes afresh,
         so callers may change what they get."""
         rows = list(rows)
-        decoded = [orjson.loads(line) for line in self._raw_lines(rows)]
+        decoded = [orjson.loads(line) for line in self.raw_lines(rows)]
         if self.index.read_only:
             return [self._migrated(row, entry) for row, entry in zip(rows, decoded)]
         return decoded
