@@ -121,6 +121,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "sessions_app.middleware.SessionErrorMiddleware",
+    "sessions_app.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "pitree_web.urls"

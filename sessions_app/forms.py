@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from .sessionfiles.fork import encode_cwd
 from .treepanel import FILTERS
 
 _ID = r"^[^\x00-\x1f]{1,256}$"
@@ -82,6 +83,8 @@ class NewSessionForm(forms.Form):
         cwd: str = self.cleaned_data["cwd"].strip()
         if not cwd.startswith("/") or "\x00" in cwd:
             raise forms.ValidationError("Give the workspace as an absolute path, e.g. /home/me/project.")
+        if len(encode_cwd(cwd).encode()) > 255:  # pi's folder for it is one file name: at most 255 bytes
+            raise forms.ValidationError("This workspace path is too long for a session folder name.")
         return cwd
 
 

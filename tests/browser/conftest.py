@@ -1,0 +1,369 @@
+"""Browser tests: real Chromium (Debian's) driven by Playwright against pitree served by daphne.
+
+pytest-django's ``live_server`` speaks WSGI only (no websockets), so one daphne child process serves the
+whole run; each test gets an emptied sessions folder and seeds it with copies of the pi samples under
+fresh session ids. The tests talk to the server over HTTP only: they never touch Django's database.
+
+Run these on their own (``python -m pytest tests/browser``): Playwright's sync API leaves an event loop
+behind that breaks pytest-asyncio tests run later in the same process.
+
+pytest runs with ``--import-mode=importlib``, so helpers are handed out as fixtures, not imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sessions_app" / "samples" / "pi"
+CHROMIUM = os.environ.get("PITREE_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WORKSPACE = "/home/alice/projects/todo-api"
+WORKSPACE_FOLDER = "--home-alice-projects-todo-api--"
+TIMEOUT_MS = 15_000
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not Path(CHROMIUM).exists():
+        skip = pytest.mark.skip(reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+        for item in items:
+            item.add_marker(skip)
+
+
+# --- the server ----------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str  # http://127.0.0.1:PORT (no trailing slash)
+    root: Path  # the sessions folder it serves
+    log: Path
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """pitree under daphne (HTTP + websockets) on a free port, for the whole run."""
+    base = tmp_path_factory.mktemp("pitree-browser")
+    root = base / "sessions"
+    root.mkdir()
+    log = base / "daphne.log"
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "pitree_web.settings",
+        "PITREE_SESSIONS_DIR": str(root),
+        "PITREE_OFFLINE_DELAY": "0.02",
+        "PITREE_FSYNC": "0",
+        "PITREE_DEBUG": "1",
+        "PITREE_ASSISTANT": "offline",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("PITREE_ALLOWED_HOSTS", None)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    srv = Server(url=f"http://127.0.0.1:{port}", root=root, log=log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"daphne exited with {proc.returncode}:\n{srv.log_tail()}")
+            try:
+                with urllib.request.urlopen(srv.url + "/", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"daphne did not answer on {srv.url} within 30 s:\n{srv.log_tail()}")
+            time.sleep(0.1)
+        yield srv
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+# --- sessions on disk ----------------------------------------------------------------------------
+
+
+@dataclass
+class Seeded:
+    """A session file written for one test."""
+
+    id: str
+    path: Path
+    sample: str = ""
+    expected: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"/s/{self.id}/"
+
+    def entry_url(self, entry_id: str) -> str:
+        return f"/s/{self.id}/e/{entry_id}/"
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every line of the file, decoded (the header first)."""
+        return [json.loads(raw) for raw in self.path.read_bytes().split(b"\n") if raw.strip()]
+
+    def entries(self) -> list[dict[str, Any]]:
+        return self.lines()[1:]
+
+    def entry(self, entry_id: str) -> dict[str, Any]:
+        found = [e for e in self.entries() if e.get("id") == entry_id]
+        assert len(found) == 1, f"{len(found)} entries with id {entry_id} in {self.path.name}"
+        return found[0]
+
+
+class Sessions:
+    """Seeds the (emptied) sessions folder of one test."""
+
+    def __init__(self, root: Path, expected: dict[str, Any]) -> None:
+        self.root = root
+        self.expected = expected
+
+    def seed(self, sample: str, *, session_id: str | None = None) -> Seeded:
+        """A copy of ``sessions_app/samples/pi/<sample>.jsonl`` under a fresh session id (the entry ids
+        stay those of the sample, so expected.json's ids hold)."""
+        lines = (SAMPLES / f"{sample}.jsonl").read_bytes().split(b"\n")
+        header = json.loads(lines[0])
+        new_id = session_id or str(uuid.uuid4())
+        header["id"] = new_id
+        header.pop("parentSession", None)
+        lines[0] = json.dumps(header, separators=(",", ":")).encode()
+        original = self.expected[sample]["originalFileName"]
+        stamp = original.split("_", 1)[0]
+        return self.write(b"\n".join(lines), new_id, stamp, sample=sample)
+
+    def write_lines(self, lines: list[dict[str, Any]], *, cwd: str = WORKSPACE) -> Seeded:
+        """A hand-written session: a v3 header (fresh id) followed by ``lines``."""
+        new_id = str(uuid.uuid4())
+        header = {"type": "session", "version": 3, "id": new_id, "timestamp": "2026-03-02T09:00:00.000Z", "cwd": cwd}
+        data = b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in [header, *lines])
+        return self.write(data, new_id, "2026-03-02T09-00-00-000Z")
+
+    def write(self, data: bytes, session_id: str, stamp: str, *, sample: str = "") -> Seeded:
+        folder = self.root / WORKSPACE_FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{stamp}_{session_id}.jsonl"
+        path.write_bytes(data)
+        return Seeded(id=session_id, path=path, sample=sample, expected=self.expected.get(sample, {}))
+
+    def all_files(self) -> list[Path]:
+        return sorted(self.root.rglob("*.jsonl"))
+
+
+@pytest.fixture(scope="session")
+def expected() -> dict[str, Any]:
+    return json.loads((SAMPLES / "expected.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def sessions(server: Server, expected: dict[str, Any]) -> Sessions:
+    """An empty sessions folder for this test (the server's folder, emptied)."""
+    for child in server.root.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    return Sessions(server.root, expected)
+
+
+# --- the browser ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class PageRecord:
+    """What a page did that a test may want to assert on afterwards."""
+
+    dialogs: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    websockets: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # uncaught exceptions in the page
+    console_errors: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def record() -> PageRecord:
+    return PageRecord()
+
+
+@pytest.fixture
+def context(chromium: Any, server: Server) -> Iterator[Any]:
+    ctx = chromium.new_context(base_url=server.url)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    ctx.set_default_navigation_timeout(TIMEOUT_MS)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+@pytest.fixture
+def new_page(context: Any, record: PageRecord) -> Any:
+    """Open another page (tab) in this test's browser context, with the same recording as ``page``."""
+
+    def open_page() -> Any:
+        pg = context.new_page()
+
+        def on_dialog(dialog: Any) -> None:
+            record.dialogs.append(f"{dialog.type}: {dialog.message}")
+            try:
+                dialog.dismiss()
+            except Exception:  # noqa: BLE001 - the page may already be gone
+                pass
+
+        pg.on("dialog", on_dialog)
+        pg.on("request", lambda request: record.requests.append(request.url))
+        pg.on("websocket", lambda ws: record.websockets.append(ws.url))
+        pg.on("pageerror", lambda error: record.errors.append(str(error)))
+        pg.on("console", lambda msg: record.console_errors.append(msg.text) if msg.type == "error" else None)
+        return pg
+
+    return open_page
+
+
+@pytest.fixture
+def page(new_page: Any) -> Any:
+    return new_page()
+
+
+@pytest.fixture(autouse=True)
+def _expect_timeout() -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On failure, attach the server log's tail (tracebacks of the app end up there)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and "server" in getattr(item, "fixturenames", ()):
+        srv = item.funcargs.get("server") if hasattr(item, "funcargs") else None
+        if srv is not None:
+            report.sections.append(("daphne log (tail)", srv.log_tail(3000)))
+
+
+# --- page helpers --------------------------------------------------------------------------------
+
+
+class UI:
+    """Small waits and reads shared by the tests."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def open(self, page: Any, path: str) -> None:
+        """Load a pitree page and wait until htmx has loaded and the tree panel arrived."""
+        page.goto(path)
+        page.wait_for_function("() => window.htmx !== undefined && window.pitree !== undefined")
+        if page.locator(".session-layout").count():
+            page.locator("#tree-panel .tree-filters").wait_for()
+
+    def position(self, page: Any) -> str:
+        return page.locator("#transcript").get_attribute("data-position") or ""
+
+    def path_ids(self, page: Any) -> list[str]:
+        """Entry ids shown in the transcript, top to bottom."""
+        return page.eval_on_selector_all("#entries article.entry[data-entry]", "els => els.map(e => e.dataset.entry)")
+
+    def wait_position(self, page: Any, entry_id: str) -> None:
+        page.wait_for_function(
+            "(id) => { const t = document.getElementById('transcript'); return t && t.dataset.position === id && !document.querySelector('.htmx-request'); }",
+            arg=entry_id,
+        )
+
+    def wait_position_change(self, page: Any, old: str) -> str:
+        page.wait_for_function(
+            "(old) => { const t = document.getElementById('transcript'); return t && t.dataset.position !== old && !document.querySelector('.is-pending') && !document.querySelector('.htmx-request'); }",
+            arg=old,
+        )
+        return self.position(page)
+
+    def open_actions(self, page: Any, entry_id: str) -> Any:
+        """The ⋯ menu of an entry, opened; returns the menu's locator."""
+        actions = page.locator(f"#entry-{entry_id} > details.entry__actions")
+        if actions.get_attribute("open") is None:
+            actions.locator("> summary").click()
+        return actions
+
+    def open_tree_filter(self, page: Any, name: str) -> None:
+        page.locator("#tree-panel a.tree-filter", has_text=name).click()
+        page.locator(f"#tree-panel a.tree-filter.is-active:text-is('{name}')").wait_for()
+
+    def wait_tree_at(self, page: Any, entry_id: str) -> None:
+        """Wait until the tree panel was (re)loaded for the tab at ``entry_id``."""
+        page.wait_for_function(
+            "(id) => { const i = document.querySelector('#tree-panel .tree-form input[name=at]'); return i && i.value === id; }",
+            arg=entry_id,
+        )
+
+    def tree_ids(self, page: Any) -> list[str]:
+        return page.eval_on_selector_all("#tree-panel button.tree__node[data-entry]", "els => els.map(e => e.dataset.entry)")
+
+
+@pytest.fixture
+def ui(server: Server) -> UI:
+    return UI(server)

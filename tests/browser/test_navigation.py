@@ -1,0 +1,252 @@
+"""Moving around a session's tree: BranchNavigator, keyboard, tree panel, permalinks."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+# 02-tree-branches: f87f9c1c (u1) → 2f760a8d (a1) → { 97690895 (u2) … → 750a4556 (leaf, session_info),
+#                                                     07721729 (branch_summary) → 77f2501f (label)
+#                                                       → 4b928ed4 (u2b) → 37bad775 → c191c95e → de4f0d3a }
+U1, A1, U2, SUMMARY, U2B, A2B, BRANCH_END = "f87f9c1c", "2f760a8d", "97690895", "07721729", "4b928ed4", "37bad775", "de4f0d3a"
+LEAF = "750a4556"
+USER_IDS = {"f87f9c1c", "97690895", "8aabce23", "4b928ed4", "ab506f7f"}
+
+
+def _active_entry(page) -> str | None:
+    return page.evaluate(
+        "() => { const a = document.activeElement; const e = a && a.closest && a.closest('article.entry[data-entry]');"
+        " return e ? e.dataset.entry : null; }"
+    )
+
+
+def test_navigator_switch_is_persisted_and_survives_a_reload(page, ui, sessions, server):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    assert ui.position(page) == LEAF
+    u2 = page.locator(f"#entry-{U2}")
+    expect(u2.locator(".navigator__count")).to_have_text("1/2")
+    expect(u2.locator(".nav-prev")).to_be_disabled()
+    assert SUMMARY not in ui.path_ids(page)
+
+    u2.locator(".nav-next").click()
+    ui.wait_position(page, BRANCH_END)  # where that branch was last left
+
+    # The URL is the permalink of the new position...
+    page.wait_for_url(f"{server.url}/s/{seeded.id}/e/{BRANCH_END}/")
+    ids = ui.path_ids(page)
+    assert U2 not in ids
+    assert [i for i in ids if i in (U1, A1, SUMMARY, U2B, A2B, BRANCH_END)] == [U1, A1, SUMMARY, U2B, A2B, BRANCH_END]
+    summary = page.locator(f"#entry-{SUMMARY}")
+    expect(summary.locator(".navigator__count")).to_have_text("2/2")
+    expect(summary).to_contain_text("Summary of the branch left behind")
+    # ...and the move was written to the file as a leaf entry.
+    last = seeded.lines()[-1]
+    assert last["type"] == "leaf" and last["targetId"] == BRANCH_END
+    # The tree panel followed the move.
+    expect(page.locator("#tree-panel li.tree__row.is-position button.tree__node")).to_have_attribute("data-entry", BRANCH_END)
+
+    # A reload of the session's own URL (not the permalink) shows the branch switched to.
+    page.goto(seeded.url)
+    ui.open(page, seeded.url)
+    assert ui.position(page) == BRANCH_END
+    ids = ui.path_ids(page)
+    assert SUMMARY in ids and BRANCH_END in ids and U2 not in ids
+    expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
+    expect(page.locator(".position-note")).to_have_count(0)  # the file's leaf is where the tab is
+
+    # Switching back resumes the first branch where it was left.
+    page.locator(f"#entry-{SUMMARY} .nav-prev").click()
+    ui.wait_position(page, LEAF)
+    assert U2 in ui.path_ids(page)
+    last = seeded.lines()[-1]
+    assert last["type"] == "leaf" and last["targetId"] == LEAF
+
+
+def test_keyboard_moves_focus_and_switches_siblings(page, ui, sessions):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    ids = ui.path_ids(page)
+    assert ids[-1] == LEAF
+
+    page.locator("body").press("k")  # nothing focused: the last entry
+    assert _active_entry(page) == ids[-1]
+    page.keyboard.press("k")
+    assert _active_entry(page) == ids[-2]
+    page.keyboard.press("k")
+    assert _active_entry(page) == ids[-3]
+    page.keyboard.press("j")
+    assert _active_entry(page) == ids[-2]
+    page.keyboard.press("j")
+    page.keyboard.press("j")  # stays on the last one
+    assert _active_entry(page) == ids[-1]
+
+    # Walk up to the user message that has siblings.
+    for _ in range(len(ids)):
+        if _active_entry(page) == U2:
+            break
+        page.keyboard.press("k")
+    assert _active_entry(page) == U2
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    assert _active_entry(page) == U1
+    page.keyboard.press("k")  # stays on the first one
+    assert _active_entry(page) == U1
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert _active_entry(page) == U2
+
+    page.keyboard.press("]")
+    ui.wait_position(page, BRANCH_END)
+    expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
+    assert U2 not in ui.path_ids(page)
+    page.wait_for_function(f"() => document.activeElement && document.activeElement.id === 'entry-{SUMMARY}'")
+    assert seeded.lines()[-1] == {**seeded.lines()[-1], "type": "leaf", "targetId": BRANCH_END}
+
+    page.keyboard.press("[")
+    ui.wait_position(page, LEAF)
+    assert U2 in ui.path_ids(page)
+    page.wait_for_function(f"() => document.activeElement && document.activeElement.id === 'entry-{U2}'")
+
+    # h / l are aliases.
+    page.keyboard.press("l")
+    ui.wait_position(page, BRANCH_END)
+    page.keyboard.press("h")
+    ui.wait_position(page, LEAF)
+
+    # Keys typed into the composer are text, not commands.
+    textarea = page.locator("#composer textarea[name=text]")
+    textarea.click()
+    textarea.press_sequentially("jk[]")
+    expect(textarea).to_have_value("jk[]")
+    page.wait_for_timeout(300)
+    assert ui.position(page) == LEAF
+
+
+def test_tree_click_moves_the_transcript_and_the_url(page, ui, sessions, server):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    node = page.locator(f"#tree-panel button.tree__node[data-entry='{BRANCH_END}']")
+    expect(node).to_be_visible()
+    assert node.locator("xpath=..").get_attribute("class").split().count("on-path") == 0
+    # The leaf (a session_info entry) is bookkeeping, hidden by the default filter; its branch is on the path.
+    expect(page.locator("#tree-panel button.tree__node[data-entry='e65e9e73']").locator("xpath=..")).to_have_class(_has_classes("on-path"))
+
+    node.click()
+    ui.wait_position(page, BRANCH_END)
+    page.wait_for_url(f"{server.url}/s/{seeded.id}/e/{BRANCH_END}/")
+    assert ui.path_ids(page)[-1] == BRANCH_END
+    assert U2 not in ui.path_ids(page)
+    last = seeded.lines()[-1]
+    assert last["type"] == "leaf" and last["targetId"] == BRANCH_END
+    # The tree marks the new position and path.
+    row = page.locator(f"#tree-panel button.tree__node[data-entry='{BRANCH_END}']")
+    expect(row).to_have_attribute("aria-current", "step")
+    expect(row.locator("xpath=..")).to_have_class(_has_classes("on-path", "is-position"))
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{U1}']").locator("xpath=..")).to_have_class(_has_classes("on-path"))
+
+    # Clicking an entry in the middle of a branch shows the history up to it.
+    page.locator(f"#tree-panel button.tree__node[data-entry='{A1}']").click()
+    ui.wait_position(page, A1)
+    assert ui.path_ids(page) == [U1, A1]
+    expect(page.locator(".position-note")).to_have_count(0)
+    assert seeded.lines()[-1]["targetId"] == A1
+
+
+def test_tree_filters(page, ui, sessions):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    expect(page.locator("#tree-panel a.tree-filter.is-active")).to_have_text("default")
+    default_ids = set(ui.tree_ids(page))
+    kinds = _tree_kinds(page)
+    assert {"user", "assistant"} <= kinds
+    assert not kinds & {"label", "session_info", "custom", "model_change"}
+    assert LEAF not in default_ids  # a session_info entry is bookkeeping
+
+    ui.open_tree_filter(page, "user")
+    ids = ui.tree_ids(page)
+    assert ids and set(ids) <= USER_IDS
+    assert {U1, U2B} <= set(ids)
+    assert _tree_kinds(page) == {"user"}
+
+    ui.open_tree_filter(page, "labeled")
+    assert set(ui.tree_ids(page)) == {"0f649aff", SUMMARY}
+    tags = page.locator("#tree-panel li.tree__row .tag").all_text_contents()
+    assert sorted(tags) == ["pydantic-done", "regex-approach"]
+
+    ui.open_tree_filter(page, "all")
+    ids = set(ui.tree_ids(page))
+    assert LEAF in ids  # the session_info row
+    assert "session_info" in _tree_kinds(page)
+    assert {"user", "assistant", "branch_summary", "session_info"} <= _tree_kinds(page)
+    # A filter does not move the tab.
+    assert ui.position(page) == LEAF
+    assert seeded.lines()[-1]["id"] == LEAF
+
+    # model_change rows appear only with "all" (01-linear starts with one).
+    linear = sessions.seed("01-linear")
+    ui.open(page, linear.url)
+    ui.open_tree_filter(page, "default")
+    assert "2e67a1e7" not in ui.tree_ids(page)
+    ui.open_tree_filter(page, "all")
+    expect(page.locator("#tree-panel button.tree__node--model_change[data-entry='2e67a1e7']")).to_be_visible()
+    expect(page.locator("#tree-panel button.tree__node--model_change")).to_contain_text("anthropic/claude-sonnet-4-5")
+
+
+def test_tree_filter_is_kept_when_the_tab_moves(page, ui, sessions):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    ui.open_tree_filter(page, "user")
+    page.locator(f"#tree-panel button.tree__node[data-entry='{U2B}']").click()
+    ui.wait_position(page, U2B)
+    page.locator(f"#tree-panel button.tree__node[data-entry='{U2B}'][aria-current='step']").wait_for()
+    expect(page.locator("#tree-panel a.tree-filter.is-active")).to_have_text("user")
+    assert _tree_kinds(page) == {"user"}
+
+
+def test_permalink_opens_that_branch_state(context, new_page, ui, sessions, server):
+    seeded = sessions.seed("02-tree-branches")
+    before = seeded.path.read_bytes()
+    page = new_page()
+    ui.open(page, seeded.entry_url(U2B))
+    assert ui.position(page) == U2B
+    ids = ui.path_ids(page)
+    assert ids == [U1, A1, SUMMARY, U2B]
+    expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
+    expect(page.locator(f"#entry-{U2B}")).to_have_class(_has_classes("is-position"))
+    expect(page.locator("#composer input[name=parent]")).to_have_value(U2B)
+    expect(page.locator(".position-note")).to_be_visible()
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{U2B}']")).to_have_attribute("aria-current", "step")
+    # Looking is not moving: nothing was written.
+    assert seeded.path.read_bytes() == before
+    # The session URL still opens the file's leaf.
+    other = new_page()
+    ui.open(other, seeded.url)
+    assert ui.position(other) == LEAF
+    # The "#" link of an entry is its permalink.
+    href = other.locator(f"#entry-{A1} a.entry__link").get_attribute("href")
+    assert href == seeded.entry_url(A1)
+    # An unknown entry is a 404, not another branch.
+    response = other.goto(seeded.entry_url("deadbeef"))
+    assert response is not None and response.status == 404
+
+
+def test_continue_from_here_moves_the_tab(page, ui, sessions, server):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    ui.open_actions(page, A1).get_by_role("button", name="Continue from here").click()
+    ui.wait_position(page, A1)
+    page.wait_for_url(f"{server.url}/s/{seeded.id}/e/{A1}/")
+    assert ui.path_ids(page) == [U1, A1]
+    assert seeded.lines()[-1] == {**seeded.lines()[-1], "type": "leaf", "targetId": A1}
+    expect(page.locator("#composer input[name=parent]")).to_have_value(A1)
+
+
+def _tree_kinds(page) -> set[str]:
+    classes = page.eval_on_selector_all("#tree-panel button.tree__node", "els => els.map(e => e.className)")
+    return {c.split("tree__node--", 1)[1].split()[0] for c in classes if "tree__node--" in c}
+
+
+def _has_classes(*names: str):
+    import re
+
+    return re.compile("".join(rf"(?=.*\b{re.escape(n)}\b)" for n in names))
