@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from .sessionfiles.errors import NotASession, SessionError
 
 
 class SessionErrorMiddleware:
-    """A file that is not a session (422) or another refusal of the core (409): an error page that
-    says what is wrong; the file is never touched."""
+    """An unknown session or entry (404), a file that is not a session (422) or another refusal of the
+    core (409): a page that says what is wrong; the file is never touched."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -21,6 +21,9 @@ class SessionErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, Http404):
+            # The same page with DEBUG on (the embedded run) as off: say what was not found.
+            return render(request, "404.html", {"exception": str(exception)}, status=404)
         if isinstance(exception, NotASession):
             title, status = "This file is not a session pitree can read", 422
         elif isinstance(exception, SessionError):

@@ -210,3 +210,11 @@ def test_remote_markdown_images_become_links_and_inline_ones_show(client, sessio
     html = client.get(f"/s/{session.session_id}/").content.decode()
     assert '<img src="https://' not in html and "[image: leak]</a>" in html
     assert '<img src="data:image/png;base64,iVBORw0KGgo=" alt="dot"' in html
+
+
+def test_the_404_page_says_what_was_not_found_even_with_debug_on(client, pi, settings) -> None:
+    settings.DEBUG = True
+    response = client.get(f"/s/{pi.id(TREE)}/e/ffffffff/")
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert "Entry ffffffff not found in this session" in html and "All sessions" in html
