@@ -163,47 +163,37 @@ def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpRespo
     return HttpResponse(line, content_type="application/json; charset=utf-8")
 
 
+def _tree_context(request: HttpRequest, session: SessionFile, **extra: Any) -> dict[str, Any]:
+    """What both tree views share: the filter and the tab's position (``?at=``, else the file's leaf)."""
+    form = TreeFilterForm(request.GET)
+    form.is_valid()
+    at = form.cleaned_data.get("at")
+    position = entry_row(session, at) if at else session.index.leaf_row
+    return {
+        "session_id": session.session_id,
+        "mode": form.cleaned_data.get("filter") or "default",
+        "position_row": position,
+        "position": session.index.ids[position] if position is not None else "",
+        **extra,
+    }
+
+
 @require_GET
 def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
     """The whole tree as flat rows, filtered, with the tab's path highlighted."""
     session = open_session(session_id)
-    form = TreeFilterForm(request.GET)
-    form.is_valid()
-    mode = form.cleaned_data.get("filter") or "default"
-    at = form.cleaned_data.get("at")
-    position = entry_row(session, at) if at else session.index.leaf_row
-    return render(
-        request,
-        "sessions_app/partials/_tree.html",
-        {
-            "session_id": session.session_id,
-            "rows": tree_rows(session, position, mode),
-            "mode": mode,
-            "position": session.index.ids[position] if position is not None else "",
-            "filters": TreeFilterForm.base_fields["filter"].choices,
-        },
-    )
+    context = _tree_context(request, session, filters=TreeFilterForm.base_fields["filter"].choices)
+    context["rows"] = tree_rows(session, context["position_row"], context["mode"])
+    return render(request, "sessions_app/partials/_tree.html", context)
 
 
 @require_GET
 def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
     """The rows a "+N" fold of the tree panel stands for."""
     session = open_session(session_id)
-    form = TreeFilterForm(request.GET)
-    form.is_valid()
-    mode = form.cleaned_data.get("filter") or "default"
-    at = form.cleaned_data.get("at")
-    position = entry_row(session, at) if at else session.index.leaf_row
+    context = _tree_context(request, session)
     first = entry_row(session, request.GET.get("first", ""))
     last = entry_row(session, request.GET.get("last", ""))
     depth = int(request.GET["depth"]) if request.GET.get("depth", "").isdigit() else 0
-    return render(
-        request,
-        "sessions_app/partials/_tree_rows.html",
-        {
-            "session_id": session.session_id,
-            "rows": run_rows(session, first, last, position, mode, depth),
-            "mode": mode,
-            "position": session.index.ids[position] if position is not None else "",
-        },
-    )
+    context["rows"] = run_rows(session, first, last, context["position_row"], context["mode"], depth)
+    return render(request, "sessions_app/partials/_tree_rows.html", context)

@@ -10,52 +10,9 @@ from typing import Any
 import orjson
 import pytest
 from django.core.management.base import CommandError
+from support.pi_expected import SAMPLE_KEYS, preview, summary
 
 KEYS = ["sessionId", "version", "cwd", "parentSession", "leaf", "name", "labels", "path", "context", "tree", "skipped"]
-PREVIEW_CHARS = 70
-SAMPLE_KEYS = [
-    "01-linear",
-    "02-tree-branches",
-    "03-fork-of-02",
-    "04-compaction",
-    "05-legacy-v1.migrated",
-    "06-corrupt-tail.after-append",
-    "07-context-edit-usage",
-]
-
-
-def _preview(message: dict[str, Any]) -> str:
-    """expected.json's 70-character preview of a context message (as in tests/pi_compat)."""
-    role = message["role"]
-    if role in ("branchSummary", "compactionSummary"):
-        text = message["summary"]
-    elif role == "bashExecution":
-        text = message["command"]
-    else:
-        content = message.get("content")
-        if isinstance(content, str):
-            text = content
-        else:
-            parts = []
-            for block in content or []:
-                if block["type"] == "text":
-                    parts.append(block["text"])
-                elif block["type"] == "thinking":
-                    parts.append(block["thinking"])
-                elif block["type"] == "toolCall":
-                    parts.append(f"[toolCall {block['name']}]")
-                else:
-                    parts.append(f"[{block['type']}]")
-            text = " | ".join(parts)
-    return text[:PREVIEW_CHARS] + "\u2026" if len(text) > PREVIEW_CHARS else text
-
-
-def _summary(message: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message["role"], "preview": _preview(message)}
-    for key in ("fromId", "customType"):
-        if key in message:
-            out[key] = message[key]
-    return out
 
 
 def _inspect(pitree, *args: str) -> dict[str, Any]:
@@ -87,7 +44,7 @@ def test_inspect_matches_what_pi_computed(pitree, sample, expected, key: str) ->
     assert list(context) == ["thinkingLevel", "model", "messages"]
     assert context["thinkingLevel"] == want["context"]["thinkingLevel"]
     assert context["model"] == want["context"]["model"]
-    assert [_summary(m) for m in context["messages"]] == want["context"]["messages"]
+    assert [summary(m) for m in context["messages"]] == want["context"]["messages"]
     for item in got["skipped"]:
         assert list(item) == ["line", "reason"]
 
@@ -115,7 +72,7 @@ def test_inspect_leaf_gives_every_leaf_context_pi_computed(pitree, sample, expec
         context = got["context"]
         assert context["thinkingLevel"] == want["thinkingLevel"]
         assert context["model"] == want["model"]
-        assert [f"{m['role']}: {_preview(m)}" for m in context["messages"]] == want["messages"]
+        assert [f"{m['role']}: {preview(m)}" for m in context["messages"]] == want["messages"]
         # The file's own leaf does not change what the rest of the document says.
         assert got["tree"] == expected[key]["tree"]
 
@@ -130,7 +87,7 @@ def test_inspect_of_a_v1_file_says_version_1_and_migrates_in_memory(pitree, samp
     assert len(got["path"]) == len(migrated["branchIdsRootToLeaf"])
     assert got["leaf"] == got["path"][-1]
     want_messages = migrated["context"]["messages"]
-    assert [_summary(m) for m in got["context"]["messages"]] == want_messages
+    assert [summary(m) for m in got["context"]["messages"]] == want_messages
     assert got["context"]["thinkingLevel"] == migrated["context"]["thinkingLevel"]
     assert path.read_bytes() == before
 
@@ -157,7 +114,7 @@ def test_inspect_unknown_leaf_is_an_error(pitree, sample) -> None:
         pitree("inspect", str(sample("01-linear")), "--json", "--leaf", "nope")
 
 
-def test_inspect_without_json_prints_a_summary(pitree, sample) -> None:
+def test_inspect_without_json_prints_asummary(pitree, sample) -> None:
     text = pitree("inspect", str(sample("02-tree-branches")))
     assert "leaf     750a4556" in text
     assert "Title validation experiments" in text

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.pi_expected import SAMPLE_KEYS, preview, summary
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
@@ -16,56 +17,8 @@ from sessions_app.sessionfiles.errors import ReadOnlySession
 from sessions_app.sessionfiles.fork import fork_session
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
-PREVIEW_CHARS = 70
-V3_SAMPLES = [
-    "01-linear",
-    "02-tree-branches",
-    "03-fork-of-02",
-    "04-compaction",
-    "05-legacy-v1.migrated",
-    "06-corrupt-tail.after-append",
-    "07-context-edit-usage",
-]
+V3_SAMPLES = SAMPLE_KEYS
 LIST_FOLDER = "--home-alice-projects-todo-api--"
-
-
-def preview(message: dict[str, Any]) -> str:
-    """expected.json's 70-character preview of a context message, recomputed from the full message.
-
-    Inferred from the recorded previews: summaries show their summary, a bash run its command; content
-    is a string as is, or its blocks joined with " | " (text, thinking, ``[toolCall name]``); longer than
-    70 characters is cut to 70 plus an ellipsis.
-    """
-    role = message["role"]
-    if role in ("branchSummary", "compactionSummary"):
-        text = message["summary"]
-    elif role == "bashExecution":
-        text = message["command"]
-    else:
-        content = message.get("content")
-        if isinstance(content, str):
-            text = content
-        else:
-            parts = []
-            for block in content or []:
-                if block["type"] == "text":
-                    parts.append(block["text"])
-                elif block["type"] == "thinking":
-                    parts.append(block["thinking"])
-                elif block["type"] == "toolCall":
-                    parts.append(f"[toolCall {block['name']}]")
-                else:
-                    parts.append(f"[{block['type']}]")
-            text = " | ".join(parts)
-    return text[:PREVIEW_CHARS] + "\u2026" if len(text) > PREVIEW_CHARS else text
-
-
-def summary(message: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message["role"], "preview": preview(message)}
-    for key in ("fromId", "customType"):
-        if key in message:
-            out[key] = message[key]
-    return out
 
 
 def ids(session: SessionFile, rows: list[int]) -> list[str]:

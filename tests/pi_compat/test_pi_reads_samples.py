@@ -12,48 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-PREVIEW_CHARS = 70
-
-
-def _preview(message: dict[str, Any]) -> str:
-    """The 70-character text preview that expected.json records for a context message.
-
-    Recomputing it from pi's full messages checks the content, not just the roles.
-    """
-    role = message["role"]
-    if role in ("branchSummary", "compactionSummary"):
-        text = message["summary"]
-    elif role == "bashExecution":
-        text = message["command"]
-    else:
-        content = message.get("content")
-        if isinstance(content, str):
-            text = content
-        else:
-            parts = []
-            for block in content or []:
-                if block["type"] == "text":
-                    parts.append(block["text"])
-                elif block["type"] == "thinking":
-                    parts.append(block["thinking"])
-                elif block["type"] == "toolCall":
-                    parts.append(f"[toolCall {block['name']}]")
-                else:
-                    parts.append(f"[{block['type']}]")
-            text = " | ".join(parts)
-    if len(text) > PREVIEW_CHARS:
-        text = text[:PREVIEW_CHARS] + "\u2026"
-    return text
-
-
-def _summary(message: dict[str, Any]) -> dict[str, Any]:
-    """A context message reduced to the fields expected.json keeps."""
-    out: dict[str, Any] = {"role": message["role"], "preview": _preview(message)}
-    for key in ("fromId", "customType"):
-        if key in message:
-            out[key] = message[key]
-    return out
+from support.pi_expected import SAMPLE_KEYS, preview, summary
 
 
 def _sample_keys(expected: dict[str, Any]) -> list[str]:
@@ -82,15 +41,7 @@ def test_expected_json_lists_the_samples(pi_expected: dict[str, Any], pi_samples
 
 @pytest.mark.parametrize(
     "key",
-    [
-        "01-linear",
-        "02-tree-branches",
-        "03-fork-of-02",
-        "04-compaction",
-        "05-legacy-v1.migrated",
-        "06-corrupt-tail.after-append",
-        "07-context-edit-usage",
-    ],
+    SAMPLE_KEYS,
 )
 def test_pi_agrees_with_expected(key: str, pi_results: dict[str, dict[str, Any]], pi_expected: dict[str, Any]) -> None:
     got = pi_results[key]
@@ -110,7 +61,7 @@ def test_pi_agrees_with_expected(key: str, pi_results: dict[str, dict[str, Any]]
     assert context["thinkingLevel"] == want["context"]["thinkingLevel"]
     assert context["model"] == want["context"]["model"]
     assert [m["role"] for m in context["messages"]] == [m["role"] for m in want["context"]["messages"]]
-    assert [_summary(m) for m in context["messages"]] == want["context"]["messages"]
+    assert [summary(m) for m in context["messages"]] == want["context"]["messages"]
 
     # Every branch, not only the one the file reopens on (e.g. both branches of 02).
     assert set(got["leafContexts"]) == set(want["leafContexts"])
@@ -118,7 +69,7 @@ def test_pi_agrees_with_expected(key: str, pi_results: dict[str, dict[str, Any]]
         got_leaf = got["leafContexts"][leaf_id]
         assert got_leaf["thinkingLevel"] == want_leaf["thinkingLevel"], leaf_id
         assert got_leaf["model"] == want_leaf["model"], leaf_id
-        lines = [f"{m['role']}: {_preview(m)}" for m in got_leaf["messages"]]
+        lines = [f"{m['role']}: {preview(m)}" for m in got_leaf["messages"]]
         assert lines == want_leaf["messages"], leaf_id
 
     # pi's own well-formed v3 files need no repair or migration on open.
@@ -145,7 +96,7 @@ def test_pi_repairs_and_migrates_only_the_copy(pi: Any, pi_samples_dir: Path, pi
     assert got_legacy["header"]["version"] == 3
     assert got_legacy["sessionId"] == want["sessionId"]
     assert got_legacy["entryCount"] == want["entryCount"]
-    assert [_summary(m) for m in got_legacy["context"]["messages"]] == want["context"]["messages"]
+    assert [summary(m) for m in got_legacy["context"]["messages"]] == want["context"]["messages"]
 
     assert {corrupt: corrupt.read_bytes(), legacy: legacy.read_bytes()} == before
 

@@ -1,0 +1,1 @@
+"""Helpers several test folders share (on the path through ``pythonpath`` in pyproject.toml)."""
