@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from .sessionfiles.errors import NotASession, SessionError
+from .views.responses import form_error
 
 
 class SessionErrorMiddleware:
@@ -25,17 +26,20 @@ class SessionErrorMiddleware:
             # The same page with DEBUG on (the embedded run) as off: say what was not found.
             return render(request, "404.html", {"exception": str(exception)}, status=404)
         if isinstance(exception, NotASession):
-            title, status = "This file is not a session pitree can read", 422
-        elif isinstance(exception, SessionError):
-            title, status = "That could not be done", 409
-        else:
-            return None
-        return render(
-            request,
-            "sessions_app/error.html",
-            {"title": title, "errors": [str(exception), "The file was left exactly as it is."]},
-            status=status,
-        )
+            return render(
+                request,
+                "sessions_app/error.html",
+                {
+                    "title": "This file is not a session pitree can read",
+                    "errors": [str(exception), "The file was left exactly as it is."],
+                },
+                status=422,
+            )
+        if isinstance(exception, SessionError):
+            # A write the core refused (unknown entry, read-only file, failed summary…): nothing was
+            # written; say why where the user acted.
+            return form_error(request, str(exception), status=409)
+        return None
 
 
 CONTENT_SECURITY_POLICY = "; ".join(

@@ -10,8 +10,8 @@ shown, the rest collapse into "+N".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from array import array
+from dataclasses import dataclass
 
 from .presentation import preview
 from .sessionfiles.index import NO_PARENT

@@ -1,7 +1,8 @@
 """Writes that annotate or open another file: label, rename, fork, new session.
 
 Every one is an append through the store (``SessionFile``); nothing else touches the file. Bad input
-is refused before anything is written (form errors, unknown ids, read-only files).
+is refused before anything is written: form errors here, the core's refusals (unknown ids, read-only
+files) by ``SessionErrorMiddleware``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from django.views.decorators.http import require_POST
 
 from ..forms import ForkForm, LabelForm, NewSessionForm, RenameForm
 from ..services.lookup import catalog, open_session
-from ..sessionfiles.errors import EntryNotFound, ReadOnlySession
 from ..sessionfiles.fork import create_session, fork_session
 from .responses import form_error, go_to, moved_to, permalink
 
@@ -25,10 +25,7 @@ def label(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     at = form.cleaned_data["at"] or session.leaf_id
-    try:
-        written = session.set_label(form.cleaned_data["entry"], form.cleaned_data["label"].strip() or None, at)
-    except (EntryNotFound, ReadOnlySession) as error:
-        return form_error(request, str(error), status=409)
+    written = session.set_label(form.cleaned_data["entry"], form.cleaned_data["label"].strip() or None, at)
     return moved_to(request, session, written["id"])
 
 
@@ -39,11 +36,7 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     form = RenameForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    at = form.cleaned_data["at"] or session.leaf_id
-    try:
-        written = session.rename(form.cleaned_data["name"], at)
-    except (EntryNotFound, ReadOnlySession) as error:
-        return form_error(request, str(error), status=409)
+    written = session.rename(form.cleaned_data["name"], form.cleaned_data["at"] or session.leaf_id)
     return go_to(request, permalink(session, written["id"]))
 
 
@@ -54,10 +47,7 @@ def fork(request: HttpRequest, session_id: str) -> HttpResponse:
     form = ForkForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    try:
-        forked = fork_session(session, form.cleaned_data["entry"], fsync=settings.PITREE_FSYNC)
-    except EntryNotFound as error:
-        return form_error(request, str(error), status=409)
+    forked = fork_session(session, form.cleaned_data["entry"], fsync=settings.PITREE_FSYNC)
     return go_to(request, permalink(forked, None))
 
 

@@ -1,6 +1,8 @@
 """Writes that need the assistant: send a message, regenerate an answer, compact, navigate with a
 summary. They are async views: a reply can take a minute, and under ASGI every sync view shares one
 thread, so waiting on a model there would stall every other request. File work runs in a thread.
+The core's refusals (unknown ids, read-only files, a failed summary) become answers in
+``SessionErrorMiddleware``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
 from ..services import chat, summaries
 from ..services.lookup import open_session
 from ..sessionfiles import entries as E
-from ..sessionfiles.errors import EntryNotFound, ReadOnlySession, SessionError
+from ..sessionfiles.errors import EntryNotFound, ReadOnlySession
 from ..sessionfiles.tree import latest_position_under
 from .responses import form_error, moved_to
 
@@ -51,10 +53,7 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
     form = RegenerateForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    try:
-        entry = await asyncio.to_thread(session.entry, form.cleaned_data["entry"])
-    except EntryNotFound as error:
-        return form_error(request, str(error), status=409)
+    entry = await asyncio.to_thread(session.entry, form.cleaned_data["entry"])
     if session.index.read_only:
         return form_error(request, "This session is read-only; fork it to continue.", status=409)
     if not isinstance(entry.get("parentId"), str):
@@ -71,10 +70,7 @@ async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     at = form.cleaned_data["at"] or session.leaf_id
-    try:
-        written = await summaries.compact(session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None)
-    except (SessionError, EntryNotFound) as error:
-        return form_error(request, str(error), status=409)
+    written = await summaries.compact(session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None)
     return await _moved(request, session, written["id"])
 
 
@@ -89,19 +85,14 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
         return form_error(request, form)
     target = form.cleaned_data["to"] or None
     left = form.cleaned_data["at"] or session.leaf_id
-    try:
-        if target is not None and form.cleaned_data["mode"] == "branch":
-            target = session.index.ids[latest_position_under(session.index, session.row_of(target))]
-        if not session.index.read_only:
-            if form.cleaned_data["summarize"]:
-                written = await summaries.summarize_abandoned_branch(session, left, target)
-                if written is not None:
-                    return await _moved(request, session, written["id"])
-            await asyncio.to_thread(session.navigate, target)
-    except EntryNotFound as missing:
-        return form_error(request, f"{missing} — reload the page.", status=409)
-    except SessionError as error:
-        return form_error(request, str(error), status=409)
+    if target is not None and form.cleaned_data["mode"] == "branch":
+        target = session.index.ids[latest_position_under(session.index, session.row_of(target))]
+    if not session.index.read_only:
+        if form.cleaned_data["summarize"]:
+            written = await summaries.summarize_abandoned_branch(session, left, target)
+            if written is not None:
+                return await _moved(request, session, written["id"])
+        await asyncio.to_thread(session.navigate, target)
     return await _moved(request, session, target)
 
 
