@@ -69,8 +69,6 @@ class EntryView:
     meta: str = ""
     raw: str = ""
     navigator: Navigator | None = None
-    folded_count: int = 0  # compaction cards: entries folded into the summary
-    first_kept_id: str | None = None
 
     @property
     def dom_id(self) -> str:
@@ -162,7 +160,6 @@ def _fill(view: EntryView, entry: dict[str, Any]) -> None:
         view.text = str(entry.get("thinkingLevel"))
     elif kind in ("compaction", "branch_summary"):
         view.text = str(entry.get("summary") or "")
-        view.first_kept_id = entry.get("firstKeptEntryId") if kind == "compaction" else None
         view.meta = f"{entry.get('tokensBefore')} tokens before" if kind == "compaction" else ""
     elif kind == "session_info":
         view.text = str(entry.get("name") or "")

@@ -438,12 +438,6 @@ class SessionIndex:
         first = self._first_child[row]
         return [] if first == NO_PARENT else [first]
 
-    def child_count(self, row: int) -> int:
-        more = self._more_children.get(row)
-        if more is not None:
-            return len(more)
-        return 0 if self._first_child[row] == NO_PARENT else 1
-
     def leaf_target_row(self, marker: int) -> int | None:
         """The node a valid ``leaf`` marker moved the position to (None: before the first entry, or invalid)."""
         target = self._leaf_targets.get(marker)
