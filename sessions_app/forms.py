@@ -6,8 +6,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from .display.treepanel import FILTERS
 from .sessionfiles.fork import encode_cwd
-from .treepanel import FILTERS
 
 _ID = r"^[^\x00-\x1f]{1,256}$"
 

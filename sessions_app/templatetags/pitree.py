@@ -9,7 +9,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
-from ..markdown import render_markdown
+from ..display.markdown import render_markdown
 
 register = template.Library()
 

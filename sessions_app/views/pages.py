@@ -11,14 +11,14 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..assistants import get_assistant
+from ..display.entries import Block, EntryView, content_blocks
+from ..display.transcript import transcript_page
+from ..display.treepanel import run_rows, tree_rows
 from ..forms import MessageForm, NewSessionForm, TreeFilterForm
-from ..presentation import Block, EntryView, content_blocks
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
-from ..transcript import transcript_page
-from ..treepanel import run_rows, tree_rows
 
 
 @require_GET

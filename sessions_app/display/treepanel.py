@@ -13,11 +13,11 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
-from .presentation import preview
-from .sessionfiles.index import NO_PARENT
-from .sessionfiles.lines import only_tool_calls
-from .sessionfiles.store import SessionFile
-from .sessionfiles.tree import ancestors
+from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.lines import only_tool_calls
+from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import ancestors
+from .entries import preview
 
 FILTERS = ("default", "user", "labeled", "all")
 _DEFAULT_HIDDEN = frozenset(

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .presentation import EntryView, navigator_for, present
-from .sessionfiles.index import NO_PARENT
-from .sessionfiles.store import SessionFile
-from .sessionfiles.tree import ancestors
+from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import ancestors
+from .entries import EntryView, navigator_for, present
 
 PAGE_SIZE = 40
 

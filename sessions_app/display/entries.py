@@ -14,10 +14,10 @@ from typing import Any
 
 import orjson
 
-from .sessionfiles import tree
-from .sessionfiles.entries import content_text
-from .sessionfiles.index import SessionIndex
-from .sessionfiles.store import SessionFile
+from ..sessionfiles import tree
+from ..sessionfiles.entries import content_text
+from ..sessionfiles.index import SessionIndex
+from ..sessionfiles.store import SessionFile
 
 # Blocks bigger than this are folded and fetched only when opened.
 LAZY_BLOCK_CHARS = 4000
