@@ -48,11 +48,10 @@ WORKSPACE_FOLDER = "--home-alice-projects-todo-api--"
 TIMEOUT_MS = 15_000
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_configure(config: pytest.Config) -> None:
+    # Fail, never skip: a run without a browser would pass while testing nothing. ./scripts/test installs it.
     if not Path(CHROMIUM).exists():
-        skip = pytest.mark.skip(reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-        for item in items:
-            item.add_marker(skip)
+        raise pytest.UsageError(f"no Chromium at {CHROMIUM}: run ./scripts/test (it installs it) or apt-get install chromium")
 
 
 # --- the server ----------------------------------------------------------------------------------
