@@ -3,7 +3,7 @@
 Figures (median of REPS interleaved repetitions, file in the page cache so parsing is measured, not disk):
 - ``SessionFile(path)`` — the whole cold open: read, head of every line, index columns, tree links;
 - bare ``orjson.loads`` of every line, the file read the same way as the store reads it
-  (4 MB chunks, lines cut with ``bytes.find`` into memoryview slices) — the reference;
+  (the store's own 1 MB chunk reader, lines cut with ``bytes.find`` into memoryview slices) — the reference;
 - the index pass done two ways — ``orjson.loads`` of the full line then picking type/id/parentId, and
   ``lines.read_head`` (msgspec Struct that skips the message body) — to document which one wins;
 - the floor: cutting the lines alone, and the msgspec Struct decode without building ``Head``.
@@ -26,37 +26,30 @@ import _gen  # noqa: E402
 import orjson  # noqa: E402
 
 from sessions_app.sessionfiles import lines as L  # noqa: E402
-from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
+from sessions_app.sessionfiles.store import SessionFile, read_chunks  # noqa: E402
 
 REPS = 9
-CHUNK = 4 << 20  # what the store reads at a time
 
 
 def scan(path: Path, per_buffer) -> None:
-    """The store's reading loop (chunks, carry, cut at the last newline) handing each buffer on."""
+    """The store's own reading loop (``store.read_chunks``), handing each buffer and the end of its
+    whole lines on, so that every variant reads the file exactly as the store does."""
     with open(path, "rb", buffering=0) as handle:
-        carry = b""
-        while True:
-            chunk = handle.read(CHUNK)
-            if not chunk:
-                break
-            buf = carry + chunk if carry else chunk
-            cut = buf.rfind(b"\n") + 1
-            if cut:
-                per_buffer(buf[:cut])
-            carry = buf[cut:]
+        for buf, _, end in read_chunks(handle, 0):
+            if end:
+                per_buffer(buf, end)
 
 
-def _lines_only(buf: bytes) -> None:
-    view, find, pos, end = memoryview(buf), buf.find, 0, len(buf)
+def _lines_only(buf: bytes, end: int) -> None:
+    view, find, pos = memoryview(buf), buf.find, 0
     while pos < end:
         nl = find(b"\n", pos)
         view[pos:nl]
         pos = nl + 1
 
 
-def _bare_orjson(buf: bytes) -> None:
-    view, find, pos, end, loads = memoryview(buf), buf.find, 0, len(buf), orjson.loads
+def _bare_orjson(buf: bytes, end: int) -> None:
+    view, find, pos, loads = memoryview(buf), buf.find, 0, orjson.loads
     while pos < end:
         nl = find(b"\n", pos)
         loads(view[pos:nl])
@@ -68,8 +61,8 @@ def _bare_orjson_kept(path: Path) -> list:
     kept: list = []
     keep = kept.append
 
-    def per_buffer(buf: bytes) -> None:
-        view, find, pos, end, loads = memoryview(buf), buf.find, 0, len(buf), orjson.loads
+    def per_buffer(buf: bytes, end: int) -> None:
+        view, find, pos, loads = memoryview(buf), buf.find, 0, orjson.loads
         while pos < end:
             nl = find(b"\n", pos)
             keep(loads(view[pos:nl]))
@@ -79,9 +72,9 @@ def _bare_orjson_kept(path: Path) -> list:
     return kept
 
 
-def _index_orjson(buf: bytes) -> None:
+def _index_orjson(buf: bytes, end: int) -> None:
     """What an orjson index pass needs per line: decode it all, keep type / id / parentId."""
-    view, find, pos, end, loads = memoryview(buf), buf.find, 0, len(buf), orjson.loads
+    view, find, pos, loads = memoryview(buf), buf.find, 0, orjson.loads
     while pos < end:
         nl = find(b"\n", pos)
         value = loads(view[pos:nl])
@@ -89,9 +82,9 @@ def _index_orjson(buf: bytes) -> None:
         pos = nl + 1
 
 
-def _index_msgspec(buf: bytes) -> None:
-    """The store's head pass: ``lines.read_head`` (typed Struct, body skipped, ``Head`` built)."""
-    view, find, pos, end, read_head = memoryview(buf), buf.find, 0, len(buf), L.read_head
+def _index_msgspec(buf: bytes, end: int) -> None:
+    """The store's head pass: ``lines.read_head`` (typed Struct decoded, body skipped)."""
+    view, find, pos, read_head = memoryview(buf), buf.find, 0, L.read_head
     first = pos == 0 and buf.startswith(b'{"type":"session"')
     if first:  # the header is not an entry; the store parses it apart
         pos = find(b"\n") + 1
@@ -101,8 +94,8 @@ def _index_msgspec(buf: bytes) -> None:
         pos = nl + 1
 
 
-def _struct_only(buf: bytes) -> None:
-    view, find, pos, end, decode = memoryview(buf), buf.find, 0, len(buf), L.decode_head
+def _struct_only(buf: bytes, end: int) -> None:
+    view, find, pos, decode = memoryview(buf), buf.find, 0, L.decode_head
     if buf.startswith(b'{"type":"session"'):
         pos = find(b"\n") + 1
     while pos < end:

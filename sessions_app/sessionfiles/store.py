@@ -13,7 +13,7 @@ import fcntl
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -94,21 +94,11 @@ class SessionFile:
         return index
 
     def _read(self, handle: Any, index: SessionIndex, *, at_eof: bool) -> None:
-        handle.seek(index.offset)
-        base = index.offset
-        carry = b""
-        while True:
-            chunk = handle.read(_CHUNK)
-            if not chunk:
-                break
-            buf = carry + chunk if carry else chunk
-            cut = buf.rfind(b"\n") + 1
-            if cut:
-                index.feed(buf, base, at_eof=False, end=cut)  # no copy of the buffer
-                base += cut
-            carry = buf[cut:]
-        if carry or at_eof:
-            index.feed(carry, base, at_eof=at_eof)
+        for buf, base, end in read_chunks(handle, index.offset):
+            if end:
+                index.feed(buf, base, at_eof=False, end=end)
+            elif buf or at_eof:
+                index.feed(buf, base, at_eof=at_eof)
 
     def _remember(self, handle: Any, st: os.stat_result, index: SessionIndex) -> None:
         """Note what was read, so that the next refresh can tell growth from a rewrite."""
@@ -332,6 +322,22 @@ class SessionFile:
                     fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)
+
+
+def read_chunks(handle: Any, offset: int) -> Iterator[tuple[bytes, int, int]]:
+    """The file from ``offset`` on, 1 MB at a time, as ``(buffer, its file offset, end of its last
+    whole line)``; a line longer than a chunk is carried into the next one. The last item is whatever
+    follows the last newline (often ``b""``), with end 0. Buffers are handed on uncut, never copied."""
+    handle.seek(offset)
+    carry = b""
+    while chunk := handle.read(_CHUNK):
+        buf = carry + chunk if carry else chunk
+        end = buf.rfind(b"\n") + 1
+        if end:
+            yield buf, offset, end
+            offset += end
+        carry = buf[end:]
+    yield carry, offset, 0
 
 
 def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:
