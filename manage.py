@@ -11,8 +11,7 @@ def main() -> None:
         from django.core.management import execute_from_command_line
     except ImportError as exc:
         raise ImportError(
-            "Django is not importable. Run ./scripts/run (it creates .venv) "
-            "or activate .venv first."
+            "Django is not importable. Run ./scripts/run (it creates .venv) or activate .venv first."
         ) from exc
     execute_from_command_line(sys.argv)
 

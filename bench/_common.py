@@ -112,10 +112,15 @@ def code_state() -> str:
     import subprocess
 
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "sessions_app/sessionfiles"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "sessions_app/sessionfiles"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "not a git checkout"
     return f"{head}{' + uncommitted changes in sessions_app/sessionfiles' if dirty else ''}"
@@ -136,7 +141,9 @@ class Report:
         self.figures: list[Figure] = []
         print(f"== {title}")
         info = machine()
-        print(f"   {info['cpu']}, {info['cores']} cores, Python {info['python']} ({info['libs']}), load {info['load']}; code {info['code']}")
+        print(
+            f"   {info['cpu']}, {info['cores']} cores, Python {info['python']} ({info['libs']}), load {info['load']}; code {info['code']}"
+        )
 
     def line(self, text: str = "") -> None:
         print(f"   {text}" if text else "", flush=True)
@@ -152,7 +159,11 @@ class Report:
             verdict = "PASS" if fig.passed else "FAIL"
             print(f"   {verdict}  {fig.name}: {fig.value} (target {fig.target})")
         RESULTS.mkdir(parents=True, exist_ok=True)
-        payload = {"script": self.script, "title": self.title, "machine": machine(),
-                   "figures": [asdict(f) for f in self.figures]}
+        payload = {
+            "script": self.script,
+            "title": self.title,
+            "machine": machine(),
+            "figures": [asdict(f) for f in self.figures],
+        }
         (RESULTS / f"{self.script}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False))
         return 0

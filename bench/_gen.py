@@ -25,7 +25,7 @@ import shutil
 import sys
 import uuid
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +35,159 @@ GEN_VERSION = 1
 BIG_SCALE = 0.35  # body sizes of the single-session files: ~0.9 KB/line on average
 BENCH_DIR = Path(os.environ.get("PITREE_BENCH_DIR", "/tmp/pitree-bench"))
 
-_WORDS = (
-    "the a to of and in is it for that this with on be as are not if return def class self import from "
-    "None True False value index file line session entry parent tree node leaf branch path offset read write "
-    "append lock test assert error result data config request response user model token cache list dict "
-    "str int bytes json parse load dump open close print raise except try while yield async await lambda "
-    "function const let var export default interface type string number boolean undefined null promise "
-    "src/app.py tests/test_api.py README.md package.json server.ts utils/format.ts docs/index.md "
-    "TODO FIXME NOTE we should check whether handle update create delete query filter sort map reduce "
-    "naïve café → ✓ ✗ — … “quoted” 日本語 Überprüfung"
-).split()
+_WORDS = [
+    "the",
+    "a",
+    "to",
+    "of",
+    "and",
+    "in",
+    "is",
+    "it",
+    "for",
+    "that",
+    "this",
+    "with",
+    "on",
+    "be",
+    "as",
+    "are",
+    "not",
+    "if",
+    "return",
+    "def",
+    "class",
+    "self",
+    "import",
+    "from",
+    "None",
+    "True",
+    "False",
+    "value",
+    "index",
+    "file",
+    "line",
+    "session",
+    "entry",
+    "parent",
+    "tree",
+    "node",
+    "leaf",
+    "branch",
+    "path",
+    "offset",
+    "read",
+    "write",
+    "append",
+    "lock",
+    "test",
+    "assert",
+    "error",
+    "result",
+    "data",
+    "config",
+    "request",
+    "response",
+    "user",
+    "model",
+    "token",
+    "cache",
+    "list",
+    "dict",
+    "str",
+    "int",
+    "bytes",
+    "json",
+    "parse",
+    "load",
+    "dump",
+    "open",
+    "close",
+    "print",
+    "raise",
+    "except",
+    "try",
+    "while",
+    "yield",
+    "async",
+    "await",
+    "lambda",
+    "function",
+    "const",
+    "let",
+    "var",
+    "export",
+    "default",
+    "interface",
+    "type",
+    "string",
+    "number",
+    "boolean",
+    "undefined",
+    "null",
+    "promise",
+    "src/app.py",
+    "tests/test_api.py",
+    "README.md",
+    "package.json",
+    "server.ts",
+    "utils/format.ts",
+    "docs/index.md",
+    "TODO",
+    "FIXME",
+    "NOTE",
+    "we",
+    "should",
+    "check",
+    "whether",
+    "handle",
+    "update",
+    "create",
+    "delete",
+    "query",
+    "filter",
+    "sort",
+    "map",
+    "reduce",
+    "naïve",
+    "café",
+    "→",
+    "✓",
+    "✗",
+    "—",
+    "…",
+    "“quoted”",
+    "日本語",
+    "Überprüfung",
+]
 _WEIGHTS = [1.0 if w.isascii() else 0.05 for w in _WORDS]  # a little non-ASCII, as in real chats
-_PUNCT = ["", "", "", "", "", "", "", "", ",", ",", ".", ".", ":", "()", '"', "'", "{", "}", "[", "]", ";", " =",
-          " #", "\\n", "/"]  # some JSON escapes (quotes, backslashes, newlines), as in code
+_PUNCT = [
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    ",",
+    ",",
+    ".",
+    ".",
+    ":",
+    "()",
+    '"',
+    "'",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    " =",
+    " #",
+    "\\n",
+    "/",
+]  # some JSON escapes (quotes, backslashes, newlines), as in code
 
 _MODELS = [
     ("anthropic", "claude-sonnet-4-5", "anthropic-messages"),
@@ -95,7 +235,7 @@ class _Text:
 
 def _iso(ms: int) -> str:
     seconds, millis = divmod(ms, 1000)
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
 
 
 def _uuid7(rng: random.Random, ms: int) -> str:
@@ -115,8 +255,9 @@ class SessionWriter:
     ``scale`` multiplies the size of the large bodies (tool outputs, thinking); 1.0 gives ~750 B/line.
     """
 
-    def __init__(self, seed: int, *, cwd: str, start_ms: int, scale: float = 1.0,
-                 parent_session: str | None = None) -> None:
+    def __init__(
+        self, seed: int, *, cwd: str, start_ms: int, scale: float = 1.0, parent_session: str | None = None
+    ) -> None:
         self.rng = random.Random(seed)
         self.text = _text_for(seed)
         self.scale = scale
@@ -155,10 +296,11 @@ class SessionWriter:
         self.ms += int(self.rng.uniform(lo, hi) * 1000)
         return self.ms
 
-    def _emit(self, kind: str, fields: dict[str, Any], *, parent: str | None | bool = True,
-              base_last: bool = False) -> str:
+    def _emit(
+        self, kind: str, fields: dict[str, Any], *, parent: str | bool | None = True, base_last: bool = False
+    ) -> str:
         entry_id = self._id()
-        parent_id = self.leaf if parent is True else parent
+        parent_id = self.leaf if parent is True else (parent or None)
         base = {"id": entry_id, "parentId": parent_id, "timestamp": _iso(self._tick())}
         entry = {"type": kind, **fields, **base} if base_last else {"type": kind, **base, **fields}
         self.lines.append(orjson.dumps(entry))
@@ -168,7 +310,7 @@ class SessionWriter:
         self.leaf = entry_id
         return entry_id
 
-    def _msg(self, message: dict[str, Any], parent: str | None | bool = True, **after: Any) -> str:
+    def _msg(self, message: dict[str, Any], parent: str | bool | None = True, **after: Any) -> str:
         message["timestamp"] = self.ms + int(self.rng.uniform(0.2, 1.5) * 1000)
         message.update(after)  # keys pi writes after the timestamp (responseId)
         return self._emit("message", {"message": message}, parent=parent)
@@ -181,14 +323,23 @@ class SessionWriter:
         inp, out, cr, cw = r.randrange(200, 4000), r.randrange(20, 3000), r.randrange(0, 150_000), r.randrange(0, 6000)
         ci, co, ccr, ccw = inp * 3e-6, out * 1.5e-5, cr * 3e-7, cw * 3.75e-6
         return {
-            "input": inp, "output": out, "cacheRead": cr, "cacheWrite": cw, "totalTokens": inp + out + cr + cw,
-            "cost": {"input": round(ci, 6), "output": round(co, 6), "cacheRead": round(ccr, 7),
-                     "cacheWrite": round(cw * 3.75e-6, 7), "total": ci + co + ccr + ccw},
+            "input": inp,
+            "output": out,
+            "cacheRead": cr,
+            "cacheWrite": cw,
+            "totalTokens": inp + out + cr + cw,
+            "cost": {
+                "input": round(ci, 6),
+                "output": round(co, 6),
+                "cacheRead": round(ccr, 7),
+                "cacheWrite": round(cw * 3.75e-6, 7),
+                "total": ci + co + ccr + ccw,
+            },
         }
 
     # ------------------------------------------------------------------ entries
 
-    def user(self, parent: str | None | bool = True) -> str:
+    def user(self, parent: str | bool | None = True) -> str:
         r = self.rng
         n = self._size(120, 1.0, 5, 3000) if r.random() > 0.05 else self._size(2500, 0.6, 500, 12000)
         text = self.text.get(n)
@@ -215,8 +366,11 @@ class SessionWriter:
             if name == "bash":
                 args: dict[str, Any] = {"command": self.text.get(r.randrange(8, 120)).replace("\n", " ")}
             elif name == "edit":
-                args = {"path": "src/app.py", "oldText": self.text.get(self._size(150, 0.8, 10, 2000)),
-                        "newText": self.text.get(self._size(180, 0.8, 10, 2500))}
+                args = {
+                    "path": "src/app.py",
+                    "oldText": self.text.get(self._size(150, 0.8, 10, 2000)),
+                    "newText": self.text.get(self._size(180, 0.8, 10, 2500)),
+                }
             elif name == "write":
                 args = {"path": "src/new_module.py", "content": self.text.get(self._size(900, 0.9, 50, 9000))}
             else:
@@ -224,8 +378,13 @@ class SessionWriter:
             content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": args})
             calls.append((call_id, name))
         message = {
-            "role": "assistant", "content": content, "api": self.api, "provider": self.provider,
-            "model": self.model, "usage": self._usage(), "stopReason": "toolUse" if tool_calls else "stop",
+            "role": "assistant",
+            "content": content,
+            "api": self.api,
+            "provider": self.provider,
+            "model": self.model,
+            "usage": self._usage(),
+            "stopReason": "toolUse" if tool_calls else "stop",
         }
         return self._msg(message, responseId=f"msg_{r.getrandbits(64):016x}"), calls
 
@@ -239,22 +398,33 @@ class SessionWriter:
         else:
             n = self._size(11000, 0.5, 4000, 40000)  # a whole file read
         message: dict[str, Any] = {
-            "role": "toolResult", "toolCallId": call_id, "toolName": name,
-            "content": [{"type": "text", "text": self.text.get(n)}], "isError": r.random() < 0.04,
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": [{"type": "text", "text": self.text.get(n)}],
+            "isError": r.random() < 0.04,
         }
         if name == "edit":
-            message["details"] = {"diff": self.text.get(self._size(400, 0.7, 40, 4000)), "firstChangedLine": r.randrange(1, 900)}
+            message["details"] = {
+                "diff": self.text.get(self._size(400, 0.7, 40, 4000)),
+                "firstChangedLine": r.randrange(1, 900),
+            }
         return self._msg(message)
 
     def bash_execution(self) -> str:
         r = self.rng
-        return self._msg({
-            "role": "bashExecution", "command": self.text.get(r.randrange(5, 80)).replace("\n", " "),
-            "output": self.text.get(self._size(900, 1.0, 0, 20000)), "exitCode": r.choice([0, 0, 0, 1, 2]),
-            "cancelled": False, "truncated": r.random() < 0.05,
-        })
+        return self._msg(
+            {
+                "role": "bashExecution",
+                "command": self.text.get(r.randrange(5, 80)).replace("\n", " "),
+                "output": self.text.get(self._size(900, 1.0, 0, 20000)),
+                "exitCode": r.choice([0, 0, 0, 1, 2]),
+                "cancelled": False,
+                "truncated": r.random() < 0.05,
+            }
+        )
 
-    def turn(self, parent: str | None | bool = True) -> None:
+    def turn(self, parent: str | bool | None = True) -> None:
         """A user prompt and the agent's work on it: tool rounds, then a final answer."""
         self.user(parent)
         rounds = min(int(self.rng.expovariate(1 / 2.2)), 25)
@@ -280,14 +450,16 @@ class SessionWriter:
         self._emit("session_info", {"name": self.text.get(self.rng.randrange(10, 50)).replace("\n", " ").strip()})
 
     def custom(self) -> None:
-        self._emit("custom", {"customType": "todo-ext/state", "data": {"checked": self.rng.randrange(10)}},
-                   base_last=True)
+        self._emit(
+            "custom", {"customType": "todo-ext/state", "data": {"checked": self.rng.randrange(10)}}, base_last=True
+        )
 
-    def branch(self) -> str | None | bool:
+    def branch(self) -> str | bool | None:
         """Go back to an earlier user message on the current path and ask differently: the next turn
         becomes its sibling, either directly (an edited re-send) or after a ``branch_summary``.
         Returns the parent for that next turn."""
-        path, node = [], self.leaf
+        path: list[str] = []
+        node = self.leaf
         while node is not None and len(path) < 400:
             path.append(node)
             node = self.parent_of[node]
@@ -297,21 +469,30 @@ class SessionWriter:
         back_to = self.parent_of[self.rng.choice(users[:40])]
         if self.rng.random() < 0.5:
             return back_to
-        summary = {"fromId": self.leaf, "summary": self.text.get(self._size(600, 0.5, 100, 3000)),
-                   "details": {"readFiles": ["src/app.py"], "modifiedFiles": ["src/app.py"]}, "fromHook": False}
+        summary = {
+            "fromId": self.leaf,
+            "summary": self.text.get(self._size(600, 0.5, 100, 3000)),
+            "details": {"readFiles": ["src/app.py"], "modifiedFiles": ["src/app.py"]},
+            "fromHook": False,
+        }
         return self._emit("branch_summary", summary, parent=back_to)
 
     def compaction(self) -> None:
-        path, node = [], self.leaf
+        path: list[str] = []
+        node = self.leaf
         while node is not None and len(path) < 60:
             path.append(node)
             node = self.parent_of[node]
-        self._emit("compaction", {
-            "summary": "## Goal\n" + self.text.get(self._size(3000, 0.4, 800, 8000)),
-            "firstKeptEntryId": path[-1], "tokensBefore": self.rng.randrange(80_000, 190_000),
-            "details": {"readFiles": ["src/app.py", "README.md"], "modifiedFiles": ["src/app.py"]},
-            "fromHook": False,
-        })
+        self._emit(
+            "compaction",
+            {
+                "summary": "## Goal\n" + self.text.get(self._size(3000, 0.4, 800, 8000)),
+                "firstKeptEntryId": path[-1],
+                "tokensBefore": self.rng.randrange(80_000, 190_000),
+                "details": {"readFiles": ["src/app.py", "README.md"], "modifiedFiles": ["src/app.py"]},
+                "fromHook": False,
+            },
+        )
 
     def build(self, entries: int) -> list[bytes]:
         """Lines (header first, no newlines) for a session of about ``entries`` entries."""
@@ -452,8 +633,10 @@ def describe(path: Path) -> str:
                 children[entry["parentId"]] += 1
     total = sum(counts.values())
     size = path.stat().st_size
-    head = (f"{path}: {size / 1e6:.1f} MB, {total:,} entries, {size / total:.0f} B/line, "
-            f"{roots} root(s), {sum(1 for c in children.values() if c > 1)} branch points")
+    head = (
+        f"{path}: {size / 1e6:.1f} MB, {total:,} entries, {size / total:.0f} B/line, "
+        f"{roots} root(s), {sum(1 for c in children.values() if c > 1)} branch points"
+    )
     out = [head]
     for kind, n in counts.most_common():
         out.append(f"  {kind:<28} {n:>7,}  avg {sizes[kind] / n:>7.0f} B")

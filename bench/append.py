@@ -22,29 +22,43 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _gen  # noqa: E402
+import _common as C
+import _gen
 
-from sessions_app.sessionfiles import entries as E  # noqa: E402
-from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
 
 PER_VARIANT = 1000
 BLOCK = 50
-TEXT = ("Now make the /todos endpoint paginate: accept ?page= and ?per_page= (default 20, max 100), "
-        "return a Link header, and add tests for the first, middle and last page.")
+TEXT = (
+    "Now make the /todos endpoint paginate: accept ?page= and ?per_page= (default 20, max 100), "
+    "return a Link header, and add tests for the first, middle and last page."
+)
 
 
 def main() -> int:
     report = C.Report("append", "Append latency: store (flock + catch-up + write [+ fdatasync]) vs bare locked write")
     source = _gen.session_file(10_000)
-    report.line(f"each variant appends to its own copy of {source.name} "
-                f"({source.stat().st_size / 1e6:.1f} MB, 10k entries); {PER_VARIANT} appends each, blocks of {BLOCK}")
+    report.line(
+        f"each variant appends to its own copy of {source.name} "
+        f"({source.stat().st_size / 1e6:.1f} MB, 10k entries); {PER_VARIANT} appends each, blocks of {BLOCK}"
+    )
     initial = len(SessionFile(source).index)
     line = E.dump_line(E.user_message(TEXT).build("0123abcd", "fedc9876", E.now_iso()))
     report.line(f"appended line: {len(line)} B")
 
-    paths = {name: _gen.scratch_copy(source, f"append-{i}.jsonl") for i, name in enumerate(
-        ["store fsync on", "store fsync off", "store fsync off, foreign line first", "bare fsync on", "bare fsync off"])}
+    paths = {
+        name: _gen.scratch_copy(source, f"append-{i}.jsonl")
+        for i, name in enumerate(
+            [
+                "store fsync on",
+                "store fsync off",
+                "store fsync off, foreign line first",
+                "bare fsync on",
+                "bare fsync off",
+            ]
+        )
+    }
     for path in paths.values():
         _gen.warm(path)
     fds = {name: os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC) for name, path in paths.items()}
@@ -56,7 +70,8 @@ def main() -> int:
         for _ in range(BLOCK):
             if foreign:
                 other = E.user_message("a line from another writer").build(
-                    E.new_entry_id(session.index.by_id), session.leaf_id, E.now_iso())
+                    E.new_entry_id(session.index.by_id), session.leaf_id, E.now_iso()
+                )
                 fd = fds[name]
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 os.write(fd, E.dump_line(other))
@@ -92,7 +107,7 @@ def main() -> int:
     lat: dict[str, list[float]] = {name: [] for name in runs}
     names = list(runs)
     for block in range(PER_VARIANT // BLOCK):
-        for name in names[block % len(names):] + names[: block % len(names)]:
+        for name in names[block % len(names) :] + names[: block % len(names)]:
             lat[name].extend(runs[name]())
     for fd in fds.values():
         os.close(fd)
@@ -101,13 +116,17 @@ def main() -> int:
     report.line(f"{'variant':<38} {'p50':>8} {'p90':>8} {'p99':>8} {'appends/s':>10}")
     for name in names:
         values = lat[name]
-        report.line(f"{name:<38} {C.fmt_time(C.pct(values, 50)):>8} {C.fmt_time(C.pct(values, 90)):>8} "
-                    f"{C.fmt_time(C.pct(values, 99)):>8} {len(values) / sum(values):>10,.0f}")
+        report.line(
+            f"{name:<38} {C.fmt_time(C.pct(values, 50)):>8} {C.fmt_time(C.pct(values, 90)):>8} "
+            f"{C.fmt_time(C.pct(values, 99)):>8} {len(values) / sum(values):>10,.0f}"
+        )
     on, off = C.pct(lat["store fsync on"], 50), C.pct(lat["store fsync off"], 50)
     bare_on, bare_off = C.pct(lat["bare fsync on"], 50), C.pct(lat["bare fsync off"], 50)
     report.line()
-    report.line(f"p50 store / bare: fsync on {on / bare_on:.2f}×, fsync off {off / bare_off:.1f}×; "
-                f"store overhead beyond the bare write ≈ {C.fmt_time(off - bare_off)} per append")
+    report.line(
+        f"p50 store / bare: fsync on {on / bare_on:.2f}×, fsync off {off / bare_off:.1f}×; "
+        f"store overhead beyond the bare write ≈ {C.fmt_time(off - bare_off)} per append"
+    )
     for name, path in paths.items():  # every store append must have landed, one line each
         if name.startswith("store"):
             expect = initial + (PER_VARIANT + BLOCK) * (2 if "foreign" in name else 1)
@@ -115,13 +134,19 @@ def main() -> int:
         path.unlink(missing_ok=True)
 
     report.figure("append p50, fsync on", C.fmt_time(on), "≤ 1 ms", on <= 1e-3)
-    report.figure("append p90 / p99, fsync on",
-                  f"{C.fmt_time(C.pct(lat['store fsync on'], 90))} / {C.fmt_time(C.pct(lat['store fsync on'], 99))}")
+    report.figure(
+        "append p90 / p99, fsync on",
+        f"{C.fmt_time(C.pct(lat['store fsync on'], 90))} / {C.fmt_time(C.pct(lat['store fsync on'], 99))}",
+    )
     report.figure("append p50, fsync off", C.fmt_time(off))
-    report.figure("append p50 after a foreign line, fsync off", C.fmt_time(C.pct(lat["store fsync off, foreign line first"], 50)))
-    report.figure("append throughput fsync on / off",
-                  f"{len(lat['store fsync on']) / sum(lat['store fsync on']):,.0f} / "
-                  f"{len(lat['store fsync off']) / sum(lat['store fsync off']):,.0f} per s")
+    report.figure(
+        "append p50 after a foreign line, fsync off", C.fmt_time(C.pct(lat["store fsync off, foreign line first"], 50))
+    )
+    report.figure(
+        "append throughput fsync on / off",
+        f"{len(lat['store fsync on']) / sum(lat['store fsync on']):,.0f} / "
+        f"{len(lat['store fsync off']) / sum(lat['store fsync off']):,.0f} per s",
+    )
     report.figure("store / bare p50, fsync on", f"{on / bare_on:.2f}×")
     report.figure("store / bare p50, fsync off", f"{off / bare_off:.1f}×")
     return report.finish()

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _gen  # noqa: E402
+import _common as C
+import _gen
 
-from sessions_app.sessionfiles.catalog import Catalog  # noqa: E402
+from sessions_app.sessionfiles.catalog import Catalog
 
 COLD_REPS = 3
 WARM_REPS = 20
@@ -46,7 +46,9 @@ def main() -> int:
     root = _gen.sessions_folder()
     files = list(root.rglob("*.jsonl"))
     total = sum(_gen.warm(f) for f in files)
-    report.line(f"root: {root} — {len(files):,} files in {len({f.parent for f in files})} folders, {total / 1e6:.1f} MB")
+    report.line(
+        f"root: {root} — {len(files):,} files in {len({f.parent for f in files})} folders, {total / 1e6:.1f} MB"
+    )
 
     infos = Catalog(root).sessions()  # untimed: imports, page cache
     assert len(infos) == len(files), f"listed {len(infos)} of {len(files)}"
@@ -68,20 +70,28 @@ def main() -> int:
     report.line(f"{len(infos):,} sessions listed, {nested} nested as forks (deepest: {max(d for _, d in forest)})")
     report.line()
     report.line(f"{'':<40} {'median':>9} {'p90':>9}")
-    rows = [(f"cold: new Catalog().sessions() ×{COLD_REPS}", cold), (f"warm: same Catalog .sessions() ×{WARM_REPS}", warm),
-            ("floor: scandir + stat every file", walk), ("forest(infos)", forest_given),
-            ("forest()  (= sessions() + forest)", forest_full)]
+    rows = [
+        (f"cold: new Catalog().sessions() ×{COLD_REPS}", cold),
+        (f"warm: same Catalog .sessions() ×{WARM_REPS}", warm),
+        ("floor: scandir + stat every file", walk),
+        ("forest(infos)", forest_given),
+        ("forest()  (= sessions() + forest)", forest_full),
+    ]
     for name, values in rows:
         report.line(f"{name:<40} {C.fmt_time(C.median(values)):>9} {C.fmt_time(C.pct(values, 90)):>9}")
     report.line()
-    report.line(f"warm / cold: {warm_med / cold_med:.3f}×; warm / floor: {warm_med / walk_med:.1f}×; "
-                f"cold per file: {cold_med / len(files) * 1e6:.0f} µs, warm per file: {warm_med / len(files) * 1e6:.1f} µs")
+    report.line(
+        f"warm / cold: {warm_med / cold_med:.3f}×; warm / floor: {warm_med / walk_med:.1f}×; "
+        f"cold per file: {cold_med / len(files) * 1e6:.0f} µs, warm per file: {warm_med / len(files) * 1e6:.1f} µs"
+    )
 
     report.figure("list 3,000 sessions, warm", C.fmt_time(warm_med), "≤ 100 ms", warm_med <= 0.1)
     report.figure("list 3,000 sessions, cold", C.fmt_time(cold_med))
     report.figure("warm / cold", f"{warm_med / cold_med:.3f}×")
     report.figure("warm / scandir+stat floor", f"{warm_med / walk_med:.1f}×")
-    report.figure("forest(infos) / forest()", f"{C.fmt_time(C.median(forest_given))} / {C.fmt_time(C.median(forest_full))}")
+    report.figure(
+        "forest(infos) / forest()", f"{C.fmt_time(C.median(forest_given))} / {C.fmt_time(C.median(forest_full))}"
+    )
     return report.finish()
 
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _gen  # noqa: E402
+import _common as C
+import _gen
 
 
 def child(kind: str, path: str) -> None:
@@ -37,29 +37,42 @@ def child(kind: str, path: str) -> None:
         reset = False
     before = C.proc_status_kb("VmRSS")
     hwm_before = C.proc_status_kb("VmHWM")
+    held: object
     if kind == "open":
-        held = SessionFile(Path(path))
-        rows = len(held.index)
+        held = opened = SessionFile(Path(path))
+        rows = len(opened.index)
     elif kind == "bytes":
         with open(path, "rb") as handle:
-            held = handle.read()
-        rows = held.count(b"\n")
+            held = data = handle.read()
+        rows = data.count(b"\n")
     else:
         with open(path, "rb") as handle:
-            held = [orjson.loads(line) for line in handle]
-        rows = len(held)
+            held = values = [orjson.loads(line) for line in handle]
+        rows = len(values)
     peak = C.proc_status_kb("VmHWM")
     after = C.proc_status_kb("VmRSS")
     gc.collect()
     after_gc = C.proc_status_kb("VmRSS")
-    print(json.dumps({"before": before, "hwm_before": hwm_before, "peak": peak, "after": after,
-                      "after_gc": after_gc, "rows": rows, "reset": reset}))
+    print(
+        json.dumps(
+            {
+                "before": before,
+                "hwm_before": hwm_before,
+                "peak": peak,
+                "after": after,
+                "after_gc": after_gc,
+                "rows": rows,
+                "reset": reset,
+            }
+        )
+    )
     del held
 
 
 def measure(kind: str, path: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", kind, str(path)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(path)], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -79,8 +92,10 @@ def main() -> int:
         peak = (r["peak"] - r["before"]) * 1024
         held = (r["after"] - r["before"]) * 1024
         held_gc = (r["after_gc"] - r["before"]) * 1024
-        report.line(f"{label:<32} {peak / 1e6:>9.1f} MB {peak / size:>7.2f} {held / 1e6:>7.1f} MB "
-                    f"{held_gc / 1e6:>7.1f} MB {held_gc / r['rows']:>13,.0f}")
+        report.line(
+            f"{label:<32} {peak / 1e6:>9.1f} MB {peak / size:>7.2f} {held / 1e6:>7.1f} MB "
+            f"{held_gc / 1e6:>7.1f} MB {held_gc / r['rows']:>13,.0f}"
+        )
     r = results["open"]
     peak_ratio = (r["peak"] - r["before"]) * 1024 / size
     held_ratio = (r["after_gc"] - r["before"]) * 1024 / size

@@ -21,12 +21,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402  (puts the project root on sys.path)
-import _gen  # noqa: E402
-import orjson  # noqa: E402
+import _common as C
+import _gen
+import orjson
 
-from sessions_app.sessionfiles import lines as L  # noqa: E402
-from sessions_app.sessionfiles.store import SessionFile, read_chunks  # noqa: E402
+from sessions_app.sessionfiles import lines as L
+from sessions_app.sessionfiles.store import SessionFile, read_chunks
 
 REPS = 9
 
@@ -110,7 +110,9 @@ def main() -> int:
     size = _gen.warm(path)
     with open(path, "rb") as handle:
         entries = sum(1 for _ in handle) - 1
-    report.line(f"file: {path} — {size / 1e6:.1f} MB, {entries:,} entries, {size / entries:.0f} B/line (page cache warm)")
+    report.line(
+        f"file: {path} — {size / 1e6:.1f} MB, {entries:,} entries, {size / entries:.0f} B/line (page cache warm)"
+    )
 
     variants = {
         "SessionFile(path)  cold open": lambda: SessionFile(path),
@@ -125,7 +127,7 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
     for rep in range(REPS):
-        order = names[rep % len(names):] + names[: rep % len(names)]  # rotate, so no variant always runs first
+        order = names[rep % len(names) :] + names[: rep % len(names)]  # rotate, so no variant always runs first
         for name in order:
             times[name].append(C.timed(variants[name]))
     gc.collect()
@@ -139,24 +141,36 @@ def main() -> int:
     report.line()
     report.line(f"{'variant':<32} {'median':>9} {'µs/line':>8} {'× bare':>7}   (min … max of {REPS})")
     for name in names:
-        report.line(f"{name:<32} {C.fmt_time(med[name]):>9} {med[name] / entries * 1e6:>8.2f} {ratio(name, BARE):>7.2f}   "
-                    f"({C.fmt_time(min(times[name]))} … {C.fmt_time(max(times[name]))})")
+        report.line(
+            f"{name:<32} {C.fmt_time(med[name]):>9} {med[name] / entries * 1e6:>8.2f} {ratio(name, BARE):>7.2f}   "
+            f"({C.fmt_time(min(times[name]))} … {C.fmt_time(max(times[name]))})"
+        )
 
     open_ratio, open_kept = ratio(OPEN, BARE), ratio(OPEN, KEPT)
     head_vs_orjson = ratio("index pass: msgspec read_head", "index pass: orjson + pick")
     report.line()
-    report.line(f"index pass: msgspec read_head costs {head_vs_orjson:.2f}× the orjson pass "
-                f"→ {'msgspec' if head_vs_orjson < 1 else 'orjson'} wins")
-    report.line(f"cold open: {open_ratio:.2f}× the bare parse, {open_kept:.2f}× the bare parse that keeps the values; "
-                f"beyond the head pass the index costs {(med[OPEN] - med['index pass: msgspec read_head']) / entries * 1e6:.2f} µs/line")
-    report.line(f"the floor without any index: msgspec Struct decode alone is {ratio('msgspec Struct decode only', BARE):.2f}× "
-                f"the bare parse, cutting lines alone {ratio('cut lines only (floor)', BARE):.2f}×")
+    report.line(
+        f"index pass: msgspec read_head costs {head_vs_orjson:.2f}× the orjson pass "
+        f"→ {'msgspec' if head_vs_orjson < 1 else 'orjson'} wins"
+    )
+    report.line(
+        f"cold open: {open_ratio:.2f}× the bare parse, {open_kept:.2f}× the bare parse that keeps the values; "
+        f"beyond the head pass the index costs {(med[OPEN] - med['index pass: msgspec read_head']) / entries * 1e6:.2f} µs/line"
+    )
+    report.line(
+        f"the floor without any index: msgspec Struct decode alone is {ratio('msgspec Struct decode only', BARE):.2f}× "
+        f"the bare parse, cutting lines alone {ratio('cut lines only (floor)', BARE):.2f}×"
+    )
 
     report.figure("cold open 100k entries", C.fmt_time(med[OPEN]))
-    report.figure("bare orjson parse 100k entries (values dropped / kept)", f"{C.fmt_time(med[BARE])} / {C.fmt_time(med[KEPT])}")
+    report.figure(
+        "bare orjson parse 100k entries (values dropped / kept)", f"{C.fmt_time(med[BARE])} / {C.fmt_time(med[KEPT])}"
+    )
     report.figure("cold open / bare parse, values dropped", f"{open_ratio:.2f}×", "≤ 0.50×", open_ratio <= 0.5)
     report.figure("cold open / bare parse, values kept", f"{open_kept:.2f}×", "≤ 0.50×", open_kept <= 0.5)
-    report.figure("Struct decode alone / bare parse, values dropped", f"{ratio('msgspec Struct decode only', BARE):.2f}×")
+    report.figure(
+        "Struct decode alone / bare parse, values dropped", f"{ratio('msgspec Struct decode only', BARE):.2f}×"
+    )
     report.figure("index pass msgspec / orjson", f"{head_vs_orjson:.2f}×")
     return report.finish()
 

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _gen  # noqa: E402
+import _common as C
+import _gen
 
 ROUNDS = 30
 WARMUP = 3
@@ -44,9 +44,7 @@ def main() -> int:
 
 
 def _measure(report: C.Report, folder: Path, sessions: dict[int, Path]) -> int:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder), PITREE_DEBUG="0"
-    )
+    os.environ.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder), PITREE_DEBUG="0")
     import django
 
     django.setup()
@@ -60,6 +58,7 @@ def _measure(report: C.Report, folder: Path, sessions: dict[int, Path]) -> int:
     client = Client()
     ids = {n: SessionFile.open(path).session_id for n, path in sessions.items()}
     big = SessionFile.open(sessions[100_000])
+    assert big.index.leaf_row is not None
     middle = list(ancestors(big.index, big.index.leaf_row))[len(big.index) // 4]
     middle_id = big.index.ids[middle]
 
@@ -97,8 +96,10 @@ def _measure(report: C.Report, folder: Path, sessions: dict[int, Path]) -> int:
     report.line(f"page(100k) / page(1k): {ratio:.2f}×")
     report.figure("page render 100k / 1k (warm)", f"{ratio:.2f}×", "≤ 2×", ratio <= 2)
     report.figure("page render, 1k / 100k median", f"{C.fmt_time(small)} / {C.fmt_time(large)}")
-    report.figure("tree panel 1k / 100k median (lazy request)",
-                  f"{C.fmt_time(C.median(times['tree panel, 1k']))} / {C.fmt_time(C.median(times['tree panel, 100k']))}")
+    report.figure(
+        "tree panel 1k / 100k median (lazy request)",
+        f"{C.fmt_time(C.median(times['tree panel, 1k']))} / {C.fmt_time(C.median(times['tree panel, 100k']))}",
+    )
     return report.finish()
 
 

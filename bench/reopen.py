@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _gen  # noqa: E402
-import orjson  # noqa: E402
+import _common as C
+import _gen
+import orjson
 
-from sessions_app.sessionfiles import entries as E  # noqa: E402
-from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
 
 ROUNDS = 50
 COLD_REPS = 3
@@ -63,8 +63,14 @@ def main() -> int:
     session = SessionFile.open(path)
     rows = len(session.index)
 
-    proc = subprocess.Popen([sys.executable, __file__, "--writer", str(path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, bufsize=1)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--writer", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
     try:
         assert proc.stdout.readline().strip() == "ready"
         reopen, unchanged, bare = [], [], []
@@ -93,14 +99,20 @@ def main() -> int:
     report.line(f"cold open (no cache), median of {COLD_REPS}: {C.fmt_time(cold_med)}")
     report.line()
     report.line(f"{'over ' + str(ROUNDS) + ' rounds':<44} {'median':>8} {'p90':>8} {'max':>8}")
-    for name, values in (("SessionFile.open after a foreign append", reopen),
-                         ("SessionFile.open, nothing new", unchanged),
-                         ("bare: open+fstat+pread+orjson.loads", bare)):
-        report.line(f"{name:<44} {C.fmt_time(C.median(values)):>8} {C.fmt_time(C.pct(values, 90)):>8} "
-                    f"{C.fmt_time(max(values)):>8}")
+    for name, values in (
+        ("SessionFile.open after a foreign append", reopen),
+        ("SessionFile.open, nothing new", unchanged),
+        ("bare: open+fstat+pread+orjson.loads", bare),
+    ):
+        report.line(
+            f"{name:<44} {C.fmt_time(C.median(values)):>8} {C.fmt_time(C.pct(values, 90)):>8} "
+            f"{C.fmt_time(max(values)):>8}"
+        )
     report.line()
-    report.line(f"re-open / cold open: {med / cold_med:.1e}× (1/{cold_med / med:,.0f}); "
-                f"re-open / bare floor: {med / C.median(bare):.1f}×")
+    report.line(
+        f"re-open / cold open: {med / cold_med:.1e}× (1/{cold_med / med:,.0f}); "
+        f"re-open / bare floor: {med / C.median(bare):.1f}×"
+    )
 
     report.figure("re-open after 1 foreign append, median", C.fmt_time(med), "≤ 5 ms", med <= 5e-3)
     report.figure("re-open p90", C.fmt_time(p90))

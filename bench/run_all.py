@@ -40,8 +40,10 @@ def main(argv: list[str]) -> int:
 
     info = C.machine()
     print()
-    print(f"## Summary — {info['date']}, {info['cpu']}, {info['cores']} cores, Python {info['python']} ({info['libs']}), "
-          f"Linux {info['kernel']}; code {info['code']}; {elapsed:.0f} s")
+    print(
+        f"## Summary — {info['date']}, {info['cpu']}, {info['cores']} cores, Python {info['python']} ({info['libs']}), "
+        f"Linux {info['kernel']}; code {info['code']}; {elapsed:.0f} s"
+    )
     print()
     print("| script | figure | measured | target | result |")
     print("| --- | --- | --- | --- | --- |")

@@ -8,7 +8,7 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.asgi import get_asgi_application
 
 # Set up Django (app registry, settings) before importing anything that touches models.
 django_asgi_app = get_asgi_application()
@@ -30,8 +30,6 @@ if settings.DEBUG:
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

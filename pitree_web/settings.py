@@ -93,9 +93,7 @@ def _load_or_create_secret_key(path: Path) -> str:
 
 # --- core Django -----------------------------------------------------------------------
 
-SECRET_KEY = os.environ.get("PITREE_SECRET_KEY", "").strip() or _load_or_create_secret_key(
-    VAR_DIR / "secret_key"
-)
+SECRET_KEY = os.environ.get("PITREE_SECRET_KEY", "").strip() or _load_or_create_secret_key(VAR_DIR / "secret_key")
 
 DEBUG = env_bool("PITREE_DEBUG", True)
 
@@ -176,9 +174,7 @@ else:
 # --- pitree ----------------------------------------------------------------------------
 
 # Folder of JSONL session files; may be a pi agent folder such as ~/.pi/agent/sessions.
-PITREE_SESSIONS_DIR: Path = Path(
-    os.path.expanduser(env_str("PITREE_SESSIONS_DIR", str(VAR_DIR / "sessions")))
-)
+PITREE_SESSIONS_DIR: Path = Path(os.path.expanduser(env_str("PITREE_SESSIONS_DIR", str(VAR_DIR / "sessions"))))
 
 # fsync each append (durability over speed).
 PITREE_FSYNC: bool = env_bool("PITREE_FSYNC", True)

@@ -3,6 +3,8 @@ because a tab acts on the branch it shows, not on whatever the file's leaf is no
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 
@@ -15,7 +17,7 @@ _ID = r"^[^\x00-\x1f]{1,256}$"
 class EntryIdField(forms.RegexField):
     """Any id a session file may hold (pi-format §1); it is looked up, never used as a path."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(_ID, max_length=256, strip=False, error_messages={"invalid": "Not an entry id."}, **kwargs)
 
 

@@ -25,6 +25,7 @@ the caller always gets exactly one ``Reply`` to append.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import threading
@@ -245,10 +246,9 @@ class ReplyStream:
     def close(self) -> Reply:
         """Stop now and return the final reply: ``aborted`` with the text so far unless already finished."""
         self._cancel.set()
-        try:
+        # ValueError: running in another thread; the cancel hooks unblock it and its late result is dropped.
+        with contextlib.suppress(ValueError):
             self._gen.close()
-        except ValueError:
-            pass  # running in another thread: the cancel hooks unblock it; its late result is dropped
         self._finish(Finish("aborted", None, ABORTED_MESSAGE))
         return self.reply
 
@@ -263,7 +263,8 @@ class ReplyStream:
         """The next non-empty chunk, or None once the reply is final."""
         while self._reply is None:
             if self._cancel.requested:
-                return self._abort_now()
+                self._abort_now()
+                return None
             try:
                 chunk = next(self._gen)
             except StopIteration as stop:
@@ -283,12 +284,9 @@ class ReplyStream:
         return None
 
     def _abort_now(self) -> None:
-        try:
+        with contextlib.suppress(ValueError):
             self._gen.close()
-        except ValueError:
-            pass
         self._finish(Finish("aborted", None, ABORTED_MESSAGE))
-        return None
 
     def _settle(self, finish: Any) -> Finish:
         """A cancelled call that then failed (e.g. its socket was shut) is an abort, not an error."""

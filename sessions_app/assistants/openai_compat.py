@@ -25,6 +25,7 @@ pi sessions is shown to the model as plain text it can read but not continue as 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -175,10 +176,8 @@ def _shut(sock: socket.socket | None) -> None:
     """Wake a read blocked in another thread. The plain socket method is used even for TLS sockets,
     whose own ``shutdown`` would also drop the TLS state under the reading thread."""
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _without_userinfo(url: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -18,7 +19,14 @@ def age(then_ms: int, now_ms: int) -> str:
     seconds = max(0, (now_ms - then_ms) // 1000)
     if seconds < 60:
         return "just now"
-    for size, unit in ((365 * 86400, "year"), (30 * 86400, "month"), (7 * 86400, "week"), (86400, "day"), (3600, "hour"), (60, "min")):
+    for size, unit in (
+        (365 * 86400, "year"),
+        (30 * 86400, "month"),
+        (7 * 86400, "week"),
+        (86400, "day"),
+        (3600, "hour"),
+        (60, "min"),
+    ):
         if seconds >= size:
             count = seconds // size
             plural = "s" if count > 1 and unit != "min" else ""
@@ -34,7 +42,7 @@ def short_id_length(ids: Sequence[str], minimum: int = MIN_SHORT_ID) -> int:
     """
     unique = sorted(set(ids))
     length = minimum
-    for left, right in zip(unique, unique[1:]):
+    for left, right in itertools.pairwise(unique):
         common = 0
         for a, b in zip(left, right):
             if a != b:

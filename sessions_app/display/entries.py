@@ -43,7 +43,7 @@ class Block:
 
 @dataclass
 class Navigator:
-    """"‹ 2/3 ›": this entry's place among its siblings, and where each neighbour branch resumes."""
+    """ "‹ 2/3 ›": this entry's place among its siblings, and where each neighbour branch resumes."""
 
     position: int
     total: int
@@ -105,9 +105,7 @@ def entry_kind(entry: dict[str, Any]) -> str:
     return "unknown"
 
 
-def present(
-    session: SessionFile, entry: dict[str, Any], row: int, *, navigator: Navigator | None = None
-) -> EntryView:
+def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator: Navigator | None = None) -> EntryView:
     """The view of one decoded entry (``row`` is its row in ``session.index``)."""
     index = session.index
     entry_id = index.ids[row]
@@ -128,7 +126,8 @@ def present(
 
 def _fill(view: EntryView, entry: dict[str, Any]) -> None:
     kind = view.kind
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    found = entry.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
     if kind in ("user", "custom", "system"):
         view.role = kind
         view.blocks = content_blocks(message.get("content"))
@@ -262,7 +261,9 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
         else:
             text = content_text(message.get("content"))
             if not text and isinstance(message.get("content"), list):
-                names = [b.get("name") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+                names = [
+                    b.get("name") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"
+                ]
                 text = ", ".join(f"{name}(…)" for name in names)
     elif kind in ("compaction", "branch_summary"):
         text = str(entry.get("summary") or "")

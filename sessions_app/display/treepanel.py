@@ -45,7 +45,9 @@ def tree_rows(session: SessionFile, position: int | None, mode: str = "default")
     on_path = set(ancestors(index, position)) if position is not None else set()
     shown = _shown(session, mode, position)
     children = _shown_children(session, shown)
-    keep = {row for row in shown if index.ids[row] in index.labels} | ({position} & shown)
+    keep = {row for row in shown if index.ids[row] in index.labels}
+    if position in shown:
+        keep.add(position)
 
     layout: list[tuple[int, int] | tuple[list[int], int]] = []  # (row, depth) or (folded rows, depth)
     tops = children[NO_PARENT]
@@ -87,7 +89,9 @@ def _render(session: SessionFile, layout: list, on_path: set[int], position: int
     for item, depth in layout:
         if not isinstance(item, int):
             rows.append(
-                TreeRow(depth=depth, kind="fold", folded=len(item), first_id=index.ids[item[0]], last_id=index.ids[item[-1]])
+                TreeRow(
+                    depth=depth, kind="fold", folded=len(item), first_id=index.ids[item[0]], last_id=index.ids[item[-1]]
+                )
             )
             continue
         label = index.labels.get(index.ids[item])

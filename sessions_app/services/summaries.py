@@ -42,7 +42,9 @@ async def compact(
     )
 
 
-async def summarize_abandoned_branch(session: SessionFile, left: str | None, target: str | None) -> dict[str, Any] | None:
+async def summarize_abandoned_branch(
+    session: SessionFile, left: str | None, target: str | None
+) -> dict[str, Any] | None:
     """When moving from ``left`` to ``target``, summarise the entries of the branch left behind (from
     ``left`` up to the common ancestor) and append that as a ``branch_summary`` at ``target``.
     None when nothing is left behind."""

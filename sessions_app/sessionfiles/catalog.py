@@ -117,7 +117,9 @@ class Catalog:
         if not matches:
             raise UnknownSession(f"no session with id {session_id!r} under {self.root}")
         if len(matches) > 1:
-            raise AmbiguousId(f"{len(matches)} files hold session {session_id!r}: {', '.join(str(m.path) for m in matches)}")
+            raise AmbiguousId(
+                f"{len(matches)} files hold session {session_id!r}: {', '.join(str(m.path) for m in matches)}"
+            )
         self._located[session_id] = matches[0].path
         return matches[0].path
 
@@ -191,7 +193,9 @@ class Catalog:
         if not matches:
             raise UnknownSession(f"no session with id {id_or_prefix!r} under {self.root}")
         if len(matches) > 1:
-            raise AmbiguousId(f"{id_or_prefix!r} matches {len(matches)} sessions: {', '.join(m.id for m in matches[:5])}")
+            raise AmbiguousId(
+                f"{id_or_prefix!r} matches {len(matches)} sessions: {', '.join(m.id for m in matches[:5])}"
+            )
         return matches[0]
 
     def parent_of(self, info: SessionInfo, infos: list[SessionInfo] | None = None) -> SessionInfo | None:

@@ -190,9 +190,7 @@ def convert_to_llm(messages: Sequence[Message]) -> list[Message]:
         elif role == "branchSummary":
             converted.append(_user_text(BRANCH_PREFIX + str(message.get("summary")) + BRANCH_SUFFIX, timestamp))
         elif role == "compactionSummary":
-            converted.append(
-                _user_text(COMPACTION_PREFIX + str(message.get("summary")) + COMPACTION_SUFFIX, timestamp)
-            )
+            converted.append(_user_text(COMPACTION_PREFIX + str(message.get("summary")) + COMPACTION_SUFFIX, timestamp))
     return converted
 
 

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -41,7 +41,7 @@ def now_iso() -> str:
 
 def format_iso(ms: int) -> str:
     seconds, millis = divmod(ms, 1000)
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
 
 
 def iso_to_ms(value: Any) -> int | None:
@@ -53,7 +53,7 @@ def iso_to_ms(value: Any) -> int | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp() * 1000)
 
 
@@ -203,7 +203,8 @@ def branch_summary(
 
 def custom_message(custom_type: str, content: Any, display: bool, details: Any = None) -> Draft:
     return Draft(
-        "custom_message", {"customType": custom_type, "content": content, "display": display, **_present(details=details)}
+        "custom_message",
+        {"customType": custom_type, "content": content, "display": display, **_present(details=details)},
     )
 
 

@@ -40,9 +40,7 @@ def _new_path(folder: Path, header: dict[str, Any]) -> Path:
     return folder / E.session_file_name(header["timestamp"], header["id"])
 
 
-def create_session(
-    root: Path, cwd: str, *, name: str | None = None, fsync: bool = True
-) -> SessionFile:
+def create_session(root: Path, cwd: str, *, name: str | None = None, fsync: bool = True) -> SessionFile:
     """A new session for ``cwd`` under the sessions ``root``, in pi's ``--<encoded cwd>--`` folder."""
     header = _header(cwd, None)
     lines: list[dict[str, Any]] = [header]
@@ -53,9 +51,7 @@ def create_session(
     return SessionFile.open(path, fsync=fsync)
 
 
-def fork_session(
-    source: SessionFile, entry_id: str | None | _AtLeaf = AT_LEAF, *, fsync: bool = True
-) -> SessionFile:
+def fork_session(source: SessionFile, entry_id: str | _AtLeaf | None = AT_LEAF, *, fsync: bool = True) -> SessionFile:
     """Copy the branch ending at ``entry_id`` (default: the leaf) into a new file next to the source."""
     path = source.path_entries(entry_id)
     kept: list[dict[str, Any]] = []

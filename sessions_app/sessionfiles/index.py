@@ -250,7 +250,7 @@ class SessionIndex:
             self.leaf_id = entry_id
         if kind == "message":
             self.message_count += 1
-            if role == "user" or role == "assistant":
+            if role in {"user", "assistant"}:
                 self._note_activity(head.message.timestamp, timestamp)  # type: ignore[union-attr]
         self.by_id[entry_id] = row
         return row
@@ -266,7 +266,7 @@ class SessionIndex:
             return
         if is_harness_v4_header(value):
             raise UnsupportedFormat(
-                f"{self.source}: a pi harness JSONL v4 session (\"kind\":\"header\"); pitree reads format v3 only"
+                f'{self.source}: a pi harness JSONL v4 session ("kind":"header"); pitree reads format v3 only'
             )
         if not is_header(value):
             raise NotASession(f"{self.source}: not a pi session (line {lineno} is not a session header)")
@@ -352,7 +352,9 @@ class SessionIndex:
             for row in rows:
                 parent = parents[row]
                 if parent > row and self._is_ancestor(row, parent):
-                    self.reports.append((self.line_numbers[row], f"parent {ids[parent]} closes a cycle: shown as a root"))
+                    self.reports.append(
+                        (self.line_numbers[row], f"parent {ids[parent]} closes a cycle: shown as a root")
+                    )
                     parents[row] = NO_PARENT
         for row in rows:
             if types[row] == LEAF or row in shadowed:

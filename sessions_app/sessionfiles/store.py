@@ -205,16 +205,16 @@ class SessionFile:
     def entry(self, entry_id: str) -> dict[str, Any]:
         return self.entries([self.row_of(entry_id)])[0]
 
-    def path_rows(self, leaf_id: str | None | _AtLeaf = AT_LEAF) -> list[int]:
+    def path_rows(self, leaf_id: str | _AtLeaf | None = AT_LEAF) -> list[int]:
         """Rows from the root to ``leaf_id`` (default: the file's leaf; None: before the first entry)."""
         if isinstance(leaf_id, _AtLeaf):
             return tree_path(self.index, self.index.leaf_row)
         return tree_path(self.index, None if leaf_id is None else self.row_of(leaf_id))
 
-    def path_entries(self, leaf_id: str | None | _AtLeaf = AT_LEAF) -> list[dict[str, Any]]:
+    def path_entries(self, leaf_id: str | _AtLeaf | None = AT_LEAF) -> list[dict[str, Any]]:
         return self.entries(self.path_rows(leaf_id))
 
-    def context(self, leaf_id: str | None | _AtLeaf = AT_LEAF) -> SessionContext:
+    def context(self, leaf_id: str | _AtLeaf | None = AT_LEAF) -> SessionContext:
         """What the LLM sees at ``leaf_id`` (default: the file's leaf)."""
         return build_session_context(self.path_entries(leaf_id))
 
@@ -274,7 +274,7 @@ class SessionFile:
         return written
 
     def branch_summary(
-        self, target_id: str | None, summary: str, *, left_leaf: str | None | _AtLeaf = AT_LEAF, **extra: Any
+        self, target_id: str | None, summary: str, *, left_leaf: str | _AtLeaf | None = AT_LEAF, **extra: Any
     ) -> dict[str, Any]:
         """pi's ``branchWithSummary``: continue at ``target_id`` with a summary of the branch left behind.
 
@@ -298,12 +298,12 @@ class SessionFile:
             self.row_of(parent)
         return parent
 
-    def _append(
-        self, plan: Callable[[SessionIndex], tuple[Draft, str | None] | None]
-    ) -> dict[str, Any] | None:
+    def _append(self, plan: Callable[[SessionIndex], tuple[Draft, str | None] | None]) -> dict[str, Any] | None:
         """The one write path. ``plan`` runs under the lock, after catching up, and decides what to write."""
         if self.index.read_only:
-            raise ReadOnlySession(f"{self.path}: a version {self.index.version} session is read-only; fork it to continue")
+            raise ReadOnlySession(
+                f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
+            )
         with self._lock:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
             try:

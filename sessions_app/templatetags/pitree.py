@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from django import template
 from django.urls import NoReverseMatch, reverse
@@ -31,8 +31,8 @@ def markdown(text: str) -> SafeString:
 
 @register.filter
 def ago(epoch_ms: int) -> str:
-    """"3 minutes ago" for a time in epoch milliseconds."""
-    moment = datetime.fromtimestamp(epoch_ms / 1000, timezone.utc)
+    """ "3 minutes ago" for a time in epoch milliseconds."""
+    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC)
     return f"{timesince(moment).split(',')[0]} ago"
 
 

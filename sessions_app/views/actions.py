@@ -59,7 +59,10 @@ def new_session(request: HttpRequest) -> HttpResponse:
         return form_error(request, form)
     try:
         created = create_session(
-            catalog().root, form.cleaned_data["cwd"], name=form.cleaned_data["name"] or None, fsync=settings.PITREE_FSYNC
+            catalog().root,
+            form.cleaned_data["cwd"],
+            name=form.cleaned_data["name"] or None,
+            fsync=settings.PITREE_FSYNC,
         )
     except OSError as error:
         return form_error(request, f"The session file could not be created: {error.strerror}.", status=409)

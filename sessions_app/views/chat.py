@@ -70,7 +70,9 @@ async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     at = form.cleaned_data["at"] or session.leaf_id
-    written = await summaries.compact(session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None)
+    written = await summaries.compact(
+        session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None
+    )
     return await _moved(request, session, written["id"])
 
 

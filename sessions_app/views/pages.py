@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from ..assistants import get_assistant
 from ..display.entries import Block, EntryView, content_blocks
 from ..display.transcript import transcript_page
-from ..display.treepanel import run_rows, tree_rows
+from ..display.treepanel import FILTERS, run_rows, tree_rows
 from ..forms import MessageForm, NewSessionForm, TreeFilterForm
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import SessionInfo, session_info
@@ -93,7 +93,9 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
     selected). The default keeps the last two turns; the very first message has nothing before it."""
     users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
     default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
-    return [(e.id, " ".join(b.text for b in e.blocks if b.kind == "text")[:80], e.id == default) for e in reversed(users)]
+    return [
+        (e.id, " ".join(b.text for b in e.blocks if b.kind == "text")[:80], e.id == default) for e in reversed(users)
+    ]
 
 
 def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
@@ -143,7 +145,8 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     """One large content block (thinking, tool output, arguments) fetched when its fold is opened."""
     session = open_session(session_id)
     entry = session.entries([entry_row(session, entry_id)])[0]
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    found = entry.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
     if message.get("role") == "bashExecution":
         blocks = [Block("raw", text=str(message.get("output") or ""))]
     else:
@@ -182,7 +185,7 @@ def _tree_context(request: HttpRequest, session: SessionFile, **extra: Any) -> d
 def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
     """The whole tree as flat rows, filtered, with the tab's path highlighted."""
     session = open_session(session_id)
-    context = _tree_context(request, session, filters=TreeFilterForm.base_fields["filter"].choices)
+    context = _tree_context(request, session, filters=[(name, name) for name in FILTERS])
     context["rows"] = tree_rows(session, context["position_row"], context["mode"])
     return render(request, "sessions_app/partials/_tree.html", context)
 

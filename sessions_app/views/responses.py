@@ -55,7 +55,9 @@ def form_error(request: HttpRequest, form: Form | str, *, status: int = 422) -> 
     """A rejected write: nothing was written; say why where the user acted."""
     errors = [form] if isinstance(form, str) else [str(e) for errs in form.errors.values() for e in errs]
     if not is_htmx(request):
-        return render(request, "sessions_app/error.html", {"title": "Nothing was written", "errors": errors}, status=status)
+        return render(
+            request, "sessions_app/error.html", {"title": "Nothing was written", "errors": errors}, status=status
+        )
     response = render(request, "sessions_app/partials/_form_errors.html", {"errors": errors}, status=status)
     response["HX-Retarget"] = "#flash"
     response["HX-Reswap"] = "innerHTML"

@@ -100,7 +100,7 @@ def test_cancel_mid_reply_is_aborted_with_the_text_so_far() -> None:
 
 def test_breaking_out_of_the_loop_leaves_an_aborted_reply() -> None:
     stream = OfflineAssistant(delay=0).stream(CONVERSATION)
-    for chunk in stream:
+    for chunk in stream:  # noqa: B007 - the loop is left early on purpose
         break
     assert stream.done and stream.reply.text == chunk and stream.reply.stop_reason == "aborted"
 

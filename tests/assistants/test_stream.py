@@ -42,7 +42,7 @@ def test_reply_before_the_end_and_second_read_are_refused() -> None:
 
     stream = stream_of(produce)
     with pytest.raises(RuntimeError):
-        stream.reply
+        _ = stream.reply
     stream.collect()
     with pytest.raises(RuntimeError):
         list(stream)

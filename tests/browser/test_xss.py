@@ -25,7 +25,7 @@ def html_payload(tag: str) -> str:
         f"<script>window.__xss='{tag}';alert('{tag}')</script>"
         f"<svg onload=\"window.__xss='{tag}'\"></svg>"
         f"\"'><iframe src=\"javascript:top.__xss='{tag}'\"></iframe>"
-        f"<div hx-get=\"/\" hx-trigger=\"load\" hx-on::before-request=\"window.__xss='{tag}'\">hx</div>"
+        f'<div hx-get="/" hx-trigger="load" hx-on::before-request="window.__xss=\'{tag}\'">hx</div>'
     )
 
 
@@ -97,7 +97,7 @@ def _open_all_details(page) -> None:
         count = closed.count()
         if not count:
             break
-        for i in range(count):
+        for _i in range(count):
             page.locator("details:not([open]) > summary").first.evaluate("s => s.parentElement.open = true")
         page.wait_for_function("() => !document.querySelector('.htmx-request')")
         page.wait_for_timeout(150)
@@ -135,7 +135,9 @@ def test_message_text_stays_text(page, ui, sessions, assert_inert, record, serve
     assert_inert(page, "reloaded session page")
     user2 = seeded.entries()[-2]
     ui.open_tree_filter(page, "user")
-    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{user2['id']}']")).to_contain_text("<img src=x onerror=")
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{user2['id']}']")).to_contain_text(
+        "<img src=x onerror="
+    )
     assert_inert(page, "tree, user filter")
     ui.open_tree_filter(page, "all")
     assert_inert(page, "tree, all filter")
@@ -248,62 +250,185 @@ def test_workspace_of_a_new_session_stays_text(page, ui, sessions, assert_inert,
 def test_hand_written_entries_stay_text(page, ui, sessions, assert_inert, record, server):
     p = html_payload
     big = "x" * 5000
-    svg = base64.b64encode(b"<svg xmlns='http://www.w3.org/2000/svg' onload='top.__xss=1'><script>top.__xss=2</script></svg>").decode()
+    svg = base64.b64encode(
+        b"<svg xmlns='http://www.w3.org/2000/svg' onload='top.__xss=1'><script>top.__xss=2</script></svg>"
+    ).decode()
     html_b64 = base64.b64encode(b"<script>top.__xss='img-html'</script>").decode()
-    hostile_id = "\"><img src=x onerror=\"window.__xss='entry-id'\">"
+    hostile_id = '"><img src=x onerror="window.__xss=\'entry-id\'">'
     ts = "2026-03-02T09:00:{:02d}.000Z"
     chain: list[dict] = []
 
     def add(entry: dict, *, entry_id: str | None = None) -> str:
         entry_id = entry_id or f"e{len(chain):07x}"
         parent = chain[-1]["id"] if chain else None
-        chain.append({"type": entry.pop("type"), "id": entry_id, "parentId": parent, "timestamp": ts.format(len(chain) % 60), **entry})
+        chain.append(
+            {
+                "type": entry.pop("type"),
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": ts.format(len(chain) % 60),
+                **entry,
+            }
+        )
         return entry_id
 
-    first_user = add({"type": "message", "message": {"role": "user", "timestamp": 1, "content": [
-        {"type": "text", "text": p("user-text")},
-        {"type": "image", "mimeType": "data:text/html", "data": html_b64},
-        {"type": "image", "mimeType": "text/html", "data": html_b64},
-        {"type": "image", "mimeType": "image/svg+xml", "data": svg},
-        {"type": "image", "mimeType": "image/png\" onerror=\"window.__xss='mime'", "data": "iVBORw0KGgo="},
-        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=\" onerror=\"window.__xss='data'"},
-        {"type": p("block-type"), p("block-key"): p("block-value")},
-    ]}})
-    add({"type": "message", "message": {
-        "role": "assistant", "provider": p("provider"), "model": p("model"), "api": "x",
-        "stopReason": "error", "errorMessage": p("error-message"), "timestamp": 2,
-        "content": [
-            {"type": "text", "text": md_payload("assistant-md") + "\n\n" + p("assistant-html") + "\n\n[ok](https://example.org/)"},
-            {"type": "thinking", "thinking": p("thinking")},
-            {"type": "thinking", "thinking": p("thinking-big") + big},
-            {"type": "toolCall", "id": "c1", "name": p("tool-name"), "arguments": {p("arg-key"): p("arg-value")}},
-            {"type": "toolCall", "id": "c2", "name": "big", "arguments": {"a": p("arg-big") + big}},
-        ],
-    }})
-    add({"type": "message", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": p("tool-result-name"),
-                                         "isError": True, "timestamp": 3, "content": [{"type": "text", "text": p("tool-output")}]}})
-    add({"type": "message", "message": {"role": "toolResult", "toolCallId": "c2", "toolName": "big", "isError": False,
-                                         "timestamp": 4, "content": [{"type": "text", "text": p("tool-output-big") + big}]}})
-    add({"type": "message", "message": {"role": "bashExecution", "command": p("bash-command"), "output": p("bash-output"),
-                                         "exitCode": 1, "cancelled": False, "truncated": False, "timestamp": 5}})
-    add({"type": "message", "message": {"role": "bashExecution", "command": "cat big", "output": p("bash-big") + big,
-                                         "exitCode": 0, "cancelled": False, "truncated": False, "timestamp": 6}})
-    add({"type": "message", "message": {"role": "custom", "customType": p("custom-role-type"), "display": True,
-                                         "content": p("custom-role-content"), "timestamp": 7}})
-    add({"type": "message", "message": {"role": p("unknown-role"), "content": p("unknown-role-content"), "timestamp": 8}})
-    add({"type": "custom_message", "customType": p("custom-message-type"), "content": p("custom-message-content"), "display": True})
+    first_user = add(
+        {
+            "type": "message",
+            "message": {
+                "role": "user",
+                "timestamp": 1,
+                "content": [
+                    {"type": "text", "text": p("user-text")},
+                    {"type": "image", "mimeType": "data:text/html", "data": html_b64},
+                    {"type": "image", "mimeType": "text/html", "data": html_b64},
+                    {"type": "image", "mimeType": "image/svg+xml", "data": svg},
+                    {"type": "image", "mimeType": "image/png\" onerror=\"window.__xss='mime'", "data": "iVBORw0KGgo="},
+                    {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=\" onerror=\"window.__xss='data'"},
+                    {"type": p("block-type"), p("block-key"): p("block-value")},
+                ],
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "provider": p("provider"),
+                "model": p("model"),
+                "api": "x",
+                "stopReason": "error",
+                "errorMessage": p("error-message"),
+                "timestamp": 2,
+                "content": [
+                    {
+                        "type": "text",
+                        "text": md_payload("assistant-md")
+                        + "\n\n"
+                        + p("assistant-html")
+                        + "\n\n[ok](https://example.org/)",
+                    },
+                    {"type": "thinking", "thinking": p("thinking")},
+                    {"type": "thinking", "thinking": p("thinking-big") + big},
+                    {
+                        "type": "toolCall",
+                        "id": "c1",
+                        "name": p("tool-name"),
+                        "arguments": {p("arg-key"): p("arg-value")},
+                    },
+                    {"type": "toolCall", "id": "c2", "name": "big", "arguments": {"a": p("arg-big") + big}},
+                ],
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": p("tool-result-name"),
+                "isError": True,
+                "timestamp": 3,
+                "content": [{"type": "text", "text": p("tool-output")}],
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c2",
+                "toolName": "big",
+                "isError": False,
+                "timestamp": 4,
+                "content": [{"type": "text", "text": p("tool-output-big") + big}],
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "bashExecution",
+                "command": p("bash-command"),
+                "output": p("bash-output"),
+                "exitCode": 1,
+                "cancelled": False,
+                "truncated": False,
+                "timestamp": 5,
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "bashExecution",
+                "command": "cat big",
+                "output": p("bash-big") + big,
+                "exitCode": 0,
+                "cancelled": False,
+                "truncated": False,
+                "timestamp": 6,
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "custom",
+                "customType": p("custom-role-type"),
+                "display": True,
+                "content": p("custom-role-content"),
+                "timestamp": 7,
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {"role": p("unknown-role"), "content": p("unknown-role-content"), "timestamp": 8},
+        }
+    )
+    add(
+        {
+            "type": "custom_message",
+            "customType": p("custom-message-type"),
+            "content": p("custom-message-content"),
+            "display": True,
+        }
+    )
     add({"type": "custom", "customType": p("custom-state-type"), "data": {p("custom-key"): [p("custom-value")]}})
     add({"type": "model_change", "provider": p("mc-provider"), "modelId": p("mc-model")})
     add({"type": "thinking_level_change", "thinkingLevel": p("thinking-level")})
     add({"type": "context_edit", "targetId": first_user, "replacement": None, p("ce-key"): p("ce-value")})
-    add({"type": "branch_summary", "fromId": first_user, "summary": md_payload("branch-summary") + p("branch-summary-html")})
+    add(
+        {
+            "type": "branch_summary",
+            "fromId": first_user,
+            "summary": md_payload("branch-summary") + p("branch-summary-html"),
+        }
+    )
     add({"type": p("unknown-type"), p("unknown-key"): p("unknown-value"), "nested": {"k": [p("unknown-nested")]}})
     add({"type": "label", "targetId": first_user, "label": p("label")[:200]})
     kept = add({"type": "message", "message": {"role": "user", "content": "kept after compaction", "timestamp": 9}})
-    add({"type": "compaction", "summary": md_payload("compaction") + p("compaction-html"), "firstKeptEntryId": kept,
-         "tokensBefore": p("tokens")})
+    add(
+        {
+            "type": "compaction",
+            "summary": md_payload("compaction") + p("compaction-html"),
+            "firstKeptEntryId": kept,
+            "tokensBefore": p("tokens"),
+        }
+    )
     add({"type": "session_info", "name": p("session-name")})
-    add({"type": "message", "message": {"role": "user", "content": p("hostile-id-entry"), "timestamp": 10}}, entry_id=hostile_id)
+    add(
+        {"type": "message", "message": {"role": "user", "content": p("hostile-id-entry"), "timestamp": 10}},
+        entry_id=hostile_id,
+    )
 
     seeded = sessions.write_lines(chain, cwd="/w/" + p("header-cwd").replace("/", "∕"))
     response = page.goto(seeded.url)
@@ -320,13 +445,47 @@ def test_hand_written_entries_stay_text(page, ui, sessions, assert_inert, record
 
     # Open every fold (the compacted history, then the large blocks inside it): all of it is text.
     _open_all_details(page)
-    for visible in ("user-text", "block-type", "block-key", "block-value", "provider", "model", "error-message",
-                    "assistant-html", "thinking", "thinking-big", "tool-name", "arg-key", "arg-value", "arg-big",
-                    "tool-result-name", "tool-output", "tool-output-big", "bash-command", "bash-output", "bash-big",
-                    "custom-role-type", "custom-role-content", "unknown-role", "unknown-role-content",
-                    "custom-message-type", "custom-message-content", "custom-state-type", "custom-key", "custom-value",
-                    "mc-provider", "mc-model", "thinking-level", "branch-summary-html", "unknown-type", "unknown-key",
-                    "unknown-value", "unknown-nested", "compaction-html", "hostile-id-entry"):
+    for visible in (
+        "user-text",
+        "block-type",
+        "block-key",
+        "block-value",
+        "provider",
+        "model",
+        "error-message",
+        "assistant-html",
+        "thinking",
+        "thinking-big",
+        "tool-name",
+        "arg-key",
+        "arg-value",
+        "arg-big",
+        "tool-result-name",
+        "tool-output",
+        "tool-output-big",
+        "bash-command",
+        "bash-output",
+        "bash-big",
+        "custom-role-type",
+        "custom-role-content",
+        "unknown-role",
+        "unknown-role-content",
+        "custom-message-type",
+        "custom-message-content",
+        "custom-state-type",
+        "custom-key",
+        "custom-value",
+        "mc-provider",
+        "mc-model",
+        "thinking-level",
+        "branch-summary-html",
+        "unknown-type",
+        "unknown-key",
+        "unknown-value",
+        "unknown-nested",
+        "compaction-html",
+        "hostile-id-entry",
+    ):
         expect(main).to_contain_text(f"window.__xss='{visible}'")
     for md in ("assistant-md", "branch-summary", "compaction"):
         expect(main).to_contain_text(f"[click-{md}](javascript:window.__xss='{md}')")
@@ -348,7 +507,11 @@ def test_hand_written_entries_stay_text(page, ui, sessions, assert_inert, record
     ui.open(page, "/")
     assert_inert(page, "list with a hand-written session")
     for entry in chain:
-        raw = page.goto(f"/s/{seeded.id}/e/{entry['id']}/raw/") if re.fullmatch(r"[A-Za-z0-9._-]{1,64}", entry["id"]) else None
+        raw = (
+            page.goto(f"/s/{seeded.id}/e/{entry['id']}/raw/")
+            if re.fullmatch(r"[A-Za-z0-9._-]{1,64}", entry["id"])
+            else None
+        )
         if raw is not None:
             assert raw.status == 200 and raw.headers["content-type"].startswith("application/json")
             assert_inert(page, f"raw line of {entry['id']}")

@@ -61,6 +61,7 @@ def pitree_cli(sessions_dir: Path) -> Callable[..., subprocess.CompletedProcess[
         return subprocess.run(
             [sys.executable, str(REPO / "manage.py"), "pitree", *args],
             cwd=REPO,
+            check=False,
             env=env,
             capture_output=True,
             text=True,
@@ -108,8 +109,8 @@ def write_session(sessions_dir: Path) -> Callable[..., Path]:
         path = sessions_dir / name
         previous = None
         chunks = [_line(header or _header())]
-        for number, entry in enumerate(entries):
-            entry = dict(entry)
+        for number, given in enumerate(entries):
+            entry = dict(given)
             entry.setdefault("parentId", previous)
             entry.setdefault("timestamp", f"2026-03-02T09:{number // 60 % 60:02d}:{number % 60:02d}.000Z")
             chunks.append(_line(entry))

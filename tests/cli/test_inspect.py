@@ -101,7 +101,9 @@ def test_inspect_by_session_id_prefix(pitree, sample, expected) -> None:
 
 def test_inspect_header_without_version_or_parent(pitree, write_session) -> None:
     header = {"type": "session", "id": "abc", "timestamp": "2026-03-02T09:00:00.000Z", "cwd": "/x"}
-    path = write_session("v1.jsonl", [{"type": "message", "message": {"role": "user", "content": "hi"}, "id": "ignored"}], header=header)
+    path = write_session(
+        "v1.jsonl", [{"type": "message", "message": {"role": "user", "content": "hi"}, "id": "ignored"}], header=header
+    )
     got = _inspect(pitree, str(path))
     assert got["version"] == 1
     assert got["parentSession"] is None
@@ -160,7 +162,17 @@ def test_inspect_of_a_v2_file(pitree, write_session) -> None:
         "v2.jsonl",
         [
             {"type": "message", "id": "u1", "message": {"role": "user", "content": "hi", "timestamp": 1}},
-            {"type": "message", "id": "h1", "message": {"role": "hookMessage", "customType": "ext", "content": "note", "display": True, "timestamp": 2}},
+            {
+                "type": "message",
+                "id": "h1",
+                "message": {
+                    "role": "hookMessage",
+                    "customType": "ext",
+                    "content": "note",
+                    "display": True,
+                    "timestamp": 2,
+                },
+            },
         ],
         header=header,
     )

@@ -45,8 +45,16 @@ def test_ls_short_ids_tell_sessions_apart(pitree, sample) -> None:
 
 def test_ls_groups_sessions_of_different_workspaces(pitree, write_session) -> None:
     write_session("a.jsonl", [{"type": "message", "id": "a1", "message": {"role": "user", "content": "in a"}}])
-    header = {"type": "session", "version": 3, "id": "0197cccc-0000-7000-8000-000000000003", "timestamp": "2026-03-02T09:00:00.000Z", "cwd": "/work/other"}
-    write_session("b.jsonl", [{"type": "message", "id": "b1", "message": {"role": "user", "content": "in b"}}], header=header)
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "0197cccc-0000-7000-8000-000000000003",
+        "timestamp": "2026-03-02T09:00:00.000Z",
+        "cwd": "/work/other",
+    }
+    write_session(
+        "b.jsonl", [{"type": "message", "id": "b1", "message": {"role": "user", "content": "in b"}}], header=header
+    )
     text = pitree("ls")
     assert "/work/demo\n" in text and "/work/other\n" in text
     assert "1 msg " in text
@@ -126,15 +134,42 @@ RICH = [
     {
         "type": "message",
         "id": "r1",
-        "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "ENOENT"}], "isError": True, "timestamp": 3},
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "ENOENT"}],
+            "isError": True,
+            "timestamp": 3,
+        },
     },
     {
         "type": "message",
         "id": "b1",
-        "message": {"role": "bashExecution", "command": "make test", "output": "1 failed\n", "exitCode": 2, "cancelled": False, "truncated": False, "timestamp": 4},
+        "message": {
+            "role": "bashExecution",
+            "command": "make test",
+            "output": "1 failed\n",
+            "exitCode": 2,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": 4,
+        },
     },
-    {"type": "custom_message", "customType": "ext/reminder", "content": "Run the linter.", "display": True, "id": "cm1"},
-    {"type": "compaction", "id": "k1", "summary": "## Goal\nFix the bug.", "firstKeptEntryId": "b1", "tokensBefore": 1234},
+    {
+        "type": "custom_message",
+        "customType": "ext/reminder",
+        "content": "Run the linter.",
+        "display": True,
+        "id": "cm1",
+    },
+    {
+        "type": "compaction",
+        "id": "k1",
+        "summary": "## Goal\nFix the bug.",
+        "firstKeptEntryId": "b1",
+        "tokensBefore": 1234,
+    },
     {"type": "branch_summary", "id": "s1", "fromId": "zz", "summary": "Tried a rewrite first."},
     {"type": "label", "id": "l1", "targetId": "u1", "label": "start"},
     {"type": "custom", "customType": "ext/state", "data": {"n": 1}, "id": "c2"},
@@ -150,11 +185,13 @@ def test_show_renders_every_entry_kind(pitree, write_session) -> None:
     assert "thinking level → high" in text
     assert "[user] u1  2026-03-02 09:00:02  (label: start)\n  Fix the bug\n  please\n" in text
     assert "[assistant] a1" in text and "anthropic/claude-sonnet-4-5" in text
-    assert "  (thinking) Look at main.py\n  Reading it.\n  → read(path=\"main.py\", limit=5)\n" in text
+    assert '  (thinking) Look at main.py\n  Reading it.\n  → read(path="main.py", limit=5)\n' in text
     assert "[tool result] r1  2026-03-02 09:00:04  read · ERROR\n  ENOENT\n" in text
     assert "[bash] b1  2026-03-02 09:00:05  exit code 2\n  $ make test\n  1 failed\n" in text
     assert "[custom message] cm1  2026-03-02 09:00:06  ext/reminder\n  Run the linter.\n" in text
-    assert "[compaction] k1  2026-03-02 09:00:07  keeps from b1 · 1234 tokens before\n  ## Goal\n  Fix the bug.\n" in text
+    assert (
+        "[compaction] k1  2026-03-02 09:00:07  keeps from b1 · 1234 tokens before\n  ## Goal\n  Fix the bug.\n" in text
+    )
     assert "[branch summary] s1  2026-03-02 09:00:08  from zz\n  Tried a rewrite first.\n" in text
     assert "· l1  2026-03-02 09:00:09  label 'start' on u1" in text
     assert 'custom ext/state {"n":1}' in text
@@ -302,8 +339,12 @@ def test_tree_of_a_deep_branching_tree(pitree, write_session) -> None:
     previous = None
     for number in range(1500):
         main, side = f"m{number}", f"s{number}"
-        entries.append({"type": "message", "id": main, "parentId": previous, "message": {"role": "user", "content": "main"}})
-        entries.append({"type": "message", "id": side, "parentId": previous, "message": {"role": "user", "content": "side"}})
+        entries.append(
+            {"type": "message", "id": main, "parentId": previous, "message": {"role": "user", "content": "main"}}
+        )
+        entries.append(
+            {"type": "message", "id": side, "parentId": previous, "message": {"role": "user", "content": "side"}}
+        )
         previous = main
     lines = pitree("tree", str(write_session("wide.jsonl", entries))).splitlines()
     assert len(lines) == 3000

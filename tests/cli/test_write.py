@@ -96,7 +96,7 @@ def test_append_with_a_parent_starts_a_branch(pitree, sample) -> None:
 def test_append_uses_the_fsync_setting(pitree, sample, settings, monkeypatch) -> None:
     path = sample("01-linear")
     synced: list[int] = []
-    monkeypatch.setattr(store.os, "fdatasync", lambda fd: synced.append(fd))
+    monkeypatch.setattr(store.os, "fdatasync", synced.append)
     pitree("append", str(path), "--role", "user", "--text", "no sync")
     assert synced == []
     settings.PITREE_FSYNC = True
@@ -186,10 +186,23 @@ def test_fork_continues_a_read_only_v1_file(pitree, sample) -> None:
 def test_compact_with_tokens_before(pitree, sample) -> None:
     path = sample("01-linear")
     entry = _write(
-        pitree, path, "compact", str(path), "--keep-from", "c256703f", "--summary", "Listed endpoints.", "--tokens-before", "900"
+        pitree,
+        path,
+        "compact",
+        str(path),
+        "--keep-from",
+        "c256703f",
+        "--summary",
+        "Listed endpoints.",
+        "--tokens-before",
+        "900",
     )
     assert entry["type"] == "compaction"
-    assert (entry["firstKeptEntryId"], entry["tokensBefore"], entry["summary"]) == ("c256703f", 900, "Listed endpoints.")
+    assert (entry["firstKeptEntryId"], entry["tokensBefore"], entry["summary"]) == (
+        "c256703f",
+        900,
+        "Listed endpoints.",
+    )
     roles = [m["role"] for m in _inspect(pitree, path)["context"]["messages"]]
     assert roles == ["compactionSummary", "user", "assistant"]
 
@@ -232,7 +245,7 @@ def test_writes_to_a_v1_file_are_refused_with_a_fork_hint(pitree, sample, args) 
 
 
 @pytest.mark.parametrize(
-    "args, match",
+    ("args", "match"),
     [
         (("append", "{f}", "--role", "user", "--text", "hi", "--parent", "nope"), "nope"),
         (("append", "{f}", "--role", "user", "--text", "  "), "empty"),

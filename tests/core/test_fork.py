@@ -78,7 +78,7 @@ def test_fork_of_02_is_pis_fork_03(sample_copy: Any, samples_dir: Path, expected
     assert {**relabel, "id": pis["id"]} == pis
     assert list(relabel) == list(pis)
     assert len(fork.index) == 6 and fork.leaf_id == relabel["id"]
-    assert {t: l for t, (l, _) in fork.index.labels.items()} == {ids["branchSummary"]: "regex-approach"}
+    assert {t: text for t, (text, _) in fork.index.labels.items()} == {ids["branchSummary"]: "regex-approach"}
     assert source.path.read_bytes() == source_before
 
     # Two more turns, as pi's 03 has: the same tree shape, the same context.

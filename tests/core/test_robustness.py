@@ -77,9 +77,9 @@ KEYS = st.sampled_from(
 )
 MESSAGES = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "toolResult", "bashExecution", "custom", "system", "hookMessage"])},
-    optional={
-        k: VALUES for k in ("content", "timestamp", "provider", "model", "command", "output", "exitCode", "customType")
-    },
+    optional=dict.fromkeys(
+        ("content", "timestamp", "provider", "model", "command", "output", "exitCode", "customType"), VALUES
+    ),
 )
 ENTRIES = st.builds(
     lambda kind, entry_id, parent, extra, message: {

@@ -177,7 +177,7 @@ def test_labels_set_and_clear(chat: Any) -> None:
     assert "label" not in cleared_empty
     assert session.index.labels == {}
     session.set_label(ids["a1"], "kept")
-    assert {t: l for t, (l, _) in SessionFile(session.path).index.labels.items()} == {ids["a1"]: "kept"}
+    assert {t: text for t, (text, _) in SessionFile(session.path).index.labels.items()} == {ids["a1"]: "kept"}
 
 
 def test_rename_cleans_line_breaks_like_pi(chat: Any) -> None:

@@ -108,15 +108,12 @@ def open_in_pi(paths: list[Path], *, leaf_contexts: bool = False) -> list[dict[s
             timeout=TIMEOUT_SECONDS,
         )
     except subprocess.CalledProcessError as exc:
-        raise RuntimeError(
-            f"pi_open.mjs exited with {exc.returncode}: {exc.stderr.strip()}"
-        ) from exc
+        raise RuntimeError(f"pi_open.mjs exited with {exc.returncode}: {exc.stderr.strip()}") from exc
     # Split on "\n" only: JSON.stringify writes U+2028/U+0085 raw, and str.splitlines() splits there.
     results = [json.loads(line) for line in completed.stdout.split("\n") if line.strip()]
     if len(results) != len(paths):
         raise RuntimeError(
-            f"pi_open.mjs printed {len(results)} results for {len(paths)} files: "
-            f"{completed.stderr.strip()}"
+            f"pi_open.mjs printed {len(results)} results for {len(paths)} files: {completed.stderr.strip()}"
         )
     for result in results:
         if result.get("error") is None:

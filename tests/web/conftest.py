@@ -15,7 +15,6 @@ SAMPLE_DIR = "--home-alice-projects-todo-api--"
 EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
 
 
-
 @pytest.fixture(autouse=True)
 def _fresh_state(settings):
     """Replies come at once, and no test sees another test's cached files or listing."""

@@ -50,7 +50,13 @@ def test_label_set_and_clear(client, pi) -> None:
     url = f"/s/{pi.id(TREE)}/label/"
     response = client.post(url, {"entry": "e65e9e73", "label": "docstring <b>done</b>", "at": "750a4556"}, **HTMX)
     label = pi.lines(pi.path(TREE))[-1]
-    assert label == {**label, "type": "label", "targetId": "e65e9e73", "label": "docstring <b>done</b>", "parentId": "750a4556"}
+    assert label == {
+        **label,
+        "type": "label",
+        "targetId": "e65e9e73",
+        "label": "docstring <b>done</b>",
+        "parentId": "750a4556",
+    }
     html = response.content.decode()
     assert "docstring &lt;b&gt;done&lt;/b&gt;" in html and "<b>done</b>" not in html
     client.post(url, {"entry": "e65e9e73", "label": "", "at": label["id"]}, **HTMX)
@@ -70,14 +76,14 @@ def test_rename_cleans_the_name_like_pi(client, pi) -> None:
     info = pi.lines(pi.path(TREE))[-1]
     assert info["type"] == "session_info" and info["name"] == "New name"
     assert response.status_code == 204 and response["HX-Redirect"].endswith(f"/e/{info['id']}/")
-    assert "<h1 id=\"session-title\">New name</h1>" in client.get(f"/s/{pi.id(TREE)}/").content.decode()
+    assert '<h1 id="session-title">New name</h1>' in client.get(f"/s/{pi.id(TREE)}/").content.decode()
 
 
 def test_fork_opens_a_new_file_that_points_back(client, pi) -> None:
     response = client.post(f"/s/{pi.id(TREE)}/fork/", {"entry": "37bad775"}, **HTMX)
     new_url = response["HX-Redirect"]
     new_id = re.match(r"/s/([^/]+)/$", new_url).group(1)
-    forked = [p for p in pi.folder.iterdir() if new_id in p.name][0]
+    forked = next(p for p in pi.folder.iterdir() if new_id in p.name)
     header = pi.lines(forked)[0]
     assert header["parentSession"] == str(pi.path(TREE).absolute())
     assert [e["id"] for e in pi.lines(forked)[1:6]] == ["f87f9c1c", "2f760a8d", "07721729", "4b928ed4", "37bad775"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from django.test import Client
@@ -21,7 +22,11 @@ def test_send_appends_the_message_under_the_shown_entry_then_the_reply(client, p
     added = pi.lines(path)[len(pi.lines(path)) - 2 :]
     user, reply = added
     assert path.read_bytes().startswith(before)  # the file only grew
-    assert user["parentId"] == "358d8704" and user["message"] == {**user["message"], "role": "user", "content": "Hello there"}
+    assert user["parentId"] == "358d8704" and user["message"] == {
+        **user["message"],
+        "role": "user",
+        "content": "Hello there",
+    }
     assert reply["parentId"] == user["id"]
     message = reply["message"]
     assert message["role"] == "assistant" and message["stopReason"] == "stop"
@@ -45,7 +50,7 @@ def test_edit_and_resend_creates_a_sibling_branch_and_keeps_the_old_one(client, 
     client.post(session_url + "send/", {"text": "Add a PATCH endpoint instead.", "parent": "052b9a9c"}, **HTMX)
     session = pi.reopen(pi.path(LINEAR))
     siblings = session.index.children(session.row_of("052b9a9c"))
-    assert [session.index.ids[r] for r in siblings][0] == "c256703f" and len(siblings) == 2
+    assert next(session.index.ids[r] for r in siblings) == "c256703f" and len(siblings) == 2
     html = client.get(session_url).content.decode()
     assert "Add a PATCH endpoint instead." in html and "2/2" in html
     old = client.get(session_url + "e/358d8704/").content.decode()
@@ -96,7 +101,7 @@ def test_writes_need_the_csrf_token(pi) -> None:
     response = client.post(f"/s/{pi.id(LINEAR)}/send/", {"text": "hi", "parent": "358d8704"})
     assert response.status_code == 403 and pi.path(LINEAR).read_bytes() == before
     page = client.get(f"/s/{pi.id(LINEAR)}/").content.decode()
-    assert "hx-headers='{\"x-csrftoken\": \"" in page  # htmx sends the token with every request
+    assert 'hx-headers=\'{"x-csrftoken": "' in page  # htmx sends the token with every request
 
 
 def test_a_refused_backend_becomes_an_error_entry_and_the_message_stays(client, pi, settings) -> None:
@@ -113,9 +118,9 @@ def test_a_refused_backend_becomes_an_error_entry_and_the_message_stays(client, 
 class _FakeOpenAI(BaseHTTPRequestHandler):
     """Answers every chat completion with two streamed chunks and records what it was sent."""
 
-    received: list[dict] = []
+    received: ClassVar[list[dict]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.received.append(body)
         self.send_response(200)

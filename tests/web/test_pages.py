@@ -19,7 +19,7 @@ def test_list_groups_by_workspace_and_nests_forks(client, pi) -> None:
     parent = html.index(f'href="/s/{pi.id(TREE)}/"')
     fork = html.index(f'href="/s/{pi.id("03-fork-of-02")}/"')
     assert parent < fork
-    assert 'style="--depth: 1"' in html[parent:fork + 200]
+    assert 'style="--depth: 1"' in html[parent : fork + 200]
     assert "11 messages" in html and "regex-approach" in html  # counts and labels
 
 
@@ -112,7 +112,7 @@ def test_long_paths_are_paged_and_older_entries_load_on_request(client, sessions
 
 def test_compaction_folds_older_history_behind_a_card_that_opens(client, pi) -> None:
     page = client.get(f"/s/{pi.id('04-compaction')}/").content.decode()
-    html = page[page.index('<section id="transcript"'):]
+    html = page[page.index('<section id="transcript"') :]
     assert "History compacted" in html
     assert "Add pagination to GET /todos" in html  # first kept entry is shown
     assert "Set up the project layout" not in html  # folded
@@ -156,7 +156,16 @@ def test_large_blocks_load_lazily_and_raw_lines_are_served_as_stored(client, ses
     session = create_session(sessions_dir, "/w", fsync=False)
     big = "x" * 9000
     entry = session.append(
-        E.message({"role": "toolResult", "toolCallId": "t1", "toolName": "read", "content": [{"type": "text", "text": big}], "isError": False, "timestamp": 1})
+        E.message(
+            {
+                "role": "toolResult",
+                "toolCallId": "t1",
+                "toolName": "read",
+                "content": [{"type": "text", "text": big}],
+                "isError": False,
+                "timestamp": 1,
+            }
+        )
     )
     html = client.get(f"/s/{session.session_id}/").content.decode()
     assert big not in html and f"/e/{entry['id']}/block/0/" in html
@@ -173,7 +182,11 @@ def test_unknown_entry_types_are_shown_raw_and_content_html_is_escaped(client, s
 
     session = create_session(sessions_dir, "/w", fsync=False)
     session.append(E.Draft("telemetry<script>", {"payload": "<img src=x onerror=alert(1)>"}))
-    session.append(E.assistant_message("**bold** <script>alert(2)</script> [x](javascript:alert(3))", provider="p", model="m", api="a"))
+    session.append(
+        E.assistant_message(
+            "**bold** <script>alert(2)</script> [x](javascript:alert(3))", provider="p", model="m", api="a"
+        )
+    )
     html = client.get(f"/s/{session.session_id}/").content.decode()
     assert "telemetry&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<strong>bold</strong>" in html
@@ -185,13 +198,19 @@ def test_entries_with_unusual_ids_render_and_open(client, sessions_dir) -> None:
 
     session = create_session(sessions_dir, "/w", fsync=False)
     with open(session.path, "ab") as handle:  # ids another tool might write: any string is an id
-        handle.write(b'{"type":"message","id":"a b?#<x>","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"odd id","timestamp":1}}\n')
-        handle.write(b'{"type":"message","id":"with/slash","parentId":"a b?#<x>","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"slash id","timestamp":2}}\n')
+        handle.write(
+            b'{"type":"message","id":"a b?#<x>","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"odd id","timestamp":1}}\n'
+        )
+        handle.write(
+            b'{"type":"message","id":"with/slash","parentId":"a b?#<x>","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"slash id","timestamp":2}}\n'
+        )
     html = client.get(f"/s/{session.session_id}/").content.decode()
     assert "odd id" in html and "slash id" in html
     assert f'href="/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/"' in html
     assert client.get(f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/").status_code == 200
-    response = client.post(f"/s/{session.session_id}/navigate/", {"to": "with/slash", "mode": "exact"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        f"/s/{session.session_id}/navigate/", {"to": "with/slash", "mode": "exact"}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/"
 
 

@@ -29,5 +29,5 @@ def test_base_template_links_only_static_files_that_exist() -> None:
 
 
 def test_sessions_dir_fixture_points_settings_at_a_fresh_folder(sessions_dir) -> None:
-    assert settings.PITREE_SESSIONS_DIR == sessions_dir
+    assert sessions_dir == settings.PITREE_SESSIONS_DIR
     assert sessions_dir.is_dir() and not any(sessions_dir.iterdir())

@@ -72,7 +72,7 @@ class Command(BaseCommand):
         "List, read and append to pi session files. FILE is a .jsonl path, or a session id / unique id "
         "prefix in PITREE_SESSIONS_DIR. Write commands print only the new entry id (or file path)."
     )
-    requires_system_checks: list[str] = []
+    requires_system_checks: list[str] = []  # noqa: RUF012 - Django declares it as an instance attribute
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -84,12 +84,16 @@ class Command(BaseCommand):
         file_help = "a .jsonl path, or a session id / unique id prefix in PITREE_SESSIONS_DIR"
 
         p = sub.add_parser("ls", help="sessions by workspace, forks nested under their parent")
-        p.add_argument("--json", action="store_true", help="pi's SessionInfo fields per session, plus shortId and depth")
+        p.add_argument(
+            "--json", action="store_true", help="pi's SessionInfo fields per session, plus shortId and depth"
+        )
 
         p = sub.add_parser("show", help="transcript of the active path (or of the path to --leaf)")
         p.add_argument("file", metavar="FILE", help=file_help)
         p.add_argument("--leaf", metavar="ID", help="show the path to this entry instead of the file's leaf")
-        p.add_argument("--tail", metavar="N", type=_positive, help="only the last N entries of the path (cheap on huge files)")
+        p.add_argument(
+            "--tail", metavar="N", type=_positive, help="only the last N entries of the path (cheap on huge files)"
+        )
 
         p = sub.add_parser("tree", help="the whole tree, active path marked with *, the leaf with ← leaf")
         p.add_argument("file", metavar="FILE", help=file_help)
@@ -272,9 +276,7 @@ class Command(BaseCommand):
         fork = fork_session(session, AT_LEAF if target is None else target, fsync=self.fsync)
         self.out(str(fork.path))
 
-    def do_compact(
-        self, *, file: str, keep_from: str, summary: str, tokens_before: int | None, **_: Any
-    ) -> None:
+    def do_compact(self, *, file: str, keep_from: str, summary: str, tokens_before: int | None, **_: Any) -> None:
         session = self.open_writable(file)
         session.row_of(keep_from)
         if tokens_before is None:
