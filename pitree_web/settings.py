@@ -197,3 +197,9 @@ PITREE_OPENAI_TIMEOUT: float = env_float("PITREE_OPENAI_TIMEOUT", 60.0)
 
 # Seconds between the offline responder's chunks (it streams like a model would; 0 in tests).
 PITREE_OFFLINE_DELAY: float = env_float("PITREE_OFFLINE_DELAY", 0.04)
+
+# How open tabs learn that a session file grew: "auto" (inotify, except on network filesystems, where
+# another machine's writes are invisible to it) or "poll" (os.stat every 250 ms, anywhere).
+PITREE_WATCH: str = env_str("PITREE_WATCH", "auto").lower()
+if PITREE_WATCH not in {"auto", "poll"}:
+    raise ImproperlyConfigured(f"PITREE_WATCH={PITREE_WATCH!r}: expected 'auto' or 'poll'")

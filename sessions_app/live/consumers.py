@@ -1,45 +1,126 @@
-"""The websocket of a session page: joins the session's group and turns group events into htmx
-out-of-band swaps. For now the events are the chunks of a reply being written; entries themselves
-reach the page with the HTTP response that wrote them."""
+"""The websocket of a session page: one open tab, fed by this process's feed of the session's file.
+
+The tab says once, when its socket opens, which byte offset of the file its page reflects (its
+cursor); it then receives what it missed since, followed by everything new, in file order, each
+entry once. A dropped socket that comes back says its cursor again and so catches up exactly.
+
+A session that does not exist closes the socket with 4404 *after* accepting it: a refused handshake
+reaches the browser as 1006, which htmx's websocket extension retries forever, while it leaves 4xxx
+codes alone.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from pathlib import Path
 from typing import Any
 
+import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
-from django.utils.html import escape
 
-from ..services.lookup import open_session
-from .groups import session_group
+from ..services.lookup import catalog
+from ..sessionfiles.errors import SessionError
+from . import fragments
+from .feed import Batch, SessionFeed, feed_for
+
+NOT_FOUND = 4404
+BAD_REQUEST = 4400
+TRY_AGAIN_LATER = 1013  # the browser reconnects (and resumes from its cursor)
+MAX_QUEUED = 500  # messages waiting for a slow socket before it is closed to resume later
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
     """One open tab of one session."""
 
-    group: str = ""
-
     async def connect(self) -> None:
-        session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        try:
-            await sync_to_async(open_session, thread_sensitive=False)(session_id)
-        except Http404:
-            await self.close(code=4404)
-            return
-        self.group = session_group(session_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.feed: SessionFeed | None = None
+        self.outbox: asyncio.Queue[Batch | str] = asyncio.Queue()
+        self.sent = 0  # the byte offset this tab's content reflects
+        self.epoch = 0
+        self.pump: asyncio.Task[None] | None = None
+        self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         await self.accept()
-
-    async def disconnect(self, code: int) -> None:
-        if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        try:
+            self.path = await sync_to_async(_locate, thread_sensitive=False)(self.session_id)
+        except Http404:
+            await self.close(code=NOT_FOUND)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Tabs only listen; anything they send is ignored."""
+        """The tab's cursor, once; anything else is a client bug and closes the socket."""
+        cursor = _cursor(text_data)
+        if cursor is None or self.feed is not None or not hasattr(self, "path"):
+            await self.close(code=BAD_REQUEST)
+            return
+        self.feed = feed_for(self.path, self.session_id)
+        try:
+            backlog = await self.feed.join(self, cursor)
+        except (OSError, SessionError):
+            await self.close(code=NOT_FOUND)
+            return
+        self.sent = cursor
+        if backlog is not None:
+            self.epoch = backlog.epoch
+            await self._send_batch(backlog)
+        # After the pieces of replies in progress that ``join`` queued, and any batch that came meanwhile.
+        self.outbox.put_nowait(fragments.LIVE)
+        self.pump = asyncio.get_running_loop().create_task(self._pump())
 
-    async def reply_chunk(self, event: dict[str, Any]) -> None:
-        """Append a piece of a reply in progress to the tab that asked for it (others have no such element)."""
-        await self.send(
-            text_data=f'<span id="stream-{escape(event["stream"])}" hx-swap-oob="beforeend">{escape(event["text"])}</span>'
-        )
+    async def disconnect(self, code: int) -> None:
+        if self.pump is not None:
+            self.pump.cancel()
+        if self.feed is not None:
+            self.feed.leave(self)
+
+    # ------------------------------------------------------------------ what the feed calls
+
+    def deliver(self, item: Batch | str) -> None:
+        if self.outbox.qsize() >= MAX_QUEUED:
+            # The browser does not keep up: let it reconnect and resume from its cursor, rather than
+            # hold an ever longer queue in memory.
+            self.end(TRY_AGAIN_LATER)
+            return
+        self.outbox.put_nowait(item)
+
+    def end(self, code: int) -> None:
+        asyncio.get_running_loop().create_task(self.close(code=code))
+
+    # ------------------------------------------------------------------ sending, in order
+
+    async def _pump(self) -> None:
+        while True:
+            item = await self.outbox.get()
+            if isinstance(item, str):
+                await self.send(text_data=item)
+            else:
+                await self._send_batch(item)
+
+    async def _send_batch(self, batch: Batch) -> None:
+        if batch.epoch != self.epoch:
+            # The file was replaced: offsets start again, and this batch says so first.
+            self.epoch, self.sent = batch.epoch, 0
+        due = batch.after(self.sent)
+        if due is None:
+            return
+        await self.send(text_data=due.text())
+        if not due.resync:
+            self.sent = max(self.sent, due.end)
+
+
+def _locate(session_id: str) -> Path:
+    try:
+        return catalog().locate(session_id)
+    except SessionError:
+        raise Http404(session_id) from None
+
+
+def _cursor(text: str | None) -> int | None:
+    with contextlib.suppress(orjson.JSONDecodeError, TypeError):
+        message: Any = orjson.loads(text or "")
+        if isinstance(message, dict):
+            cursor = message.get("cursor")
+            if isinstance(cursor, int) and not isinstance(cursor, bool) and cursor >= 0:
+                return cursor
+    return None

@@ -72,12 +72,17 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
 
 
 def transcript_context(session: SessionFile, position: int | None, form: MessageForm | None = None) -> dict[str, Any]:
-    """The transcript partial's context: the newest page of the path and the composer."""
+    """The transcript partial's context: the newest page of the path and the composer.
+
+    ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
+    hands it to its websocket, which sends what was appended since (live/consumers.py)."""
     index = session.index
+    cursor = index.offset
     position_id = index.ids[position] if position is not None else None
     page = transcript_page(session, position)
     return {
         "session_id": session.session_id,
+        "cursor": cursor,
         "page": page,
         "keep_choices": _keep_choices(page.entries),
         "position": position_id,

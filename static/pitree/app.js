@@ -15,7 +15,8 @@
   // Forms outside the transcript (rename) were rendered for the position the page opened at: every
   // write names the position the tab stands on now.
   document.addEventListener("htmx:configRequest", (ev) => {
-    if ("at" in ev.detail.parameters && document.getElementById("transcript")) {
+    // (``parameters`` is a FormData proxy: ``"at" in parameters`` is always false.)
+    if (ev.detail.parameters.at !== undefined && document.getElementById("transcript")) {
       ev.detail.parameters.at = pitree.position();
     }
   });
