@@ -3,6 +3,8 @@ post gets a redirect to the permalink of where the tab now stands."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -46,9 +48,16 @@ def moved_to(
     response = render(
         request, "sessions_app/partials/_transcript.html", transcript_context(session, position, form), status=status
     )
-    response["HX-Push-Url"] = url
+    # A tab at the session's own URL follows the session: it keeps that URL while it stands where the
+    # file does, so a reload shows what others added since. Elsewhere the URL pins what the tab shows.
+    response["HX-Push-Url"] = "false" if _follows(request, session) and position_id == session.leaf_id else url
     response["HX-Trigger-After-Swap"] = MOVED_EVENT
     return response
+
+
+def _follows(request: HttpRequest, session: SessionFile) -> bool:
+    current = urlsplit(request.headers.get("HX-Current-URL", "")).path
+    return current == reverse("sessions:session", args=[session.session_id])
 
 
 def form_error(request: HttpRequest, form: Form | str, *, status: int = 422) -> HttpResponse:

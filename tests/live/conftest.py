@@ -61,11 +61,12 @@ class Sessions:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def copy(self, key: str) -> Path:
+    def copy(self, key: str, source: str | None = None) -> Path:
+        """Sample ``key`` under its original file name (its content from sample ``source`` if given)."""
         folder = self.root / WORKSPACE
         folder.mkdir(exist_ok=True)
         target = folder / EXPECTED[key]["originalFileName"]
-        shutil.copy(SAMPLES / f"{key}.jsonl", target)
+        shutil.copy(SAMPLES / f"{source or key}.jsonl", target)
         return target
 
     @staticmethod
@@ -75,6 +76,11 @@ class Sessions:
     @staticmethod
     def size(path: Path) -> int:
         return path.stat().st_size
+
+    @staticmethod
+    def last(path: Path) -> dict[str, Any]:
+        """The last line of the file, decoded."""
+        return dict(orjson.loads(path.read_bytes().splitlines()[-1]))
 
     @staticmethod
     def append(path: Path, text: str, parent: Any = AT_LEAF, role: str = "user") -> dict[str, Any]:
