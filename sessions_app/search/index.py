@@ -91,6 +91,7 @@ _QUERY = f"""SELECT f.session_id, f.path, e.entry_id, e.kind, e.timestamp,
     ORDER BY rank LIMIT ? OFFSET ?"""
 
 Row = tuple[str, str, str, str]  # entry id, kind, timestamp, text as indexed
+Stamp = tuple[int, int, int, int, int]  # a file's row id, then device, inode, size, mtime (ns) when read
 
 
 class SearchUnavailable(Exception):
@@ -163,7 +164,21 @@ class SearchIndex:
         if db is None:
             db = self._open()
             self._local.db = db
+            self._local.known = None
         return db
+
+    def _known(self, db: sqlite3.Connection) -> dict[str, Stamp]:
+        """Each indexed file's id and stamp. Kept between catch-ups while no other connection has
+        committed (``data_version`` tells), since this one updates it with its own writes."""
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        local = self._local
+        if local.known is None or local.data_version != version:
+            local.known = {
+                row[0]: row[1:] for row in db.execute("SELECT path, id, device, inode, size, mtime_ns FROM files")
+            }
+            local.data_version = version
+        known: dict[str, Stamp] = local.known
+        return known
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -202,7 +217,7 @@ class SearchIndex:
         report = CatchUp()
         try:
             db = self._db()
-            known = {row[0]: row[1:] for row in db.execute("SELECT path, id, device, inode, size, mtime_ns FROM files")}
+            known = self._known(db)
             listed: set[str] = set()
             for info in sessions:
                 path = str(info.path)
@@ -214,20 +229,26 @@ class SearchIndex:
                 seen = known.get(path)
                 if seen is None or seen[1:] != (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
                     with _writing(db):
-                        self._read_file(db, info, report)
-            gone = [row[0] for path, row in known.items() if path not in listed]
+                        now = self._read_file(db, info, report)
+                    if now is not None:
+                        known[path] = now
+            gone = [path for path in known if path not in listed]
             if gone:
                 with _writing(db):
-                    for file_id in gone:
-                        _forget(db, file_id)
+                    for path in gone:
+                        _forget(db, known[path][0])
+                for path in gone:
+                    del known[path]
                 report.files_dropped = len(gone)
         except sqlite3.Error as error:
+            self._local.known = None
             raise _unavailable(self.path, error) from error
         report.seconds = time.perf_counter() - started
         return report
 
-    def _read_file(self, db: sqlite3.Connection, info: SessionInfo, report: CatchUp) -> None:
-        """Index what ``info``'s file holds beyond what is indexed (inside the caller's transaction)."""
+    def _read_file(self, db: sqlite3.Connection, info: SessionInfo, report: CatchUp) -> Stamp | None:
+        """Index what ``info``'s file holds beyond what is indexed (inside the caller's transaction);
+        returns the file's id and stamp as now recorded, None when it was not read."""
         path = str(info.path)
         found = db.execute(
             "SELECT id, device, inode, size, mtime_ns, version, offset, prefix FROM files WHERE path = ?", (path,)
@@ -236,14 +257,14 @@ class SearchIndex:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
         except OSError:
-            return
+            return None
         with open(fd, "rb", buffering=0) as handle:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                return
+                return None
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             if known is not None and (known.device, known.inode, known.size, known.mtime_ns) == stamp:
-                return  # another writer caught up on it while this one waited for the lock
+                return None  # another writer caught up on it while this one waited for the lock
             start = known.offset if known is not None and _grew(known, info, st, fd) else 0
             if known is not None and start == 0:
                 db.execute("DELETE FROM entries WHERE file_id = ?", (known.id,))
@@ -261,6 +282,7 @@ class SearchIndex:
                 (*values, path),
             )
             file_id = cursor.lastrowid
+            assert file_id is not None
         else:
             db.execute(
                 "UPDATE files SET session_id = ?, device = ?, inode = ?, size = ?, mtime_ns = ?, version = ?,"
@@ -273,6 +295,7 @@ class SearchIndex:
         report.bytes_read += max(0, offset - start)
         report.entries += len(rows)
         report.read.append(path)
+        return (file_id, *stamp)
 
     # ------------------------------------------------------------------ querying
 

@@ -105,3 +105,16 @@ def test_processes_building_and_querying_at_once_agree_on_one_complete_index(fol
         hits, _ = index.search(f'"appended{n}"')  # quoted: not a prefix of appended1x
         assert len(hits) == 1, n
     index.close()
+
+
+def test_a_connection_notices_what_another_one_changed(folder, catalog, tmp_path) -> None:
+    folder.write("s", folder.user("remembered words"))
+    mine, other = SearchIndex(tmp_path / "i.sqlite3"), SearchIndex(tmp_path / "i.sqlite3")
+    sessions = catalog.sessions()
+    assert mine.catch_up(sessions).files_read == 1
+    assert other.catch_up([]).files_dropped == 1  # e.g. a process pointed at another folder
+    # The file did not change, but the index did: this connection must not trust what it remembers.
+    assert mine.catch_up(sessions).files_read == 1
+    assert len(mine.search("remembered")[0]) == 1
+    mine.close()
+    other.close()
