@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -135,7 +135,6 @@ class CatchUp:
     bytes_read: int = 0
     entries: int = 0
     seconds: float = 0.0
-    read: list[str] = field(default_factory=list)  # paths read, in order
 
 
 @dataclass(frozen=True)
@@ -294,7 +293,6 @@ class SearchIndex:
         report.files_read += 1
         report.bytes_read += max(0, offset - start)
         report.entries += len(rows)
-        report.read.append(path)
         return (file_id, *stamp)
 
     # ------------------------------------------------------------------ querying
