@@ -1,8 +1,9 @@
-"""The websocket of a session page: one open tab, fed by this process's feed of the session's file.
+"""The websockets of the pages: a session (``SessionConsumer``) and the session list
+(``SessionListConsumer``), each fed by this process's feed.
 
-The tab says once, when its socket opens, which byte offset of the file its page reflects (its
-cursor); it then receives what it missed since, followed by everything new, in file order, each
-entry once. A dropped socket that comes back says its cursor again and so catches up exactly.
+A session tab says once, when its socket opens, which byte offset of the file its page reflects (its
+cursor); it then receives what it missed since, followed by everything new, in file order, each entry
+once. A dropped socket that comes back says its cursor again and so catches up exactly.
 
 A session that does not exist closes the socket with 4404 *after* accepting it: a refused handshake
 reaches the browser as 1006, which htmx's websocket extension retries forever, while it leaves 4xxx
@@ -25,6 +26,7 @@ from ..services.lookup import catalog
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
+from .listfeed import ListFeed, list_feed
 
 NOT_FOUND = 4404
 BAD_REQUEST = 4400
@@ -32,17 +34,50 @@ TRY_AGAIN_LATER = 1013  # the browser reconnects (and resumes from its cursor)
 MAX_QUEUED = 500  # messages waiting for a slow socket before it is closed to resume later
 
 
-class SessionConsumer(AsyncWebsocketConsumer):
+class _Outbox(AsyncWebsocketConsumer):
+    """Messages from a feed, sent in the order they came, without ever blocking the feed."""
+
+    async def connect(self) -> None:
+        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.pump: asyncio.Task[None] | None = None
+        await self.accept()
+
+    def deliver(self, item: Any) -> None:
+        if self.outbox.qsize() >= MAX_QUEUED:
+            # The browser does not keep up: let it reconnect and catch up, rather than hold an ever
+            # longer queue in memory.
+            self.end(TRY_AGAIN_LATER)
+            return
+        self.outbox.put_nowait(item)
+
+    def end(self, code: int) -> None:
+        asyncio.get_running_loop().create_task(self.close(code=code))
+
+    def start_pump(self) -> None:
+        self.pump = asyncio.get_running_loop().create_task(self._pump())
+
+    async def _pump(self) -> None:
+        while True:
+            await self.send_item(await self.outbox.get())
+
+    async def send_item(self, item: Any) -> None:
+        await self.send(text_data=item)
+
+    async def disconnect(self, code: int) -> None:
+        if self.pump is not None:
+            self.pump.cancel()
+
+
+class SessionConsumer(_Outbox):
     """One open tab of one session."""
 
     async def connect(self) -> None:
         self.feed: SessionFeed | None = None
-        self.outbox: asyncio.Queue[Batch | str] = asyncio.Queue()
+        self.path: Path | None = None
         self.sent = 0  # the byte offset this tab's content reflects
         self.epoch = 0
-        self.pump: asyncio.Task[None] | None = None
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        await self.accept()
+        await super().connect()
         try:
             self.path = await sync_to_async(_locate, thread_sensitive=False)(self.session_id)
         except Http404:
@@ -50,8 +85,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """The tab's cursor, once; anything else is a client bug and closes the socket."""
-        cursor = _cursor(text_data)
-        if cursor is None or self.feed is not None or not hasattr(self, "path"):
+        cursor = _field(text_data, "cursor", int)
+        if cursor is None or cursor < 0 or self.feed is not None or self.path is None:
             await self.close(code=BAD_REQUEST)
             return
         self.feed = feed_for(self.path, self.session_id)
@@ -66,36 +101,18 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self._send_batch(backlog)
         # After the pieces of replies in progress that ``join`` queued, and any batch that came meanwhile.
         self.outbox.put_nowait(fragments.LIVE)
-        self.pump = asyncio.get_running_loop().create_task(self._pump())
+        self.start_pump()
 
     async def disconnect(self, code: int) -> None:
-        if self.pump is not None:
-            self.pump.cancel()
+        await super().disconnect(code)
         if self.feed is not None:
             self.feed.leave(self)
 
-    # ------------------------------------------------------------------ what the feed calls
-
-    def deliver(self, item: Batch | str) -> None:
-        if self.outbox.qsize() >= MAX_QUEUED:
-            # The browser does not keep up: let it reconnect and resume from its cursor, rather than
-            # hold an ever longer queue in memory.
-            self.end(TRY_AGAIN_LATER)
-            return
-        self.outbox.put_nowait(item)
-
-    def end(self, code: int) -> None:
-        asyncio.get_running_loop().create_task(self.close(code=code))
-
-    # ------------------------------------------------------------------ sending, in order
-
-    async def _pump(self) -> None:
-        while True:
-            item = await self.outbox.get()
-            if isinstance(item, str):
-                await self.send(text_data=item)
-            else:
-                await self._send_batch(item)
+    async def send_item(self, item: Batch | str) -> None:
+        if isinstance(item, str):
+            await self.send(text_data=item)
+        else:
+            await self._send_batch(item)
 
     async def _send_batch(self, batch: Batch) -> None:
         if batch.epoch != self.epoch:
@@ -109,6 +126,28 @@ class SessionConsumer(AsyncWebsocketConsumer):
             self.sent = max(self.sent, due.end)
 
 
+class SessionListConsumer(_Outbox):
+    """One open session list: ``{"q": search, "resume": bool}`` once, then ``{"t": "live"}`` and listings
+    as the folder changes."""
+
+    feed: ListFeed | None = None
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        query = _field(text_data, "q", str)
+        if query is None or self.feed is not None:
+            await self.close(code=BAD_REQUEST)
+            return
+        self.feed = list_feed()
+        await self.feed.join(self, query.strip(), send_now=_field(text_data, "resume", bool) is True)
+        self.outbox.put_nowait(fragments.LIVE)
+        self.start_pump()
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        if self.feed is not None:
+            self.feed.leave(self)
+
+
 def _locate(session_id: str) -> Path:
     try:
         return catalog().locate(session_id)
@@ -116,11 +155,12 @@ def _locate(session_id: str) -> Path:
         raise Http404(session_id) from None
 
 
-def _cursor(text: str | None) -> int | None:
+def _field(text: str | None, name: str, kind: type) -> Any:
+    """``name`` of a JSON object message when it has type ``kind`` (booleans are not integers here)."""
     with contextlib.suppress(orjson.JSONDecodeError, TypeError):
         message: Any = orjson.loads(text or "")
         if isinstance(message, dict):
-            cursor = message.get("cursor")
-            if isinstance(cursor, int) and not isinstance(cursor, bool) and cursor >= 0:
-                return cursor
+            value = message.get(name)
+            if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+                return value
     return None

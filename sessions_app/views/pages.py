@@ -24,25 +24,23 @@ from ..sessionfiles.store import SessionFile
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``."""
+    query = request.GET.get("q", "").strip()
+    context = list_context(query)
+    context["new_form"] = NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD})
+    return render(request, "sessions_app/list.html", context)
+
+
+def list_context(query: str) -> dict[str, Any]:
+    """The listing partial's context (the page's, and the push's when the folder changes)."""
     cat = catalog()
     infos = cat.sessions()
-    query = request.GET.get("q", "").strip()
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
     for info, depth in cat.forest(infos):
         groups.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
-    return render(
-        request,
-        "sessions_app/list.html",
-        {
-            "groups": sorted(groups.items()),
-            "query": query,
-            "problems": sorted(cat.problems.items()),
-            "new_form": NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD}),
-        },
-    )
+    return {"groups": sorted(groups.items()), "query": query, "problems": sorted(cat.problems.items())}
 
 
 @require_GET

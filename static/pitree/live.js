@@ -51,14 +51,14 @@
 
   // ---- the socket ---------------------------------------------------------------------------------
   document.addEventListener("htmx:wsOpen", (ev) => {
-    if (!live()) return;
+    if (ev.target !== live()) return;
     state.socket = ev.detail.socketWrapper;
     live().dataset.live = "open";
     ev.detail.socketWrapper.send(JSON.stringify({ cursor: state.cursor }));
   });
 
   document.addEventListener("htmx:wsClose", (ev) => {
-    if (!live()) return;
+    if (ev.target !== live()) return;
     const code = ev.detail.event.code;
     if (code >= 4000) {
       // The extension does not retry 4xxx closes; say why the page stopped following.
@@ -70,7 +70,7 @@
   });
 
   document.addEventListener("htmx:wsBeforeMessage", (ev) => {
-    if (!live()) return;
+    if (ev.target !== live()) return;
     ev.preventDefault(); // applied below, never swapped by htmx
     let message;
     try {
@@ -361,6 +361,36 @@
     note.textContent = text;
     box.replaceChildren(note);
   }
+
+  // ---- the session list ---------------------------------------------------------------------------
+  // The server sends the whole listing when the sessions folder changed (and, after a reconnect, at
+  // once: changes may have been missed meanwhile).
+  let listOpened = false;
+  document.addEventListener("htmx:wsOpen", (ev) => {
+    const groups = document.getElementById("session-groups");
+    if (ev.target !== groups) return;
+    ev.detail.socketWrapper.send(JSON.stringify({ q: groups.dataset.query || "", resume: listOpened }));
+    listOpened = true;
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", (ev) => {
+    const groups = document.getElementById("session-groups");
+    if (ev.target !== groups) return;
+    ev.preventDefault();
+    let message;
+    try {
+      message = JSON.parse(ev.detail.message);
+    } catch (error) {
+      return;
+    }
+    if (message.t === "live") groups.dataset.live = "live";
+    if (message.t !== "list") return;
+    const template = document.createElement("template");
+    template.innerHTML = message.html;
+    const fresh = Array.from(template.content.children);
+    groups.replaceChildren(template.content);
+    fresh.forEach((el) => htmx.process(el));
+  });
 
   // The cursor of the page as it was loaded. This script is deferred: it runs once the document is
   // parsed, before htmx opens the socket (on DOMContentLoaded).

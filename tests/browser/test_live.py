@@ -186,3 +186,20 @@ def test_a_reader_scrolled_up_gets_a_marker_instead_of_a_jump(page, ui, sessions
     expect(page.locator(f"#entry-{other}")).to_be_in_viewport()
     expect(marker).to_be_hidden()
     assert not record.errors
+
+
+def test_the_session_list_shows_new_sessions_and_renames(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, "/")
+    page.wait_for_function("() => document.getElementById('session-groups').dataset.live === 'live'")
+    env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
+    run = {"cwd": REPO, "env": env, "check": True, "capture_output": True, "text": True}
+    made = subprocess.run(
+        [sys.executable, "manage.py", "pitree", "new", "--cwd", "/home/bob/live", "--name", "Made by the CLI"], **run
+    )
+    assert Path(made.stdout.strip()).is_file()
+    expect(page.locator("#session-groups")).to_contain_text("Made by the CLI")
+    expect(page.locator("#session-groups code", has_text="/home/bob/live")).to_be_visible()
+    subprocess.run([sys.executable, "manage.py", "pitree", "rename", str(seeded.path), "Renamed live"], **run)
+    expect(page.locator(f"#session-groups a[href='{seeded.url}']")).to_have_text("Renamed live")
+    _no_console_errors(record)
