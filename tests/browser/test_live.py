@@ -26,18 +26,18 @@ def _open(ui: Any, page: Any, path: str) -> None:
     _live(page)
 
 
-def _cli_append(server: Any, seeded: Any, text: str, *extra: str) -> str:
-    """``manage.py pitree append`` in a process of its own; returns the new entry's id."""
+def _manage(server: Any, *args: str) -> str:
+    """``manage.py pitree ARGS`` in a process of its own, on the server's sessions folder; its output."""
     env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
     done = subprocess.run(
-        [sys.executable, "manage.py", "pitree", "append", str(seeded.path), "--role", "user", "--text", text, *extra],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+        [sys.executable, "manage.py", "pitree", *args], cwd=REPO, env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
+
+
+def _cli_append(server: Any, seeded: Any, text: str, *extra: str) -> str:
+    """``manage.py pitree append``; returns the new entry's id."""
+    return _manage(server, "append", str(seeded.path), "--role", "user", "--text", text, *extra)
 
 
 def _no_console_errors(record: Any) -> None:
@@ -125,14 +125,7 @@ def test_changes_elsewhere_update_counts_and_labels_without_moving_the_tab(new_p
     assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"
     expect(page.locator(f"#tree-panel button.tree__node[data-entry='{sibling}']")).to_be_visible()
 
-    env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
-    subprocess.run(
-        [sys.executable, "manage.py", "pitree", "label", str(seeded.path), "97690895", "from-cli"],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    _manage(server, "label", str(seeded.path), "97690895", "from-cli")
     expect(page.locator("#entry-97690895 > .entry__head > .tag")).to_have_text("from-cli")
     assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"
     _no_console_errors(record)
@@ -192,14 +185,10 @@ def test_the_session_list_shows_new_sessions_and_renames(page, ui, sessions, ser
     seeded = sessions.seed("01-linear")
     ui.open(page, "/")
     page.wait_for_function("() => document.getElementById('session-groups').dataset.live === 'live'")
-    env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
-    run = {"cwd": REPO, "env": env, "check": True, "capture_output": True, "text": True}
-    made = subprocess.run(
-        [sys.executable, "manage.py", "pitree", "new", "--cwd", "/home/bob/live", "--name", "Made by the CLI"], **run
-    )
-    assert Path(made.stdout.strip()).is_file()
+    made = _manage(server, "new", "--cwd", "/home/bob/live", "--name", "Made by the CLI")
+    assert Path(made).is_file()
     expect(page.locator("#session-groups")).to_contain_text("Made by the CLI")
     expect(page.locator("#session-groups code", has_text="/home/bob/live")).to_be_visible()
-    subprocess.run([sys.executable, "manage.py", "pitree", "rename", str(seeded.path), "Renamed live"], **run)
+    _manage(server, "rename", str(seeded.path), "Renamed live")
     expect(page.locator(f"#session-groups a[href='{seeded.url}']")).to_have_text("Renamed live")
     _no_console_errors(record)
