@@ -164,7 +164,9 @@ if _redis_url:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [_redis_url]},
+            # redis-py 8 gives up on a read after 5 s by default, just when channels_redis's 5 s blocking
+            # pop returns: an idle listener would fail with "Timeout reading". Wait longer than the pop.
+            "CONFIG": {"hosts": [{"address": _redis_url, "socket_timeout": 30}]},
         }
     }
 else:

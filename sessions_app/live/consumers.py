@@ -37,9 +37,15 @@ MAX_QUEUED = 500  # messages waiting for a slow socket before it is closed to re
 class _Outbox(AsyncWebsocketConsumer):
     """Messages from a feed, sent in the order they came, without ever blocking the feed."""
 
+    # A tab receives everything from its feed, nothing from a channel of its own: naming a layer that
+    # is not configured gives the socket none (one Redis listener fewer per open tab).
+    channel_layer_alias = "pitree-no-layer"
+
+    outbox: asyncio.Queue[Any]
+    pump: asyncio.Task[None] | None = None
+
     async def connect(self) -> None:
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.pump: asyncio.Task[None] | None = None
+        self.outbox = asyncio.Queue()
         await self.accept()
 
     def deliver(self, item: Any) -> None:
@@ -63,17 +69,29 @@ class _Outbox(AsyncWebsocketConsumer):
     async def send_item(self, item: Any) -> None:
         await self.send(text_data=item)
 
-    async def disconnect(self, code: int) -> None:
-        if self.pump is not None:
-            self.pump.cancel()
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """The socket's whole life. Whether it closes or the server stops (daphne cancels every
+        connection on SIGTERM and waits for them), the tasks it started end before it does: a task left
+        pending at exit is destroyed during interpreter shutdown, which has crashed CPython here."""
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.pump is not None:
+                self.pump.cancel()
+                await asyncio.gather(self.pump, return_exceptions=True)
+            await self.leave()
+
+    async def leave(self) -> None:
+        """Leave the feed this socket joined, if any."""
 
 
 class SessionConsumer(_Outbox):
     """One open tab of one session."""
 
+    feed: SessionFeed | None = None
+    path: Path | None = None
+
     async def connect(self) -> None:
-        self.feed: SessionFeed | None = None
-        self.path: Path | None = None
         self.sent = 0  # the byte offset this tab's content reflects
         self.epoch = 0
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
@@ -103,10 +121,10 @@ class SessionConsumer(_Outbox):
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
-    async def disconnect(self, code: int) -> None:
-        await super().disconnect(code)
+    async def leave(self) -> None:
         if self.feed is not None:
-            self.feed.leave(self)
+            feed, self.feed = self.feed, None
+            await feed.leave(self)
 
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
@@ -122,8 +140,8 @@ class SessionConsumer(_Outbox):
         if due is None:
             return
         await self.send(text_data=due.text())
-        if not due.resync:
-            self.sent = max(self.sent, due.end)
+        # After a resync the tab fetches a page at least this far along, and skips what it has.
+        self.sent = due.end if due.resync else max(self.sent, due.end)
 
 
 class SessionListConsumer(_Outbox):
@@ -142,10 +160,10 @@ class SessionListConsumer(_Outbox):
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
-    async def disconnect(self, code: int) -> None:
-        await super().disconnect(code)
+    async def leave(self) -> None:
         if self.feed is not None:
-            self.feed.leave(self)
+            feed, self.feed = self.feed, None
+            await feed.leave(self)
 
 
 def _locate(session_id: str) -> Path:

@@ -103,10 +103,10 @@ class SessionFeed:
         finally:
             self._joining -= 1
 
-    def leave(self, tab: Tab) -> None:
+    async def leave(self, tab: Tab) -> None:
         self.tabs.discard(tab)
         if not self.tabs and not self._joining:
-            self._stop()
+            await self._stop()
 
     def _broadcast(self, item: Batch | str) -> None:
         for tab in list(self.tabs):
@@ -159,7 +159,7 @@ class SessionFeed:
         if session.index is not index:  # replaced or rewritten: loaded again from scratch
             self._epoch += 1
             self._offset = session.index.offset
-            return fragments.resync(self._epoch)
+            return fragments.resync(self._epoch, self._offset)
         start, end = self._offset, session.index.offset
         if end == start and not rows:
             return None
@@ -169,7 +169,7 @@ class SessionFeed:
         if unusual or len(rows) > MAX_PATCH_ROWS:
             # Duplicate ids, parents that come later, orphans finding their parent: earlier entries
             # changed place, which a patch cannot express. Rare (pi and pitree never write such files).
-            return fragments.resync(self._epoch)
+            return fragments.resync(self._epoch, end)
         return fragments.render_batch(session, rows, start, end, self._epoch)
 
     def _backlog(self, cursor: int) -> Batch | None:
@@ -178,10 +178,10 @@ class SessionFeed:
         index = session.index
         if cursor >= self._offset:
             # Nothing missed; a cursor beyond what the file holds comes from another version of the file.
-            return fragments.resync(self._epoch) if cursor > self._offset else None
+            return fragments.resync(self._epoch, self._offset) if cursor > self._offset else None
         rows = list(range(bisect.bisect_left(index.offsets, cursor), len(index)))
         if len(rows) > MAX_PATCH_ROWS:
-            return fragments.resync(self._epoch)
+            return fragments.resync(self._epoch, self._offset)
         return fragments.render_batch(session, rows, cursor, self._offset, self._epoch)
 
     # ------------------------------------------------------------------ replies being written
@@ -247,13 +247,15 @@ class SessionFeed:
         else:
             self.replies.pop(reply, None)
 
-    def _stop(self) -> None:
-        for task in self._tasks:
+    async def _stop(self) -> None:
+        """Stop watching (the last tab left); returns once the feed's tasks have ended."""
+        _forget(self)
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
-        self._tasks = []
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()
-        _forget(self)
 
 
 # --------------------------------------------------------------------------------- the registry

@@ -155,8 +155,9 @@ def render_batch(session: SessionFile, rows: list[int], start: int, end: int, ep
     return batch
 
 
-def resync(epoch: int) -> Batch:
-    return Batch(epoch=epoch, start=0, end=0, resync=True)
+def resync(epoch: int, offset: int) -> Batch:
+    """Fetch the page again; ``offset`` is how far the feed had read (what follows will come as batches)."""
+    return Batch(epoch=epoch, start=offset, end=offset, resync=True)
 
 
 def reply_message(reply: str, parent: str | None, text: str, session_id: str) -> str:

@@ -43,12 +43,13 @@ class ListFeed:
         if send_now:
             tab.deliver(await asyncio.to_thread(render_listing, query))
 
-    def leave(self, tab: ListTab) -> None:
+    async def leave(self, tab: ListTab) -> None:
         self.tabs.pop(tab, None)
         if not self.tabs and self._task is not None:
-            self._task.cancel()
-            self._task = None
             _forget(self)
+            task, self._task = self._task, None
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def _follow(self, watch: Watch) -> None:
         try:

@@ -86,7 +86,7 @@ class _PollWatch(Watch):
     async def wait(self) -> None:
         while True:
             await asyncio.sleep(POLL_INTERVAL)
-            current = await asyncio.to_thread(self._signature)
+            current = self._signature()  # a few stat calls: cheaper than a hop to a thread
             if current != self._last:
                 self._last = current
                 return

@@ -96,6 +96,9 @@ async def test_a_cursor_beyond_the_file_asks_for_a_fresh_page(open_tab, sessions
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path) + 100)
     assert tab.received == [{"t": "resync", "epoch": 0}, {"t": "live"}]
+    # The tab fetches the page again; what is appended after that still reaches it.
+    new = sessions.append(path, "after the resync")
+    assert [e["id"] for e in (await tab.next())["entries"]] == [new["id"]]
 
 
 async def test_a_long_absence_asks_for_a_fresh_page_instead_of_hundreds_of_patches(open_tab, sessions) -> None:
