@@ -18,6 +18,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from sessions_app.live import shutdown  # noqa: E402
 from sessions_app.live.routing import websocket_urlpatterns  # noqa: E402
 
 http_app = django_asgi_app
@@ -26,6 +27,8 @@ if settings.DEBUG:
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     http_app = ASGIStaticFilesHandler(django_asgi_app)
+
+shutdown.install()
 
 application = ProtocolTypeRouter(
     {
