@@ -1,9 +1,4 @@
-"""Who writes the assistant's replies: the offline responder or an OpenAI-compatible server::
-
-    reply = get_assistant().reply(convert_to_llm(context.messages))
-    async for delta in reply: ...      # cancelling this task stops the reply
-    session.append(reply.draft())      # exactly one assistant entry, errors included
-
+"""Who writes the assistant's replies: the offline responder or an OpenAI-compatible server.
 (Selection lives here: a ``select.py`` next to scripts would shadow the standard library's module.)
 """
 

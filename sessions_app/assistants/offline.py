@@ -16,7 +16,7 @@ from typing import Any
 from sessions_app.sessionfiles.context import COMPACTION_PREFIX, Message, estimate_tokens
 from sessions_app.sessionfiles.entries import content_text
 
-from .base import Assistant, AssistantError, Deltas, Finish, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish, clip, make_usage
 
 DEFAULT_DELAY = 0.04  # seconds between chunks: visible streaming, still quick
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
@@ -97,7 +97,8 @@ def compose_summary(messages: list[Message], instructions: str | None = None) ->
         "",
         counts + (f", {_count(tools, 'tool result')}." if tools else "."),
     ]
-    lines += ["", "### User messages", ""] + [f"- {_clip(t.splitlines()[0], 120) if t else '(no text)'}" for t in asked]
+    lines += ["", "### User messages", ""]
+    lines += [f"- {clip(t.splitlines()[0], 120) if t else '(no text)'}" for t in asked] or ["- (none)"]
     if instructions and instructions.strip():
         lines += ["", "### Requested focus", "", instructions.strip()]
     return "\n".join(lines)
@@ -105,13 +106,9 @@ def compose_summary(messages: list[Message], instructions: str | None = None) ->
 
 def _quote(text: str, most: int = 5) -> list[str]:
     source = text.strip().splitlines()
-    quoted = [f"> {_clip(line, 200)}".rstrip() for line in source[:most]]
+    quoted = [f"> {clip(line, 200)}".rstrip() for line in source[:most]]
     return quoted + ([f"> … ({len(source) - most} more lines)"] if len(source) > most else [])
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"

@@ -23,7 +23,7 @@ from openai.types.chat import ChatCompletion
 
 from sessions_app.sessionfiles.context import Message
 
-from .base import Assistant, AssistantError, Deltas, Finish, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish, clip, make_usage
 
 MODELS_TTL = 30.0  # seconds a model list is reused: a picker opened twice should not ask twice
 _models_cache: dict[tuple[str, str], tuple[float, list[str]]] = {}
@@ -116,7 +116,7 @@ class OpenAICompatAssistant(Assistant):
             raise AssistantError(self._explain(error, self.endpoint)) from None
         except ValueError as error:  # a data line that is not JSON, or JSON not shaped like a chunk
             raise AssistantError(
-                f"Malformed stream from {self.endpoint}: {_clip(getattr(error, 'doc', str(error)))}"
+                f"Malformed stream from {self.endpoint}: {clip(getattr(error, 'doc', str(error)), 1000)}"
             ) from None
         if finish_reason is None:
             raise AssistantError(f"Connection closed by {self.endpoint} before the reply was complete")
@@ -162,7 +162,7 @@ def _message(body: object) -> str:
     unwraps ``error``), Ollama and llama.cpp ``{error: "…"}``, FastAPI ``{detail}``, or plain text."""
     while isinstance(body, Mapping):
         body = next((body[key] for key in ("error", "message", "msg", "detail") if body.get(key)), "")
-    return _clip(body.strip() if isinstance(body, str) else json.dumps(body, ensure_ascii=False) if body else "")
+    return clip(body.strip() if isinstance(body, str) else json.dumps(body, ensure_ascii=False) if body else "", 1000)
 
 
 def _causes(error: BaseException | None) -> Iterator[BaseException]:
@@ -172,10 +172,6 @@ def _causes(error: BaseException | None) -> Iterator[BaseException]:
             return
         yield error
         error = error.__cause__ or error.__context__
-
-
-def _clip(text: str, width: int = 1000) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -228,7 +224,7 @@ def transcript(messages: Sequence[Message]) -> str:
         role, text, images = _readable(message)
         if message.get("role") == "toolResult":
             result = text.partition("\n")[2]  # the text after the "[Tool result from …]" line
-            lines.append(f"Tool result from {message.get('toolName')}: {_clip(result, 2000)}")
+            lines.append(f"Tool result from {message.get('toolName')}: {clip(result, 2000)}")
         elif role == "user" or (role == "assistant" and text):
             lines.append(f"{role.capitalize()}: {text}" + " [image]" * len(images))
     return "\n\n".join(lines)

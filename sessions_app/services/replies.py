@@ -90,12 +90,14 @@ class RunningReply:
         try:
             await asyncio.wait([self._stream])  # however it ends: complete, failed or stopped
             helpers[0].cancel()
-            await self._send(layer, self._progress())  # the final text
+            await asyncio.wait(helpers[:1])  # so that no older progress can follow the final one
+            await self._send(layer, self._progress())
             entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id)
             return entry
         finally:
             for helper in helpers:
                 helper.cancel()
+            await asyncio.wait(helpers)  # the listener leaves the replies group before the loop may end
             _running.pop(self.id, None)
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
