@@ -24,6 +24,7 @@ urlpatterns = [
     path("s/<sid:session_id>/e/<eid:entry_id>/raw/", pages.entry_raw, name="raw"),
     path("s/<sid:session_id>/send/", chat.send, name="send"),
     path("s/<sid:session_id>/regenerate/", chat.regenerate, name="regenerate"),
+    path("s/<sid:session_id>/stop/", chat.stop, name="stop"),
     path("s/<sid:session_id>/compact/", chat.compact, name="compact"),
     path("s/<sid:session_id>/navigate/", chat.navigate, name="navigate"),
     path("s/<sid:session_id>/label/", actions.label, name="label"),

@@ -219,9 +219,6 @@ class SessionFeed:
 
     def _render_reply_event(self, event: dict[str, object]) -> str | None:
         kind, reply, parent = event.get("type"), event.get("reply"), event.get("parent")
-        if kind == "reply.chunk":
-            # A piece of text for the tab that asked, which shows a placeholder named by ``stream``.
-            return fragments.chunk_message(str(event.get("stream", "")), str(event.get("text", "")))
         if not isinstance(reply, str):
             return None
         if kind == "reply.progress":
@@ -240,8 +237,6 @@ class SessionFeed:
     def _note_reply(self, event: dict[str, object], message: str) -> None:
         """Keep the latest piece of each reply in progress, for tabs that open while it is written."""
         reply, parent = str(event.get("reply")), event.get("parent")
-        if event.get("type") == "reply.chunk":
-            return
         if event.get("type") == "reply.progress":
             self.replies[reply] = Reply(parent if isinstance(parent, str) else None, message)
         else:

@@ -173,10 +173,6 @@ def reply_end_message(reply: str, entry: str | None) -> str:
     return _dumps({"t": "reply-end", "reply": reply, "entry": entry})
 
 
-def chunk_message(stream: str, text: str) -> str:
-    return _dumps({"t": "chunk", "stream": stream, "text": text})
-
-
 GONE = '{"t":"gone"}'
 LIVE = '{"t":"live"}'
 

@@ -1,6 +1,7 @@
 // pitree's little JavaScript: what htmx cannot do on its own.
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch to the previous/next sibling branch;
 // - a reply in progress: a placeholder the websocket streams text into until the POST returns;
+// - Stop: a button that names the reply this tab is waiting for;
 (function () {
   "use strict";
 
@@ -122,6 +123,24 @@
     // 409/422 answers are swapped (they carry the reason), so htmx calls them successful: check the status.
     const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
     if (refused) undoPending(form, token);
+  });
+
+  // ---- Stop (the assistant work's section) -------------------------------------------------------
+  // While a form of this tab streams a reply, #stop-reply names that reply (the form's stream token is
+  // its id) and shows. Stopping stores the text so far; it arrives with the answer to the pending POST,
+  // which also re-renders the composer with the Stop form hidden again.
+  document.addEventListener("htmx:beforeRequest", (ev) => {
+    const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
+    const stop = document.getElementById("stop-reply");
+    if (!form || !form.dataset.pending || !stop) return;
+    stop.elements.reply.value = form.dataset.pending;
+    stop.hidden = false;
+  });
+
+  document.addEventListener("htmx:afterRequest", (ev) => {
+    const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
+    const stop = document.getElementById("stop-reply");
+    if (form && stop) stop.hidden = true;
   });
 
   // ---- after the transcript changed: keep focus where the reader was --------------------------

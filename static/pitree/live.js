@@ -100,11 +100,6 @@
       case "reply-end":
         endReply(message);
         break;
-      case "chunk": {
-        const stream = document.getElementById(`stream-${message.stream}`);
-        if (stream) stream.append(message.text);
-        break;
-      }
       case "live":
         live().dataset.live = "live";
         break;
@@ -244,15 +239,15 @@
     if (!el) return;
     const wasAtBottom = atBottom();
     if (existing) {
-      if (existing.dataset.replyEntry) el.dataset.replyEntry = existing.dataset.replyEntry;
-      existing.replaceWith(el);
+      // Only the text: the Stop button the reader may be pressing stays where it is.
+      existing.querySelector(".stream").replaceWith(el.querySelector(".stream"));
     } else {
-      // In the tab that sent the message, the placeholder it showed while sending.
-      const pending = entries().querySelector(":scope > article.entry--assistant[data-pending-for]");
+      // In the tab that sent the message, the placeholder it showed while sending (named by the reply).
+      const pending = entries().querySelector(`:scope > article.entry--assistant[data-pending-for="${CSS.escape(message.reply)}"]`);
       if (pending) pending.replaceWith(el);
       else entries().append(el);
+      htmx.process(el);
     }
-    htmx.process(el);
     followBottom(wasAtBottom);
   }
 
