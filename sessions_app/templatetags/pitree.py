@@ -42,8 +42,11 @@ def role_name(kind: str) -> str:
 
 
 @register.simple_tag
-def entry_url(name: str, session_id: str, entry_id: str, *args: object) -> str:
-    """``{% url %}`` for a URL naming an entry, or "" for an id no URL can carry (one holding ``/``)."""
+def entry_url(name: str, session_id: str, entry_id: str | None, *args: object) -> str:
+    """``{% url %}`` for a URL naming an entry, or "" without an entry or for the rare id no URL can
+    carry (see ``converters.usable_id``): such an entry is shown without links."""
+    if not entry_id:
+        return ""
     try:
         return reverse(name, args=[session_id, entry_id, *args])
     except NoReverseMatch:

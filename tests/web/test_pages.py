@@ -208,10 +208,14 @@ def test_entries_with_unusual_ids_render_and_open(client, sessions_dir) -> None:
     assert "odd id" in html and "slash id" in html
     assert f'href="/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/"' in html
     assert client.get(f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/").status_code == 200
+    # A "/" in an id is escaped before the URL is percent-encoded, so it stays inside its segment.
+    assert f'href="/s/{session.session_id}/e/with%252Fslash/"' in html
     response = client.post(
-        f"/s/{session.session_id}/navigate/", {"to": "with/slash", "mode": "exact"}, HTTP_HX_REQUEST="true"
+        f"/s/{session.session_id}/navigate/", {"to": "a b?#<x>", "mode": "exact"}, HTTP_HX_REQUEST="true"
     )
-    assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/"
+    assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/"
+    page = client.get(f"/s/{session.session_id}/e/with%252Fslash/")
+    assert page.status_code == 200 and 'data-position="with/slash"' in page.content.decode()
 
 
 def test_pages_carry_a_content_security_policy_that_allows_no_foreign_loads(client, pi) -> None:
