@@ -279,5 +279,10 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
         text = f"thinking {entry.get('thinkingLevel')}"
     else:
         text = str(kind)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (runs of whitespace become one space), clipped to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..assistants import get_assistant
-from ..display.entries import Block, EntryView, content_blocks, present
+from ..display.entries import Block, EntryView, content_blocks, one_line, present
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
 from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
@@ -108,7 +108,8 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
     users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
     default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
     return [
-        (e.id, " ".join(b.text for b in e.blocks if b.kind == "text")[:80], e.id == default) for e in reversed(users)
+        (e.id, one_line(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
+        for e in reversed(users)
     ]
 
 
