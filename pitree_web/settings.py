@@ -133,6 +133,17 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # in a thread and warns each time. Static files here are a few small scripts and styles.
 warnings.filterwarnings("ignore", "StreamingHttpResponse must consume synchronous iterators", Warning)
 
+# Rendered entry fragments (see sessions_app.templatetags.pitree.entry_html): per process, bounded.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "fragments": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "fragments",
+        "TIMEOUT": None,
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    },
+}
+
 # One process: in-memory layer. Several processes: Redis (pip install -e '.[redis]').
 _redis_url = env.str("PITREE_REDIS_URL", "")
 if _redis_url:

@@ -241,3 +241,28 @@ def test_the_404_page_says_what_was_not_found_even_with_debug_on(client, pi, set
     assert response.status_code == 404
     html = response.content.decode()
     assert "Entry ffffffff not found in this session" in html and "All sessions" in html
+
+
+def test_cached_entry_fragments_carry_each_requests_csrf_token(pi) -> None:
+    from django.test import Client
+
+    url = f"/s/{pi.id(TREE)}/"
+    tokens = []
+    for client in (Client(), Client()):
+        html = client.get(url).content.decode()
+        found = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
+        assert len(re.findall(r'class="navigator"', html)) >= 1
+        assert len(found) == 1  # the navigator's (cached) form and the composer's carry the same token
+        tokens.append(found.pop())
+    assert tokens[0] != tokens[1]
+
+
+def test_entry_fragments_follow_labels_and_position(client, pi) -> None:
+    url = f"/s/{pi.id(TREE)}/"
+    assert 'class="tag" title="label">docs</span>' not in client.get(url).content.decode()
+    client.post(url + "label/", {"entry": "e65e9e73", "label": "docs", "at": "750a4556"})
+    html = client.get(url).content.decode()
+    assert 'class="tag" title="label">docs</span>' in html
+    moved = client.get(url + "e/e65e9e73/").content.decode()
+    assert re.search(r'class="entry entry--assistant[^"]* is-position" id="entry-e65e9e73"', moved)
+    assert not re.search(r'is-position" id="entry-e65e9e73"', html)
