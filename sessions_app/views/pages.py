@@ -17,7 +17,7 @@ from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
 from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
 from ..services.lookup import catalog, entry_row, open_session
-from ..sessionfiles.catalog import SessionInfo, session_info
+from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from .responses import form_error, is_htmx
@@ -38,11 +38,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
-    by_workspace: dict[str, list[tuple[SessionInfo, int]]] = {}
-    for info, depth in cat.forest(infos):
-        by_workspace.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
-    rows = [(cwd, item) for cwd, items in sorted(by_workspace.items()) for item in items]
-    page = Paginator(rows, LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
+    page = Paginator(_list_rows(cat, infos), LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
     for cwd, item in page:
         groups.setdefault(cwd, []).append(item)
@@ -57,6 +53,25 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "new_form": NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD}),
         },
     )
+
+
+# The last list's rows, with the listing they came from (the catalog hands out the same SessionInfo
+# objects while no file changed): nesting forks and grouping thousands of sessions cost more than the
+# rest of the list page.
+_last_list: dict[str, tuple[list[SessionInfo], list[tuple[str, tuple[SessionInfo, int]]]]] = {}
+
+
+def _list_rows(cat: Catalog, infos: list[SessionInfo]) -> list[tuple[str, tuple[SessionInfo, int]]]:
+    """(workspace, (session, fork depth)) in display order: workspaces by name, forks under parents."""
+    known, rows = _last_list.get("rows", ([], []))
+    if infos and len(known) == len(infos) and all(a is b for a, b in zip(known, infos)):
+        return rows
+    by_workspace: dict[str, list[tuple[SessionInfo, int]]] = {}
+    for info, depth in cat.forest(infos):
+        by_workspace.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
+    rows = [(cwd, item) for cwd, items in sorted(by_workspace.items()) for item in items]
+    _last_list["rows"] = (infos, rows)
+    return rows
 
 
 @require_GET
