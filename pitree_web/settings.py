@@ -14,8 +14,7 @@ import warnings
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
-from environs import Env
-from marshmallow.validate import Range
+from environs import Env, validate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -177,7 +176,7 @@ PITREE_FSYNC: bool = env.bool("PITREE_FSYNC", True)
 PITREE_DEFAULT_CWD: str = os.path.expanduser(env.str("PITREE_DEFAULT_CWD", str(BASE_DIR)))
 
 # Largest user message accepted, in bytes of UTF-8.
-PITREE_MAX_MESSAGE_BYTES: int = env.int("PITREE_MAX_MESSAGE_BYTES", 1_048_576, validate=Range(min=1))
+PITREE_MAX_MESSAGE_BYTES: int = env.int("PITREE_MAX_MESSAGE_BYTES", 1_048_576, validate=validate.Range(min=1))
 
 # Largest request body the server reads at all. A message travels URL-encoded, and every byte of it
 # may become three ("%E2"), next to a few small fields: anything larger cannot be a valid write and
@@ -193,7 +192,7 @@ if PITREE_ASSISTANT not in {"offline", "openai"}:
 PITREE_OPENAI_BASE_URL: str = env.str("PITREE_OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
 PITREE_OPENAI_MODEL: str = env.str("PITREE_OPENAI_MODEL", "gpt-4o-mini")
 PITREE_OPENAI_API_KEY: str = env.str("PITREE_OPENAI_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "").strip()
-PITREE_OPENAI_TIMEOUT: float = env.float("PITREE_OPENAI_TIMEOUT", 60.0, validate=Range(min=0))
+PITREE_OPENAI_TIMEOUT: float = env.float("PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0))
 
 # Seconds between the offline responder's chunks (it streams like a model would; 0 in tests).
-PITREE_OFFLINE_DELAY: float = env.float("PITREE_OFFLINE_DELAY", 0.04, validate=Range(min=0))
+PITREE_OFFLINE_DELAY: float = env.float("PITREE_OFFLINE_DELAY", 0.04, validate=validate.Range(min=0))
