@@ -266,3 +266,19 @@ def test_entry_fragments_follow_labels_and_position(client, pi) -> None:
     moved = client.get(url + "e/e65e9e73/").content.decode()
     assert re.search(r'class="entry entry--assistant[^"]* is-position" id="entry-e65e9e73"', moved)
     assert not re.search(r'is-position" id="entry-e65e9e73"', html)
+
+
+def test_entry_menus_load_when_opened_and_are_a_page_without_javascript(client, pi) -> None:
+    url = f"/s/{pi.id(TREE)}/"
+    page = client.get(url).content.decode()
+    assert 'name="label"' not in page  # the menus' forms are not in the page …
+    menu_url = f"{url}e/e65e9e73/actions/"
+    assert f'hx-get="{menu_url}"' in page and f'href="{menu_url}?at=750a4556"' in page
+    fragment = client.get(menu_url, {"at": "97690895"}, HTTP_HX_REQUEST="true").content.decode()
+    assert not fragment.lstrip().startswith("<!DOCTYPE")  # … they come as a fragment for htmx,
+    assert 'name="label"' in fragment and 'name="at" value="97690895"' in fragment
+    full = client.get(menu_url, {"at": "97690895"}).content.decode()
+    assert full.startswith("<!DOCTYPE") and "hx-disable" in full and 'name="label"' in full  # … or a page
+    response = client.post(f"{url}label/", {"entry": "e65e9e73", "label": "plain", "at": "97690895"})
+    assert response.status_code == 302
+    assert pi.lines(pi.path(TREE))[-1]["parentId"] == "97690895"
