@@ -205,3 +205,23 @@ def test_the_session_list_is_paged(client, sessions_dir) -> None:
     assert client.get("/", {"page": "99"}).status_code == 200  # past the end: the last page
     create_session(sessions_dir, "/w-new", fsync=False).append(E.user_message("a newer session"))
     assert f"1–{LIST_PAGE_SIZE} of {LIST_PAGE_SIZE + 6} sessions" in client.get("/").content.decode()
+
+
+def test_large_blocks_and_forks_of_hostile_entries(client, sessions_dir) -> None:
+    session_id, path = _write_chain(sessions_dir, ["a/b?c", "d#e&f"])
+    big = "y" * 9000
+    with open(path, "ab") as handle:
+        line = {
+            "type": "message",
+            "id": "%2F/..",
+            "parentId": "d#e&f",
+            "timestamp": "2026-01-01T00:01:00.000Z",
+            "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": big}], "timestamp": 3},
+        }
+        handle.write(json.dumps(line).encode() + b"\n")
+    html = client.get(f"/s/{session_id}/").content.decode()
+    (block,) = _attr_urls(html, "hx-get", "/block/")
+    assert big in client.get(block).content.decode()
+    forked = client.post(f"/s/{session_id}/fork/", {"entry": "%2F/.."}, **HTMX)
+    new_page = client.get(forked["HX-Redirect"]).content.decode()
+    assert 'data-position="%2F/.."' in new_page and big not in new_page
