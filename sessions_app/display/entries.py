@@ -69,6 +69,7 @@ class EntryView:
     meta: str = ""
     raw: str = ""
     navigator: Navigator | None = None
+    line: tuple[str, int, int] = ("", 0, 0)  # (file, byte offset, length): which stored line this shows
 
     @property
     def dom_id(self) -> str:
@@ -119,6 +120,7 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
         parent_id=index.ids[parent] if parent >= 0 else None,
         label=label[0] if label else None,
         navigator=navigator,
+        line=(str(session.path), index.offsets[row], index.lengths[row]),
     )
     _fill(view, entry)
     return view
@@ -279,5 +281,10 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
         text = f"thinking {entry.get('thinkingLevel')}"
     else:
         text = str(kind)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (runs of whitespace become one space), clipped to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -145,18 +145,18 @@ class SessionConsumer(_Outbox):
 
 
 class SessionListConsumer(_Outbox):
-    """One open session list: ``{"q": search, "resume": bool}`` once, then ``{"t": "live"}`` and listings
-    as the folder changes."""
+    """One open session list: ``{"q": search, "page": n, "resume": bool}`` once, then ``{"t": "live"}``
+    and listings as the folder changes."""
 
     feed: ListFeed | None = None
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        query = _field(text_data, "q", str)
-        if query is None or self.feed is not None:
+        query, page = _field(text_data, "q", str), _field(text_data, "page", int) or 1
+        if query is None or self.feed is not None or page < 1:
             await self.close(code=BAD_REQUEST)
             return
         self.feed = list_feed()
-        await self.feed.join(self, query.strip(), send_now=_field(text_data, "resume", bool) is True)
+        await self.feed.join(self, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 

@@ -3,7 +3,7 @@
 One ``ListFeed`` per process watches the sessions folder (``watch.watch_tree``) while list tabs are
 open. Changes come in bursts (a reply is a few lines, pi writes tool results quickly), so the feed
 waits ``SETTLE`` seconds after a wake-up before it looks, then renders the listing once per distinct
-search among its tabs — the same partial the page includes — and hands it to them. A listing is the
+search and page among its tabs — the same partial the page includes — and hands it to them. A listing is the
 whole state, not a patch: a tab that reconnects just receives the current one.
 """
 
@@ -30,18 +30,18 @@ class ListTab(Protocol):
 class ListFeed:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.tabs: dict[ListTab, str] = {}  # tab -> its search
+        self.tabs: dict[ListTab, tuple[str, int]] = {}  # tab -> its search and page
         self._task: asyncio.Task[None] | None = None
 
-    async def join(self, tab: ListTab, query: str, *, send_now: bool) -> None:
-        """Add a tab showing the listing for ``query``; ``send_now`` sends it the current listing (a tab
-        that reconnects may have missed changes)."""
-        self.tabs[tab] = query
+    async def join(self, tab: ListTab, query: str, page: int, *, send_now: bool) -> None:
+        """Add a tab showing page ``page`` of the listing for ``query``; ``send_now`` sends it the current
+        listing (a tab that reconnects may have missed changes)."""
+        self.tabs[tab] = (query, page)
         if self._task is None:
             watch = watch_tree(self.root)
             self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
         if send_now:
-            tab.deliver(await asyncio.to_thread(render_listing, query))
+            tab.deliver(await asyncio.to_thread(render_listing, query, page))
 
     async def leave(self, tab: ListTab) -> None:
         self.tabs.pop(tab, None)
@@ -56,19 +56,20 @@ class ListFeed:
             while True:
                 await watch.wait()
                 await asyncio.sleep(SETTLE)
-                queries = set(self.tabs.values())
-                listings = {query: await asyncio.to_thread(render_listing, query) for query in queries}
-                for tab, query in list(self.tabs.items()):
-                    tab.deliver(listings[query])
+                shown = set(self.tabs.values())
+                listings = {key: await asyncio.to_thread(render_listing, *key) for key in shown}
+                for tab, key in list(self.tabs.items()):
+                    if key in listings:
+                        tab.deliver(listings[key])
         finally:
             watch.close()
 
 
-def render_listing(query: str) -> str:
-    """The ``list`` message: the listing partial for a search, as the page renders it."""
+def render_listing(query: str, page: int) -> str:
+    """The ``list`` message: the listing partial for a search and page, as the page renders it."""
     from ..views.pages import list_context  # the list page and its push share one context
 
-    html = render_to_string("sessions_app/partials/_session_groups.html", list_context(query))
+    html = render_to_string("sessions_app/partials/_session_groups.html", list_context(query, page))
     return orjson.dumps({"t": "list", "html": html}).decode()
 
 

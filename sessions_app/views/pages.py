@@ -6,41 +6,68 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..assistants import get_assistant
-from ..display.entries import Block, EntryView, content_blocks
+from ..display.entries import Block, EntryView, content_blocks, one_line, present
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
-from ..forms import MessageForm, NewSessionForm, TreeFilterForm
+from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
 from ..services.lookup import catalog, entry_row, open_session
-from ..sessionfiles.catalog import SessionInfo, session_info
+from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
+from .responses import form_error, is_htmx
+
+LIST_PAGE_SIZE = 50
 
 
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
-    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``."""
-    query = request.GET.get("q", "").strip()
-    context = list_context(query)
+    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``, a page
+    of ``LIST_PAGE_SIZE`` at a time (``?page=``) so a folder of thousands renders as fast as a few."""
+    form = ListForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"])
     context["new_form"] = NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD})
     return render(request, "sessions_app/list.html", context)
 
 
-def list_context(query: str) -> dict[str, Any]:
-    """The listing partial's context (the page's, and the push's when the folder changes)."""
+def list_context(query: str, page_number: int | None) -> dict[str, Any]:
+    """The listing's context: the page's, and the push's when the folder changes (live/listfeed.py)."""
     cat = catalog()
     infos = cat.sessions()
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
+    page = Paginator(_list_rows(cat, infos), LIST_PAGE_SIZE).get_page(page_number)
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
+    for cwd, item in page:
+        groups.setdefault(cwd, []).append(item)
+    return {"groups": list(groups.items()), "page": page, "query": query, "problems": sorted(cat.problems.items())}
+
+
+# The last list's rows, with the listing they came from (the catalog hands out the same SessionInfo
+# objects while no file changed): nesting forks and grouping thousands of sessions cost more than the
+# rest of the list page.
+_last_list: dict[str, tuple[list[SessionInfo], list[tuple[str, tuple[SessionInfo, int]]]]] = {}
+
+
+def _list_rows(cat: Catalog, infos: list[SessionInfo]) -> list[tuple[str, tuple[SessionInfo, int]]]:
+    """(workspace, (session, fork depth)) in display order: workspaces by name, forks under parents."""
+    known, rows = _last_list.get("rows", ([], []))
+    if infos and len(known) == len(infos) and all(a is b for a, b in zip(known, infos)):
+        return rows
+    by_workspace: dict[str, list[tuple[SessionInfo, int]]] = {}
     for info, depth in cat.forest(infos):
-        groups.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
-    return {"groups": sorted(groups.items()), "query": query, "problems": sorted(cat.problems.items())}
+        by_workspace.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
+    rows = [(cwd, item) for cwd, items in sorted(by_workspace.items()) for item in items]
+    _last_list["rows"] = (infos, rows)
+    return rows
 
 
 @require_GET
@@ -97,7 +124,8 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
     users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
     default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
     return [
-        (e.id, " ".join(b.text for b in e.blocks if b.kind == "text")[:80], e.id == default) for e in reversed(users)
+        (e.id, one_line(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
+        for e in reversed(users)
     ]
 
 
@@ -123,23 +151,25 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     """The page of path entries before ``?before=`` (scrolled into view), or, with ``unfold``, the
     entries a compaction card folds."""
     session = open_session(session_id)
-    before = request.GET.get("before", "")
-    row = entry_row(session, before)
+    form = OlderForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    row = entry_row(session, form.cleaned_data["before"])
     parent = session.index.parents[row]
     if parent == NO_PARENT:
         raise Http404("Nothing is older than the first entry")
-    unfold = request.GET.get("unfold") == "1"
+    unfold = form.cleaned_data["unfold"]
     page = transcript_page(
         session,
         parent,
-        fold_before=request.GET.get("fold_before") or None,
-        fold_id=request.GET.get("fold_id") or None,
+        fold_before=form.cleaned_data["fold_before"] or None,
+        fold_id=form.cleaned_data["fold_id"] or None,
         fold=not unfold,
     )
     return render(
         request,
         "sessions_app/partials/_older.html",
-        {"session_id": session.session_id, "page": page, "unfold": unfold},
+        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None},
     )
 
 
@@ -162,6 +192,28 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
 
 
 @require_GET
+def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """An entry's "⋯" menu: its forms, fetched when the menu is first opened, for the tab at ``?at=``
+    (a page of its own for a browser without JavaScript)."""
+    session = open_session(session_id)
+    form = PositionForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    row = entry_row(session, entry_id)
+    at = form.cleaned_data["at"]
+    position = entry_row(session, at) if at else session.index.leaf_row
+    context = {
+        "session_id": session.session_id,
+        "e": present(session, session.entries([row])[0], row),
+        "position": session.index.ids[position] if position is not None else None,
+        "read_only": session.index.read_only,
+    }
+    if is_htmx(request):
+        return render(request, "sessions_app/partials/_entry_menu.html", context)
+    return render(request, "sessions_app/entry_actions.html", context)
+
+
+@require_GET
 def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
     """The entry's line exactly as stored (for unknown types and the curious)."""
     session = open_session(session_id)
@@ -169,15 +221,13 @@ def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpRespo
     return HttpResponse(line, content_type="application/json; charset=utf-8")
 
 
-def _tree_context(request: HttpRequest, session: SessionFile, **extra: Any) -> dict[str, Any]:
+def _tree_context(session: SessionFile, form: TreeFilterForm, **extra: Any) -> dict[str, Any]:
     """What both tree views share: the filter and the tab's position (``?at=``, else the file's leaf)."""
-    form = TreeFilterForm(request.GET)
-    form.is_valid()
-    at = form.cleaned_data.get("at")
+    at = form.cleaned_data["at"]
     position = entry_row(session, at) if at else session.index.leaf_row
     return {
         "session_id": session.session_id,
-        "mode": form.cleaned_data.get("filter") or "default",
+        "mode": form.cleaned_data["filter"] or "default",
         "position_row": position,
         "position": session.index.ids[position] if position is not None else "",
         **extra,
@@ -188,7 +238,10 @@ def _tree_context(request: HttpRequest, session: SessionFile, **extra: Any) -> d
 def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
     """The whole tree as flat rows, filtered, with the tab's path highlighted."""
     session = open_session(session_id)
-    context = _tree_context(request, session, filters=[(name, name) for name in FILTERS])
+    form = TreeFilterForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    context = _tree_context(session, form, filters=[(name, name) for name in FILTERS])
     context["rows"] = tree_rows(session, context["position_row"], context["mode"])
     return render(request, "sessions_app/partials/_tree.html", context)
 
@@ -197,9 +250,12 @@ def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
 def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
     """The rows a "+N" fold of the tree panel stands for."""
     session = open_session(session_id)
-    context = _tree_context(request, session)
-    first = entry_row(session, request.GET.get("first", ""))
-    last = entry_row(session, request.GET.get("last", ""))
-    depth = int(request.GET["depth"]) if request.GET.get("depth", "").isdigit() else 0
+    form = TreeRunForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    context = _tree_context(session, form)
+    first = entry_row(session, form.cleaned_data["first"])
+    last = entry_row(session, form.cleaned_data["last"])
+    depth = form.cleaned_data["depth"] or 0
     context["rows"] = run_rows(session, first, last, context["position_row"], context["mode"], depth)
     return render(request, "sessions_app/partials/_tree_rows.html", context)

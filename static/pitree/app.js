@@ -13,10 +13,10 @@
     },
   });
 
-  // Forms outside the transcript (rename) were rendered for the position the page opened at: every
-  // write names the position the tab stands on now.
+  // Forms outside the transcript (rename) were rendered for the position the page opened at, and an
+  // entry's menu is fetched long after: every request naming a position names the one the tab stands
+  // on now. (htmx's parameters are a FormData proxy: `in` does not see its keys.)
   document.addEventListener("htmx:configRequest", (ev) => {
-    // (``parameters`` is a FormData proxy: ``"at" in parameters`` is always false.)
     if (ev.detail.parameters.at !== undefined && document.getElementById("transcript")) {
       ev.detail.parameters.at = pitree.position();
     }
@@ -26,8 +26,9 @@
   document.body.addEventListener("pitree:moved", () => {
     const panel = document.getElementById("tree-panel");
     if (panel && panel.dataset.refresh && window.htmx) {
-      const at = encodeURIComponent(pitree.position());
-      htmx.ajax("GET", `${panel.dataset.refresh}&at=${at}`, { target: "#tree-panel", swap: "outerHTML" });
+      const url = new URL(panel.dataset.refresh, window.location.href);
+      url.searchParams.set("at", pitree.position());
+      htmx.ajax("GET", url.pathname + url.search, { target: "#tree-panel", swap: "outerHTML" });
     }
   });
 

@@ -364,7 +364,8 @@
   document.addEventListener("htmx:wsOpen", (ev) => {
     const groups = document.getElementById("session-groups");
     if (ev.target !== groups) return;
-    ev.detail.socketWrapper.send(JSON.stringify({ q: groups.dataset.query || "", resume: listOpened }));
+    const page = Number(groups.dataset.page || 1);
+    ev.detail.socketWrapper.send(JSON.stringify({ q: groups.dataset.query || "", page, resume: listOpened }));
     listOpened = true;
   });
 

@@ -33,6 +33,7 @@ WORKSPACE = "--home-alice-projects-todo-api--"
 LINEAR = "01-linear"
 TREE = "02-tree-branches"
 ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
 TIMEOUT = 10  # seconds a test waits for a message before it fails (never a speed assertion)
 
 
@@ -144,7 +145,7 @@ async def open_tab(watch_mode: str) -> AsyncIterator[Callable[..., Any]]:
     tabs: list[WebsocketCommunicator] = []
 
     async def connect(session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True) -> Tab:
-        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN])
+        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST])
         connected, _ = await communicator.connect(timeout=TIMEOUT)
         assert connected
         tabs.append(communicator)

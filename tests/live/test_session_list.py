@@ -11,12 +11,13 @@ from sessions_app.sessionfiles.store import SessionFile
 LINEAR = "01-linear"
 TREE = "02-tree-branches"
 ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
 
 
 async def _list_tab(hello: dict) -> WebsocketCommunicator:
     from pitree_web.asgi import application
 
-    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN])
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST])
     connected, _ = await tab.connect(timeout=10)
     assert connected
     await tab.send_json_to(hello)
@@ -66,7 +67,7 @@ async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_
     from pitree_web.asgi import application
 
     sessions.copy(LINEAR)
-    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN])
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST])
     await tab.connect(timeout=10)
     await tab.send_json_to({"q": "", "resume": True})
     try:
