@@ -170,7 +170,7 @@ LOGGING = {
 PITREE_SESSIONS_DIR: Path = env.path("PITREE_SESSIONS_DIR", VAR_DIR / "sessions").expanduser()
 
 # Full-text search index: a cache the session files feed (delete it and it is rebuilt).
-PITREE_SEARCH_DB: Path = Path(os.path.expanduser(env_str("PITREE_SEARCH_DB", str(VAR_DIR / "search.sqlite3"))))
+PITREE_SEARCH_DB: Path = env.path("PITREE_SEARCH_DB", VAR_DIR / "search.sqlite3").expanduser()
 
 # fsync each append (durability over speed).
 PITREE_FSYNC: bool = env.bool("PITREE_FSYNC", True)
@@ -196,6 +196,10 @@ PITREE_OPENAI_BASE_URL: str = env.str("PITREE_OPENAI_BASE_URL", "http://127.0.0.
 PITREE_OPENAI_MODEL: str = env.str("PITREE_OPENAI_MODEL", "gpt-4o-mini")
 PITREE_OPENAI_API_KEY: str = env.str("PITREE_OPENAI_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "").strip()
 PITREE_OPENAI_TIMEOUT: float = env.float("PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0))
+# Provider name stored on replies (default: the base URL's host); the SDK's retries of a failed request
+# (0: an error shows at once rather than after every retry's timeout).
+PITREE_OPENAI_PROVIDER: str = env.str("PITREE_OPENAI_PROVIDER", "")
+PITREE_OPENAI_MAX_RETRIES: int = env.int("PITREE_OPENAI_MAX_RETRIES", 0, validate=validate.Range(min=0, max=10))
 
 # Seconds between the offline responder's chunks (it streams like a model would; 0 in tests).
 PITREE_OFFLINE_DELAY: float = env.float("PITREE_OFFLINE_DELAY", 0.04, validate=validate.Range(min=0))
