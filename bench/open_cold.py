@@ -17,6 +17,7 @@ all entries pays, as pi does; this is the ~9 µs/line of the field notes).
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import _gen
 import orjson
 
 from sessions_app.sessionfiles import lines as L
-from sessions_app.sessionfiles.store import SessionFile, read_chunks
+from sessions_app.sessionfiles.store import LongLine, SessionFile, read_chunks
 
 REPS = 9
 
@@ -34,10 +35,13 @@ REPS = 9
 def scan(path: Path, per_buffer) -> None:
     """The store's own reading loop (``store.read_chunks``), handing each buffer and the end of its
     whole lines on, so that every variant reads the file exactly as the store does."""
-    with open(path, "rb", buffering=0) as handle:
-        for buf, _, end in read_chunks(handle, 0):
-            if end:
-                per_buffer(buf, end)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for piece in read_chunks(fd, 0, os.fstat(fd).st_size):
+            if not isinstance(piece, LongLine) and piece[2]:
+                per_buffer(piece[0], piece[2])
+    finally:
+        os.close(fd)
 
 
 def _lines_only(buf: bytes, end: int) -> None:

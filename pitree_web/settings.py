@@ -13,6 +13,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from sessions_app.sessionfiles.index import MAX_LINE_BYTES
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # Machine-local state (database, secret key, sample sessions, collected static files).
@@ -184,6 +186,11 @@ PITREE_DEFAULT_CWD: str = os.path.expanduser(env_str("PITREE_DEFAULT_CWD", str(B
 
 # Largest user message accepted, in bytes of UTF-8.
 PITREE_MAX_MESSAGE_BYTES: int = env_int("PITREE_MAX_MESSAGE_BYTES", 1_048_576)
+
+# Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
+PITREE_MAX_LINE_BYTES: int = env_int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES)
+if PITREE_MAX_LINE_BYTES < 1:
+    raise ImproperlyConfigured(f"PITREE_MAX_LINE_BYTES={PITREE_MAX_LINE_BYTES}: expected a positive number of bytes")
 
 # Who answers: "offline" (built-in, no network) or "openai" (an OpenAI-compatible server).
 PITREE_ASSISTANT: str = env_str("PITREE_ASSISTANT", "offline").lower()

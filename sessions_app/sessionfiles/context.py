@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .entries import iso_to_ms
+from .instants import iso_to_ms
 
 Entry = dict[str, Any]
 Message = dict[str, Any]

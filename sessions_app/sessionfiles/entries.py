@@ -14,10 +14,11 @@ import time
 import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+
+from .instants import format_iso
 
 SESSION_VERSION = 3
 
@@ -37,24 +38,6 @@ ZERO_USAGE: Mapping[str, Any] = {
 def now_iso() -> str:
     """The current time as JS ``new Date().toISOString()`` prints it (UTC, milliseconds, ``Z``)."""
     return format_iso(time.time_ns() // 1_000_000)
-
-
-def format_iso(ms: int) -> str:
-    seconds, millis = divmod(ms, 1000)
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
-
-
-def iso_to_ms(value: Any) -> int | None:
-    """Milliseconds since the epoch for an ISO timestamp, or None when it is not one (JS Date.parse → NaN)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
 
 
 def new_session_id() -> str:

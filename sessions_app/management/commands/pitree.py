@@ -168,6 +168,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, command: str, **options: Any) -> None:
         self.sessions_dir = Path(settings.PITREE_SESSIONS_DIR)
         self.fsync = bool(settings.PITREE_FSYNC)
+        self.max_line_bytes = int(settings.PITREE_MAX_LINE_BYTES)
         try:
             getattr(self, "do_" + command)(**options)
         except BrokenPipeError:
@@ -182,7 +183,11 @@ class Command(BaseCommand):
         self.stdout.write(line)
 
     def open(self, file: str) -> SessionFile:
-        return SessionFile.open(resolve_file(file, self.sessions_dir), fsync=self.fsync)
+        path = resolve_file(file, self.catalog())
+        return SessionFile.open(path, fsync=self.fsync, max_line_bytes=self.max_line_bytes)
+
+    def catalog(self) -> Catalog:
+        return Catalog(self.sessions_dir, max_line_bytes=self.max_line_bytes)
 
     def open_writable(self, file: str) -> SessionFile:
         session = self.open(file)
@@ -196,7 +201,7 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------ reading
 
     def do_ls(self, *, json: bool, **_: Any) -> None:
-        catalog = Catalog(self.sessions_dir)
+        catalog = self.catalog()
         forest = catalog.forest()
         for path, problem in sorted(catalog.problems.items()):
             self.stderr.write(one_line(f"skipped {path}: {problem}"))
