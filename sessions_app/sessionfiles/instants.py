@@ -6,8 +6,8 @@ differently from pi: string order gets offsets (``+01:00``) and a missing millis
 ``datetime`` refuses years outside 1..9999 that JS accepts. Everything here is integer arithmetic over
 JS's own range (±100,000,000 days around the epoch), so no value can raise.
 
-JS reads the ISO forms below exactly; its other, free-form formats ("March 2, 2026") are not read and
-count as invalid (NaN). A date-time without an offset is local time in JS, which depends on the
+JS reads the ISO forms below exactly; its other, free-form formats ("March 2, 2026", "2026/03/02",
+"2026-03-02 09:15Z" with a space) are not read and count as invalid (NaN). A date-time without an offset is local time in JS, which depends on the
 machine pi runs on; here it is UTC, so that the result does not depend on where pitree runs.
 """
 
@@ -23,11 +23,11 @@ MAX_MS = 8_640_000_000_000_000
 _DAY_MS = 86_400_000
 
 # The ISO forms V8 reads (checked against node): a 4-digit or signed 6-digit year, optional month and
-# day; optional time (``T``, ``t`` or a space) with optional seconds and a fraction of any length; ``Z``
-# or an offset with or without its colon. Digits are ASCII only (``\d`` would take other scripts' digits).
+# day; optional time (``T`` or ``t``) with optional seconds and a fraction of any length; ``Z`` or an
+# offset with or without its colon. Digits are ASCII only (``\d`` would take other scripts' digits).
 _ISO = re.compile(
     r"(?P<year>[+-][0-9]{6}|[0-9]{4})(?:-(?P<month>[0-9]{2})(?:-(?P<day>[0-9]{2}))?)?"
-    r"(?:[Tt ](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]+))?)?)?"
+    r"(?:[Tt](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]+))?)?)?"
     r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zone_hour>[0-9]{2}):?(?P<zone_minute>[0-9]{2}))?"
 )
 
@@ -81,9 +81,9 @@ def _parse(text: str) -> float:
     if hour > 24 or (hour == 24 and (minute or second or millis)):
         return math.nan
     offset = 0
+    if match["zone"] is not None and match["hour"] is None:  # a zone needs a time ("2026-03-02Z" is free-form)
+        return math.nan
     if match["sign"] is not None:
-        if match["hour"] is None:  # an offset needs a time ("2026-03-02+01:00" is invalid; "…Z" is not)
-            return math.nan
         zone_hour, zone_minute = int(match["zone_hour"]), int(match["zone_minute"])
         if zone_hour > 23 or zone_minute > 59:
             return math.nan
