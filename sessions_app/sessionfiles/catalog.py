@@ -460,7 +460,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 def describe(info: SessionInfo) -> dict[str, Any]:
     """pi's SessionInfo as JSON-ready fields (the names pi's ``list()`` uses)."""
     return {
-        "path": str(info.path),
+        "path": os.fsencode(info.path).decode("utf-8", "replace"),  # JSON holds no undecodable name
         "id": info.id,
         "cwd": info.cwd,
         "name": info.name,

@@ -65,7 +65,54 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 
 def dump_line(obj: Mapping[str, Any]) -> bytes:
     """One whole line, newline included, ready for a single ``os.write``."""
-    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        return _dump_deep(obj) + b"\n"
+
+
+def dump_json(value: Any) -> bytes:
+    """Compact JSON of a decoded value, at any depth.
+
+    orjson writes 254 levels at most, but reads 1024, and ``JSON.parse`` reads deeper still: an entry
+    pitree reads may hold more levels than orjson writes. Those go through an explicit-stack writer
+    (orjson still writes every scalar), so copying, inspecting or measuring such an entry never fails."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return _dump_deep(value)
+
+
+_END = object()
+
+
+def _dump_deep(value: Any) -> bytes:
+    out = bytearray()
+    # Open containers: (their remaining items, closing bracket, items are key/value pairs, first item to come).
+    stack: list[tuple[Any, bytes, bool, list[bool]]] = [(iter((value,)), b"", False, [True])]
+    while stack:
+        items, closer, pairs, first = stack[-1]
+        item: Any = next(items, _END)
+        if item is _END:
+            stack.pop()
+            out += closer
+            continue
+        if first[0]:
+            first[0] = False
+        else:
+            out += b","
+        if pairs:
+            key, item = item
+            out += orjson.dumps(key) + b":"
+        if isinstance(item, dict):
+            out += b"{"
+            stack.append((iter(item.items()), b"}", True, [True]))
+        elif isinstance(item, list | tuple):
+            out += b"["
+            stack.append((iter(item), b"]", False, [True]))
+        else:
+            out += orjson.dumps(item)
+    return bytes(out)
 
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")

@@ -13,7 +13,9 @@ double, so those lines must decode too; see ``_repair``).
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -108,12 +110,14 @@ def parse_value(line: bytes | memoryview) -> Any:
 
 
 def loads_line(raw: bytes) -> Any:
-    """The JSON value of a line, or BadLine: orjson, which refuses two things ``JSON.parse`` reads.
+    """The JSON value of a line, or BadLine: orjson, and what ``JSON.parse`` reads beyond it.
 
-    A string with a lone surrogate escape (``"\\ud83d"``: pi's ``JSON.stringify`` writes one when a
-    text was cut inside an emoji) gets U+FFFD in its place, and a number beyond a double's range
-    (``1e400``) becomes null, which is what ``JSON.stringify`` writes for the Infinity pi would read.
-    Everything else orjson refuses (nesting deeper than 1024 included) stays refused.
+    orjson refuses three things pi's ``JSON.parse`` reads. A string with a lone surrogate escape
+    (``"\\ud83d"``: pi's ``JSON.stringify`` writes one when a text was cut inside an emoji) gets U+FFFD
+    in its place; a number beyond a double's range (``1e400``) becomes null, which is what
+    ``JSON.stringify`` writes for the Infinity pi would read; and nesting deeper than orjson's 1024
+    levels is read by an explicit-stack parser. So every valid JSON line is read, whatever the
+    interpreter's recursion limit (which decides how deep msgspec's Struct decoder goes).
     """
     try:
         return orjson.loads(raw)
@@ -131,9 +135,12 @@ def loads_line(raw: bytes) -> Any:
             return orjson.loads(repaired)
         except orjson.JSONDecodeError:
             pass
+    if repaired.count("[") + repaired.count("{") > _ORJSON_DEPTH:
+        return _loads_deep(repaired)
     raise BadLine("not valid JSON")
 
 
+_ORJSON_DEPTH = 1024
 # A JSON string, or a number outside strings (the alternation consumes whole strings first).
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?', re.DOTALL)
 # Inside a string: a surrogate pair, a lone surrogate escape, or any other escape (so ``\\\\`` is one unit).
@@ -147,6 +154,90 @@ def _repair(match: re.Match[str]) -> str:
     if token[0] == '"':
         return _ESCAPE.sub(lambda m: "\\ufffd" if m.group(1) else m.group(), token)
     return "null" if float(token) in (float("inf"), float("-inf")) else token
+
+
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_KEY_END = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_LITERALS = {"true": True, "false": False, "null": None}
+_INT64 = range(-(2**63), 2**64)  # orjson's integers; a larger one is a double, as in JS
+
+
+def _loads_deep(text: str) -> Any:
+    """One JSON value at any depth, with an explicit stack (``text`` already repaired, see above)."""
+    stack: list[tuple[list[Any] | dict[str, Any], str | None]] = []  # open containers, each with its pending key
+    pos = _SPACE.match(text).end()  # type: ignore[union-attr]
+    while True:
+        opener = text[pos : pos + 1]
+        value: Any
+        if opener in ("[", "{"):
+            container: list[Any] | dict[str, Any] = [] if opener == "[" else {}
+            pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+            if text[pos : pos + 1] != ("]" if opener == "[" else "}"):
+                key = None
+                if opener == "{":
+                    key, pos = _key(text, pos)
+                stack.append((container, key))
+                continue  # its first member is the next value
+            value, pos = container, pos + 1
+        elif opener == '"':
+            value, pos = _string(text, pos + 1)
+        else:
+            match = _SCALAR.match(text, pos)
+            if match is None:
+                raise BadLine("not valid JSON")
+            value, pos = _scalar(match.group()), match.end()
+        # Put the value into its container; close every container that ends here.
+        while True:
+            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if not stack:
+                if pos != len(text):
+                    raise BadLine("not valid JSON")
+                return value
+            container, key = stack[-1]
+            if key is None:
+                container.append(value)  # type: ignore[union-attr]
+            else:
+                container[key] = value  # type: ignore[call-overload]
+            closer = "]" if isinstance(container, list) else "}"
+            separator = text[pos : pos + 1]
+            if separator == ",":
+                pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+                if isinstance(container, dict):
+                    key, pos = _key(text, pos)
+                    stack[-1] = (container, key)
+                break
+            if separator != closer:
+                raise BadLine("not valid JSON")
+            stack.pop()
+            value, pos = container, pos + 1
+
+
+def _string(text: str, start: int) -> tuple[str, int]:
+    try:
+        return _scanstring(text, start)
+    except json.JSONDecodeError:
+        raise BadLine("not valid JSON") from None
+
+
+def _key(text: str, pos: int) -> tuple[str, int]:
+    if text[pos : pos + 1] != '"':
+        raise BadLine("not valid JSON")
+    key, pos = _string(text, pos + 1)
+    colon = _KEY_END.match(text, pos)
+    if colon is None:
+        raise BadLine("not valid JSON")
+    return key, colon.end()
+
+
+def _scalar(token: str) -> Any:
+    if token in _LITERALS:
+        return _LITERALS[token]
+    if "." in token or "e" in token or "E" in token:
+        return float(token)
+    number = int(token)
+    return number if number in _INT64 else float(number)
 
 
 def _slow_head(line: bytes | memoryview) -> Head:

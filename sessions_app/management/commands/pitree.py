@@ -27,7 +27,7 @@ from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root, resolve_file
 from sessions_app.cli.seed import seed
-from sessions_app.cli.transcript import one_line, render_transcript
+from sessions_app.cli.transcript import one_line, printable, render_transcript
 from sessions_app.cli.treeview import tree_lines
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
@@ -180,7 +180,7 @@ class Command(BaseCommand):
             raise CommandError(one_line(f"{where}{error.strerror or error}")) from None
 
     def out(self, line: str) -> None:
-        self.stdout.write(line)
+        self.stdout.write(printable(line))
 
     def open(self, file: str) -> SessionFile:
         path = resolve_file(file, self.catalog())
