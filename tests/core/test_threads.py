@@ -140,3 +140,64 @@ def test_readers_see_whole_refreshes_while_a_thread_and_a_process_append(
     assert shared.index.roots == fresh.index.roots
     assert [shared.index.children(row) for row in range(lines)] == [fresh.index.children(row) for row in range(lines)]
     assert fresh.index.skipped() == []
+
+
+def test_a_snapshot_never_changes(new_session: Any, L: Any) -> None:
+    """What a reader holds stays as it was, whatever later refreshes add: rows, branches, labels, names,
+    leaf moves, new roots, lines from other writers."""
+    session = new_session()
+    root = session.append(E.user_message("root"))
+    reply = session.append(E.user_message("reply"))
+    session.set_label(root["id"], "first label")
+    old = session.index
+    seen = {
+        "len": len(old),
+        "children": [old.children(row) for row in range(len(old))],
+        "roots": old.roots,
+        "labels": dict(old.labels),
+        "leaf": old.leaf_id,
+        "name": old.name,
+        "nodes": old.node_count,
+        "skipped": old.skipped(),
+        "leaf_rows": old.leaf_rows,
+    }
+
+    session.append(E.user_message("sibling"), parent=root["id"])  # a second child: a branch
+    session.set_label(root["id"], "second label")
+    session.set_label(reply["id"], "another")
+    session.rename("named")
+    session.navigate(reply["id"])
+    session.append(E.user_message("new root"), parent=None)
+    with open(session.path, "ab") as handle:
+        handle.write(b"not json\n" + L.dump(L.user("x1", reply["id"], "from elsewhere")))
+    session.refresh()
+
+    assert len(session.index) > seen["len"]
+    assert old.children(old.row(root["id"]) or 0) == seen["children"][old.row(root["id"]) or 0]
+    assert [old.children(row) for row in range(len(old))] == seen["children"]
+    assert old.roots == seen["roots"] and old.labels == seen["labels"] and old.leaf_rows == seen["leaf_rows"]
+    assert (old.leaf_id, old.name, old.node_count, old.skipped()) == (
+        seen["leaf"],
+        seen["name"],
+        seen["nodes"],
+        seen["skipped"],
+    )
+    assert "x1" not in old.by_id and old.row("x1") is None
+    new = session.index
+    assert len(new.children(new.row(root["id"]) or 0)) == 2 and new.labels[root["id"]][0] == "second label"
+    assert new.name == "named" and len(new.roots) == 2 and new.row("x1") is not None
+
+
+def test_a_reload_leaves_the_old_snapshot_whole(new_session: Any, L: Any) -> None:
+    """A reused id makes the next refresh read the file anew; whoever holds the old snapshot keeps it."""
+    session = new_session()
+    first = session.append(E.user_message("first"))
+    second = session.append(E.user_message("second"))
+    old = session.index
+    path_before = tree.path(old, old.row(second["id"]))
+    with open(session.path, "ab") as handle:
+        handle.write(L.dump(L.user(first["id"], None, "the same id again")))
+    assert session.refresh() == list(range(len(session.index)))  # read anew
+    assert tree.path(old, old.row(second["id"])) == path_before
+    assert old.row(first["id"]) == path_before[0] and len(old) == 2
+    assert session.index.skipped() and not old.skipped()
