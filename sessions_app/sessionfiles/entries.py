@@ -72,11 +72,13 @@ def dump_line(obj: Mapping[str, Any]) -> bytes:
 
 
 def dump_json(value: Any) -> bytes:
-    """Compact JSON of a decoded value, at any depth.
+    """Compact JSON of a decoded value, at any depth, with any string.
 
     orjson writes 254 levels at most, but reads 1024, and ``JSON.parse`` reads deeper still: an entry
     pitree reads may hold more levels than orjson writes. Those go through an explicit-stack writer
-    (orjson still writes every scalar), so copying, inspecting or measuring such an entry never fails."""
+    (orjson still writes every scalar), so copying, inspecting or measuring such an entry never fails.
+    The same writer puts U+FFFD for lone surrogates, which no UTF-8 file can hold: Python gives them to
+    file names that are not UTF-8 (a fork's ``parentSession``), as Node gives U+FFFD to pi."""
     try:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:
@@ -103,7 +105,7 @@ def _dump_deep(value: Any) -> bytes:
             out += b","
         if pairs:
             key, item = item
-            out += orjson.dumps(key) + b":"
+            out += _dump_scalar(key) + b":"
         if isinstance(item, dict):
             out += b"{"
             stack.append((iter(item.items()), b"}", True, [True]))
@@ -111,8 +113,17 @@ def _dump_deep(value: Any) -> bytes:
             out += b"["
             stack.append((iter(item), b"]", False, [True]))
         else:
-            out += orjson.dumps(item)
+            out += _dump_scalar(item)
     return bytes(out)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dump_scalar(value: Any) -> bytes:
+    if isinstance(value, str):
+        value = _SURROGATE.sub("\ufffd", value)
+    return orjson.dumps(value)
 
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
