@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _baseline
 import _common as C
 import _gen
 import orjson
@@ -118,6 +119,8 @@ def main() -> int:
         f"file: {path} — {size / 1e6:.1f} MB, {entries:,} entries, {size / entries:.0f} B/line (page cache warm)"
     )
 
+    baseline = _baseline.load()
+    BEFORE = f"SessionFile(path)  {_baseline.label(baseline)}" if baseline else ""
     variants = {
         "SessionFile(path)  cold open": lambda: SessionFile(path),
         "bare orjson.loads every line": lambda: scan(path, _bare_orjson),
@@ -127,6 +130,8 @@ def main() -> int:
         "msgspec Struct decode only": lambda: scan(path, _struct_only),
         "cut lines only (floor)": lambda: scan(path, _lines_only),
     }
+    if baseline is not None:
+        variants[BEFORE] = lambda: baseline.store.SessionFile(path)
     SessionFile(path)  # warm up imports and allocator
     times: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
@@ -176,6 +181,10 @@ def main() -> int:
         "Struct decode alone / bare parse, values dropped", f"{ratio('msgspec Struct decode only', BARE):.2f}×"
     )
     report.figure("index pass msgspec / orjson", f"{head_vs_orjson:.2f}×")
+    if baseline is not None:
+        before = ratio(OPEN, BEFORE)
+        report.line(f"cold open now / at {baseline.commit} (same run, interleaved): {before:.3f}×")
+        report.figure(f"cold open now / {_baseline.label(baseline)}", f"{before:.3f}×")
     return report.finish()
 
 

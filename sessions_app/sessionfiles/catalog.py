@@ -149,7 +149,8 @@ class Catalog:
         self.max_line_bytes = max_line_bytes
         self.problems: dict[Path, str] = {}  # what was not listed at the last listing, and why
         self._lock = threading.Lock()
-        self._infos: dict[str, tuple[Stamp, SessionInfo | str]] = {}  # a file's info, or why it has none
+        self._infos: dict[str, tuple[Stamp, SessionInfo]] = {}  # the listing, by path
+        self._failures: dict[str, tuple[Stamp, str]] = {}  # files that are no readable session, and why
         self._headers: dict[str, tuple[Stamp, _Header | str]] = {}
         self._folder: _Folder | None = None
         self._located: dict[str, str] = {}
@@ -204,20 +205,26 @@ class Catalog:
     def sessions(self) -> list[SessionInfo]:
         """Every readable session, most recent activity first (pi's ``listAll`` order)."""
         files, problems = self._scan()
-        seen: dict[str, tuple[Stamp, SessionInfo | str]] = {}
-        infos = self._infos
+        listed: dict[str, tuple[Stamp, SessionInfo]] = {}
+        failed: dict[str, tuple[Stamp, str]] = {}
+        infos, failures = self._infos, self._failures
         for path, st in files:
-            stamp = _stamp(st)
+            stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             cached = infos.get(path)
-            seen[path] = cached if cached is not None and cached[0] == stamp else (stamp, self._read_info(path))
-            result = seen[path][1]
+            if cached is not None and cached[0] == stamp:
+                listed[path] = cached
+                continue
+            failure = failures.get(path)
+            result = failure[1] if failure is not None and failure[0] == stamp else self._read_info(path)
             if isinstance(result, str):
+                failed[path] = (stamp, result)
                 problems[Path(path)] = result
+            else:
+                listed[path] = (stamp, result)
         with self._lock:
-            self._infos = seen
+            self._infos, self._failures = listed, failed
             self.problems = problems
-        listed = (result for _, result in seen.values() if isinstance(result, SessionInfo))
-        return sorted(listed, key=lambda info: info.modified_ms, reverse=True)
+        return sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
 
     def _read_info(self, path: str) -> SessionInfo | str:
         """A file's SessionInfo, or what is wrong with it."""
@@ -233,7 +240,7 @@ class Catalog:
         key = str(path)
         stamp = _stamp(os.stat(key))
         cached = self._infos.get(key)
-        if cached is not None and cached[0] == stamp and isinstance(cached[1], SessionInfo):
+        if cached is not None and cached[0] == stamp:
             return cached[1]
         info = session_info(SessionFile.open(key, max_line_bytes=self.max_line_bytes))
         with self._lock:

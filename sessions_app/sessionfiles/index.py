@@ -42,7 +42,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .instants import iso_to_ms, js_date_ms
+from .instants import MAX_MS, iso_to_ms, js_date_ms
 from .lines import (
     DECODE_ERRORS,
     UNSET,
@@ -383,7 +383,9 @@ class IndexBuilder:
     def _note_activity(self, message_ts: Any, entry_ts: Any) -> None:
         """pi's ``modified``: the newest user/assistant message time (``message.timestamp`` when it is a
         number, else the entry's). A number outside JS's date range would be an invalid date: ignored."""
-        if isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
+        if type(message_ts) is int and -MAX_MS <= message_ts <= MAX_MS:
+            activity: int | None = message_ts  # what pi writes: one test instead of a call per message
+        elif isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
             activity = iso_to_ms(message_ts)
         else:
             activity = None if entry_ts is UNSET else iso_to_ms(entry_ts)

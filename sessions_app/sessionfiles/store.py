@@ -86,24 +86,30 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int:
-    """A descriptor of ``path`` if it is a regular file, else NotARegularFile; never blocks.
+def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` and its ``fstat`` if it is a regular file, else NotARegularFile; never blocks.
 
     ``stat`` first, so that a socket or a device is refused with a clear message before any open;
-    then ``O_NONBLOCK`` and a check of the opened descriptor, since the path may have been swapped for a
-    FIFO in between (a FIFO opened without ``O_NONBLOCK`` waits for a writer forever)."""
+    then the checks of ``reopen_regular``, since the path may be swapped in between."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
         raise NotARegularFile(f"{path}: {file_kind(mode)}, not a session file")
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    return reopen_regular(path, flags)
+
+
+def reopen_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """``open_regular`` for a path that was a regular file when last read (the hot path of a refresh,
+    without the ``stat``): ``O_NONBLOCK`` so that a FIFO swapped in meanwhile cannot make the open wait
+    for a writer forever, ``O_NOCTTY`` for a terminal, and the descriptor checked before it is used."""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"{path}: {file_kind(mode)}, not a session file")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(f"{path}: {file_kind(st.st_mode)}, not a session file")
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st
 
 
 class SessionFile:
@@ -132,9 +138,8 @@ class SessionFile:
     def _load(self) -> SessionIndex:
         """Read the whole file into a new builder and publish it."""
         builder = IndexBuilder(str(self.path), max_line_bytes=self.max_line_bytes)
-        fd = open_regular(self.path)
+        fd, st = open_regular(self.path)
         try:
-            st = os.fstat(fd)
             _read(fd, builder, st.st_size, at_eof=True)
             if builder.header is None:
                 empty = "; the file is empty" if st.st_size == 0 else ""
@@ -160,9 +165,8 @@ class SessionFile:
         was missing); the returned rows are then all of them.
         """
         with self._read_lock:
-            fd = open_regular(self.path)
+            fd, st = reopen_regular(self.path)
             try:
-                st = os.fstat(fd)
                 stamp = _Stamp.of(st)
                 if stamp == self._stamp:
                     return []
@@ -235,7 +239,7 @@ class SessionFile:
         """The stored bytes of each row's line, read with one open file."""
         index = self.index
         offsets, lengths = index.offsets, index.lengths
-        fd = open_regular(self.path)
+        fd, _ = reopen_regular(self.path)
         try:
             for row in rows:
                 yield os.pread(fd, lengths[row], offsets[row])
@@ -375,7 +379,7 @@ class SessionFile:
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
             )
         with self._write_lock:
-            fd = open_regular(self.path, os.O_RDWR | os.O_APPEND)
+            fd, _ = reopen_regular(self.path, os.O_RDWR | os.O_APPEND)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
@@ -472,10 +476,10 @@ def _read(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:
 def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> dict[str, Any]:
     """A session file's header, reading no further than the line that holds it (headers never change,
     so a folder's lineage and ids need no more); NotASession or UnsupportedFormat as for a full open."""
-    fd = open_regular(path)
+    fd, st = open_regular(path)
     try:
         lineno = 0
-        for piece in read_chunks(fd, 0, os.fstat(fd).st_size, max_line_bytes):
+        for piece in read_chunks(fd, 0, st.st_size, max_line_bytes):
             if isinstance(piece, LongLine):
                 lineno += piece.terminated
                 continue
