@@ -230,10 +230,8 @@ class Catalog:
         """A file's SessionInfo, or what is wrong with it."""
         try:
             return session_info(SessionFile(Path(path), fsync=False, max_line_bytes=self.max_line_bytes))
-        except (SessionError, OSError) as error:
-            return str(error)
         except Exception as error:  # one file must never keep the others from being listed
-            return f"{path}: could not be read ({type(error).__name__}: {error})"
+            return _reason(path, error)
 
     def info(self, path: Path | str) -> SessionInfo:
         """One session's SessionInfo, read again only when the file changed since the catalog last read it."""
@@ -292,7 +290,7 @@ class Catalog:
             if named.startswith(wanted) if prefix else named == wanted:
                 header = self._header(path, st)
                 if isinstance(header, str):
-                    failures.append(header)
+                    failures.append(f"{os.path.basename(path)}: {header}")
                 elif header.id.startswith(wanted) if prefix else header.id == wanted:
                     matches[path] = header.id
         if not matches:
@@ -322,10 +320,8 @@ class Catalog:
             header = read_header(path, max_line_bytes=self.max_line_bytes)
             parent = header.get("parentSession")
             result = _Header(header["id"], parent if isinstance(parent, str) else None)
-        except (SessionError, OSError) as error:
-            result = str(error)
         except Exception as error:  # one file must never break the lookup of another
-            result = f"{path}: could not be read ({type(error).__name__}: {error})"
+            result = _reason(path, error)
         with self._lock:
             self._headers[path] = (stamp, result)
         return result
@@ -448,6 +444,14 @@ def _link(files: Iterable[tuple[str, str | None]]) -> dict[str, str]:
             seen.add(node)
             node = parents.get(node)
     return parents
+
+
+def _reason(path: str, error: Exception) -> str:
+    """Why a file is no readable session, without its path (reports list the path beside it)."""
+    if isinstance(error, OSError):
+        return f"cannot be read: {error.strerror or error}"
+    message = str(error).removeprefix(f"{path}: ")
+    return message if isinstance(error, SessionError) else f"could not be read ({type(error).__name__}: {message})"
 
 
 def _mtime(folder: str) -> int:
