@@ -7,8 +7,9 @@ which also yields the reason a bad line is reported with.
 
 ``loads_line`` is the one judge of what a line holds: the index's slow path and the store's entry
 decoder both call it, so a line is an entry for both or skipped by both. The fast Struct accepts a
-subset of what it accepts (the Struct skips unknown keys without checking that their numbers fit a
-double, so those lines must decode too; see ``_repair``).
+subset of what it accepts: whatever is valid JSON (it skips unknown keys without checking that their
+numbers fit a double, and ``loads_line`` reads those; it gives up on nesting where the interpreter's
+recursion budget ends, and ``loads_line`` reads any depth).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Head(msgspec.Struct, gc=False):
 
 decode_head = msgspec.json.Decoder(Head).decode
 # msgspec raises RecursionError, not DecodeError, on deeply nested input: such a line is decoded the
-# slow way, where orjson's fixed depth limit decides.
+# slow way (``loads_line`` reads any depth).
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
