@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,12 +156,6 @@ class Catalog:
         self._located: dict[str, str] = {}
 
     # ------------------------------------------------------------------ the folder
-
-    def files(self) -> Iterator[tuple[Path, os.stat_result]]:
-        """Every regular ``*.jsonl`` file in the root and its sub-folders (symlinked folders followed)."""
-        files, _ = self._scan()
-        for path, st in files:
-            yield Path(path), st
 
     def _folders(self) -> list[str]:
         """The root and its sub-folders (broken and looping links are no folders)."""
