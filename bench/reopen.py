@@ -33,7 +33,7 @@ import orjson
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
-ROUNDS = 50
+ROUNDS = 200
 COLD_REPS = 3
 
 
