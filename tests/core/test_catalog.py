@@ -375,3 +375,14 @@ def test_times_out_of_any_range_list_without_crashing(sessions_root: Path, L: An
     assert infos["year-0"].modified == L.T0  # before 1970: pi takes only a positive activity time
     assert infos["huge-message-time"].modified == L.T0  # an invalid date counts for nothing: the header's time
     assert [describe(info) for info in infos.values()]
+
+
+def test_find_reads_only_headers_of_files_named_for_the_prefix(
+    samples_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog(samples_root)
+    opened, headers = _counting(monkeypatch)
+    info = catalog.find("019cadd4-cb50")
+    assert info.id == "019cadd4-cb50-74dd-b0a5-3da75cdfe166"
+    assert [path.name.partition("_")[2] for path in headers] == ["019cadd4-cb50-74dd-b0a5-3da75cdfe166.jsonl"]
+    assert opened == []  # the one session found is opened through the per-process cache, nothing else
