@@ -16,6 +16,8 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from environs import Env, validate
 
+from sessions_app.sessionfiles.index import MAX_LINE_BYTES
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # Machine-local state (database, secret key, sample sessions).
@@ -188,6 +190,11 @@ PITREE_MAX_MESSAGE_BYTES: int = env.int("PITREE_MAX_MESSAGE_BYTES", 1_048_576, v
 # is refused with 413 while it arrives (see pitree_web.bodylimit).
 PITREE_MAX_BODY_BYTES: int = 3 * PITREE_MAX_MESSAGE_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITREE_MAX_BODY_BYTES
+
+# Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
+PITREE_MAX_LINE_BYTES: int = env_int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES)
+if PITREE_MAX_LINE_BYTES < 1:
+    raise ImproperlyConfigured(f"PITREE_MAX_LINE_BYTES={PITREE_MAX_LINE_BYTES}: expected a positive number of bytes")
 
 # Who answers: "offline" (built-in, no network) or "openai" (an OpenAI-compatible server).
 PITREE_ASSISTANT: str = env.str("PITREE_ASSISTANT", "offline").strip().lower()

@@ -83,7 +83,8 @@ def ls_lines(forest: Sequence[tuple[SessionInfo, int]], now_ms: int) -> Iterator
             count, when = columns[info.path]
             nest = "   " * (depth - 1) + "↳ " if depth else ""
             title = one_line(info.title, TITLE_WIDTH)
-            yield f"  {info.id[:width]:<{width}}  {count:>{count_width}}  {when:<{age_width}}  {nest}{title}"
+            short = one_line(info.id)[:width]  # an id may hold line breaks or escape sequences
+            yield f"  {short:<{width}}  {count:>{count_width}}  {when:<{age_width}}  {nest}{title}"
 
 
 def ls_json(forest: Sequence[tuple[SessionInfo, int]]) -> list[dict[str, Any]]:

@@ -10,27 +10,38 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import orjson
+from ..sessionfiles.entries import dump_json
 
 Entry = dict[str, Any]
 INDENT = "  "
 _SPACES = re.compile(r"\s+")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 # ---------------------------------------------------------------------------------- small pieces
 
 
 def raw_json(value: Any) -> str:
-    """Compact JSON, as stored (non-ASCII raw)."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return repr(value)
+    """Compact JSON, as stored (non-ASCII raw), at any depth."""
+    return dump_json(value).decode()
+
+
+def text(value: Any) -> str:
+    """A stored value where text is expected: a string as is, other scalars as ``str`` writes them,
+    lists and objects as JSON (``str`` of a value nested a thousand levels deep would overflow)."""
+    return raw_json(value) if isinstance(value, list | dict) else str(value)
+
+
+def printable(line: str) -> str:
+    """``line`` safe to print: control characters (an escape sequence in a session file could rewrite
+    the terminal) and lone surrogates (a file name that is not UTF-8) become U+FFFD; tabs and
+    newlines stay."""
+    return _UNPRINTABLE.sub("\ufffd", line)
 
 
 def one_line(text: str, width: int | None = None) -> str:
     """``text`` with every whitespace run as one space, cut to ``width`` characters with an ellipsis."""
-    flat = _SPACES.sub(" ", text).strip()
+    flat = printable(_SPACES.sub(" ", text).strip())
     if width is not None and len(flat) > width:
         return flat[: max(width - 1, 0)] + "…"
     return flat
@@ -39,7 +50,7 @@ def one_line(text: str, width: int | None = None) -> str:
 def when(timestamp: Any) -> str:
     """An entry's ISO timestamp, shortened for reading (``2026-03-02 09:15:09``)."""
     if not isinstance(timestamp, str) or len(timestamp) < 19 or timestamp[10] != "T":
-        return str(timestamp) if timestamp else "?"
+        return text(timestamp) if timestamp else "?"
     return f"{timestamp[:10]} {timestamp[11:19]}"
 
 
@@ -49,9 +60,9 @@ def block_text(block: Any) -> str:
         return raw_json(block)
     kind = block.get("type")
     if kind == "text":
-        return str(block.get("text", ""))
+        return text(block.get("text", ""))
     if kind == "image":
-        return f"[image {block.get('mimeType', '')}]".replace(" ]", "]")
+        return f"[image {text(block.get('mimeType', ''))}]".replace(" ]", "]")
     return raw_json(block)
 
 
@@ -75,11 +86,11 @@ def tool_call(block: Mapping[str, Any]) -> str:
         inner = ""
     else:
         inner = raw_json(arguments)
-    return f"{block.get('name', '?')}({inner})"
+    return f"{text(block.get('name', '?'))}({inner})"
 
 
 def _model_name(provider: Any, model: Any) -> str:
-    return "/".join(str(part) for part in (provider, model) if part)
+    return "/".join(text(part) for part in (provider, model) if part)
 
 
 # ---------------------------------------------------------------------------------- previews (tree)
@@ -104,37 +115,37 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
             return "assistant", _assistant_preview(content)
         if role == "toolResult":
             error = " (error)" if message.get("isError") else ""
-            return f"toolResult {message.get('toolName', '?')}{error}", content_text(content)
+            return f"toolResult {text(message.get('toolName', '?'))}{error}", content_text(content)
         if role == "bashExecution":
-            return "bash", f"$ {message.get('command', '')}{_exit_note(message)}"
+            return "bash", f"$ {text(message.get('command', ''))}{_exit_note(message)}"
         if role == "custom":
-            return f"custom {message.get('customType', '')}".strip(), content_text(content)
+            return f"custom {text(message.get('customType', ''))}".strip(), content_text(content)
         if role in ("user", "system"):
             return str(role), content_text(content)
         return f"message {role}" if isinstance(role, str) else "message", raw_json(message)
     if kind == "model_change":
         return kind, _model_name(entry.get("provider"), entry.get("modelId"))
     if kind == "thinking_level_change":
-        return kind, str(entry.get("thinkingLevel"))
+        return kind, text(entry.get("thinkingLevel"))
     if kind == "compaction":
-        return kind, str(entry.get("summary", ""))
+        return kind, text(entry.get("summary", ""))
     if kind == "branch_summary":
-        return kind, str(entry.get("summary", ""))
+        return kind, text(entry.get("summary", ""))
     if kind == "custom_message":
-        return f"custom_message {entry.get('customType', '')}".strip(), content_text(entry.get("content"))
+        return f"custom_message {text(entry.get('customType', ''))}".strip(), content_text(entry.get("content"))
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return "custom", f"{entry.get('customType', '')}{data}"
+        return "custom", f"{text(entry.get('customType', ''))}{data}"
     if kind == "label":
         return kind, _label_text(entry)
     if kind == "session_info":
         name = entry.get("name")
-        return kind, f"name {name!r}" if name else "name cleared"
+        return kind, f"name {text(name)!r}" if name else "name cleared"
     if kind == "context_edit":
         return kind, _context_edit_text(entry)
     if kind == "usage":
         return kind, _usage_text(entry)
-    return str(kind), raw_json(entry)
+    return text(kind), raw_json(entry)
 
 
 def _assistant_preview(content: Any) -> str:
@@ -143,8 +154,8 @@ def _assistant_preview(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    if any(str(text).strip() for text in texts):
-        return " ".join(str(text) for text in texts)
+    if any(text(part).strip() for part in texts):
+        return " ".join(text(part) for part in texts)
     calls = [tool_call(b) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
     if calls:
         return "→ " + ", ".join(calls)
@@ -157,32 +168,32 @@ def _exit_note(message: Mapping[str, Any]) -> str:
     if message.get("cancelled"):
         return "  (cancelled)"
     code = message.get("exitCode")
-    return f"  (exit {code})" if code is not None else ""
+    return f"  (exit {text(code)})" if code is not None else ""
 
 
 def _label_text(entry: Entry) -> str:
     label = entry.get("label")
     target = entry.get("targetId")
-    return f"{label!r} on {target}" if label else f"cleared on {target}"
+    return f"{text(label)!r} on {text(target)}" if label else f"cleared on {text(target)}"
 
 
 def _context_edit_text(entry: Entry) -> str:
     replacement = entry.get("replacement")
     target = entry.get("targetId")
     if replacement is None:
-        return f"{target} dropped from the context"
+        return f"{text(target)} dropped from the context"
     content = replacement.get("content") if isinstance(replacement, dict) else replacement
-    return f"{target} replaced by {one_line(content_text(content))!r}"
+    return f"{text(target)} replaced by {one_line(content_text(content))!r}"
 
 
 def _usage_text(entry: Entry) -> str:
     usage = entry.get("usage")
     total = usage.get("totalTokens") if isinstance(usage, dict) else None
-    parts = [str(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
+    parts = [text(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
     if total is not None:
-        parts.append(f"{total} tokens")
+        parts.append(f"{text(total)} tokens")
     if entry.get("note"):
-        parts.append(str(entry["note"]))
+        parts.append(text(entry["note"]))
     return " · ".join(part for part in parts if part)
 
 
@@ -198,7 +209,8 @@ def render_transcript(entries: Iterable[Entry], labels: Mapping[str, Any]) -> It
     """
     previous_single = None
     for entry in entries:
-        label = labels.get(str(entry.get("id")))
+        entry_id = entry.get("id")
+        label = labels.get(entry_id) if isinstance(entry_id, str) else None
         if isinstance(label, tuple):
             label = label[0]
         lines = render_entry(entry, label)
@@ -214,7 +226,7 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
 
     Settings changes and other metadata are single lines starting with ``·``.
     """
-    entry_id = entry.get("id", "?")
+    entry_id = text(entry.get("id", "?"))
     label_note = f"  (label: {label})" if label else ""
     one_liner = _one_liner(entry)
     if one_liner is not None:
@@ -224,8 +236,8 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
     if details:
         header += "  " + " · ".join(details)
     lines = [header + label_note]
-    for text in body:
-        lines.extend(INDENT + line for line in text.split("\n"))
+    for part in body:
+        lines.extend(INDENT + line for line in part.split("\n"))
     return lines
 
 
@@ -234,15 +246,15 @@ def _one_liner(entry: Entry) -> str | None:
     if kind == "model_change":
         return f"model → {_model_name(entry.get('provider'), entry.get('modelId'))}"
     if kind == "thinking_level_change":
-        return f"thinking level → {entry.get('thinkingLevel')}"
+        return f"thinking level → {text(entry.get('thinkingLevel'))}"
     if kind == "label":
         return f"label {_label_text(entry)}"
     if kind == "session_info":
         name = entry.get("name")
-        return f"session name → {name!r}" if name else "session name cleared"
+        return f"session name → {text(name)!r}" if name else "session name cleared"
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return f"custom {entry.get('customType', '')}{data}"
+        return f"custom {text(entry.get('customType', ''))}{data}"
     if kind == "context_edit":
         return f"context edit: {_context_edit_text(entry)}"
     if kind == "usage":
@@ -256,16 +268,19 @@ def _block(entry: Entry) -> tuple[str, list[str], list[str]]:
     if kind == "message" and isinstance(entry.get("message"), dict):
         return _message_block(entry["message"], entry)
     if kind == "compaction":
-        details = [f"keeps from {entry.get('firstKeptEntryId')}", f"{entry.get('tokensBefore')} tokens before"]
-        return "compaction", details, [str(entry.get("summary", ""))]
+        details = [
+            f"keeps from {text(entry.get('firstKeptEntryId'))}",
+            f"{text(entry.get('tokensBefore'))} tokens before",
+        ]
+        return "compaction", details, [text(entry.get("summary", ""))]
     if kind == "branch_summary":
-        return "branch summary", [f"from {entry.get('fromId')}"], [str(entry.get("summary", ""))]
+        return "branch summary", [f"from {text(entry.get('fromId'))}"], [text(entry.get("summary", ""))]
     if kind == "custom_message":
-        details = [str(entry.get("customType", ""))]
+        details = [text(entry.get("customType", ""))]
         if not entry.get("display"):
             details.append("not displayed")
         return "custom message", details, [content_text(entry.get("content"))]
-    return str(kind), ["unknown entry type, raw"], [raw_json(entry)]
+    return text(kind), ["unknown entry type, raw"], [raw_json(entry)]
 
 
 def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[str], list[str]]:
@@ -277,13 +292,13 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
         details = [_model_name(message.get("provider"), message.get("model"))]
         stop = message.get("stopReason")
         if stop not in (None, "stop", "toolUse"):
-            details.append(f"stopped: {stop}")
+            details.append(f"stopped: {text(stop)}")
         body = _assistant_body(content)
         if message.get("errorMessage"):
-            body.append(f"[error] {message['errorMessage']}")
+            body.append(f"[error] {text(message['errorMessage'])}")
         return "assistant", [d for d in details if d], body
     if role == "toolResult":
-        details = [str(message.get("toolName", "?"))]
+        details = [text(message.get("toolName", "?"))]
         if message.get("isError"):
             details.append("ERROR")
         return "tool result", details, [content_text(content)]
@@ -292,22 +307,22 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
         if message.get("cancelled"):
             details.append("cancelled")
         elif message.get("exitCode") is not None:
-            details.append(f"exit code {message.get('exitCode')}")
+            details.append(f"exit code {text(message.get('exitCode'))}")
         if message.get("truncated"):
             details.append("output truncated")
         if message.get("excludeFromContext"):
             details.append("not in context")
-        output = str(message.get("output") or "").rstrip("\n")
-        body = [f"$ {message.get('command', '')}"] + ([output] if output else [])
+        output = text(message.get("output") or "").rstrip("\n")
+        body = [f"$ {text(message.get('command', ''))}"] + ([output] if output else [])
         return "bash", details, body
     if role == "custom":
-        details = [str(message.get("customType", ""))]
+        details = [text(message.get("customType", ""))]
         if message.get("display") is False:
             details.append("not displayed")
         return "custom", [d for d in details if d], [content_text(content)]
     if role == "system":
         return "system", [], [content_text(content)]
-    return f"message {role}", ["unknown role, raw"], [raw_json(entry)]
+    return f"message {text(role)}", ["unknown role, raw"], [raw_json(entry)]
 
 
 def _assistant_body(content: Any) -> list[str]:
@@ -322,7 +337,7 @@ def _assistant_body(content: Any) -> list[str]:
             if block.get("redacted"):
                 body.append("(thinking, redacted)")
             else:
-                body.append("(thinking) " + str(block.get("thinking", "")))
+                body.append("(thinking) " + text(block.get("thinking", "")))
         elif kind == "toolCall":
             body.append("→ " + tool_call(block))
         else:

@@ -81,16 +81,15 @@ def session_page(request: HttpRequest, session_id: str, entry_id: str | None = N
 def session_context(session: SessionFile, position: int | None, **extra: Any) -> dict[str, Any]:
     """Everything the session page and its transcript partial need, for the tab at ``position``."""
     cat = catalog()
-    infos = cat.sessions()
-    info = next((i for i in infos if i.path == session.path), None) or session_info(session)
-    parent = cat.parent_of(info, infos)
+    info = session_info(session)
+    parent = cat.parent_of(info)
     return {
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
         "parent": parent,
         "forked_at": _forked_at(session, parent) if parent else None,
-        "forks": cat.forks_of(info, infos),
+        "forks": cat.forks_of(info),
         **transcript_context(session, position),
         **extra,
     }

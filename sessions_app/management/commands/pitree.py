@@ -28,7 +28,7 @@ from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root, resolve_file
 from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
-from sessions_app.cli.transcript import one_line, render_transcript
+from sessions_app.cli.transcript import one_line, printable, render_transcript
 from sessions_app.cli.treeview import tree_lines
 from sessions_app.search.index import SearchIndex, SearchUnavailable
 from sessions_app.search.query import fts_query
@@ -185,6 +185,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, command: str, **options: Any) -> None:
         self.sessions_dir = Path(settings.PITREE_SESSIONS_DIR)
         self.fsync = bool(settings.PITREE_FSYNC)
+        self.max_line_bytes = int(settings.PITREE_MAX_LINE_BYTES)
         try:
             getattr(self, "do_" + command)(**options)
         except BrokenPipeError:
@@ -196,10 +197,14 @@ class Command(BaseCommand):
             raise CommandError(one_line(f"{where}{error.strerror or error}")) from None
 
     def out(self, line: str) -> None:
-        self.stdout.write(line)
+        self.stdout.write(printable(line))
 
     def open(self, file: str) -> SessionFile:
-        return SessionFile.open(resolve_file(file, self.sessions_dir), fsync=self.fsync)
+        path = resolve_file(file, self.catalog())
+        return SessionFile.open(path, fsync=self.fsync, max_line_bytes=self.max_line_bytes)
+
+    def catalog(self) -> Catalog:
+        return Catalog(self.sessions_dir, max_line_bytes=self.max_line_bytes)
 
     def open_writable(self, file: str) -> SessionFile:
         session = self.open(file)
@@ -213,7 +218,7 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------ reading
 
     def do_ls(self, *, json: bool, **_: Any) -> None:
-        catalog = Catalog(self.sessions_dir)
+        catalog = self.catalog()
         forest = catalog.forest()
         for path, problem in sorted(catalog.problems.items()):
             self.stderr.write(one_line(f"skipped {path}: {problem}"))
