@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
@@ -117,12 +118,14 @@ class SessionFeed:
     async def _start(self) -> None:
         watch = watch_file(self.path)  # made before the first look, so no change falls between
         try:
-            self._session = await asyncio.to_thread(SessionFile, self.path)
+            self._session = await asyncio.to_thread(
+                SessionFile, self.path, fsync=False, max_line_bytes=settings.PITREE_MAX_LINE_BYTES
+            )
             listening = await self._listen()
         except BaseException:
             watch.close()
             raise
-        self._offset = self._session.index.offset
+        self._offset = fragments.cursor_of(self._session.index)
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._follow(watch), name=f"pitree-feed {self.path.name}")]
         if listening is not None:
@@ -153,22 +156,20 @@ class SessionFeed:
     def _read(self) -> Batch | None:
         session = self._session
         assert session is not None
-        index = session.index
-        shape = (len(index.shadowed), index.forward_parents, len(index.roots))
+        before = session.index
         rows = session.refresh()
-        if session.index is not index:  # replaced or rewritten: loaded again from scratch
+        index = session.index
+        if (rows and rows[0] < len(before)) or index.header is not before.header:
+            # Loaded again from scratch: the file was replaced or rewritten, or its new lines changed
+            # earlier entries (a reused id, a parent that was missing). A patch cannot say that.
             self._epoch += 1
-            self._offset = session.index.offset
+            self._offset = fragments.cursor_of(index)
             return fragments.resync(self._epoch, self._offset)
-        start, end = self._offset, session.index.offset
-        if end == start and not rows:
+        if not rows:
             return None
+        start, end = self._offset, fragments.cursor_of(index)
         self._offset = end
-        new_roots = sum(1 for row in rows if index.parents[row] < 0 and index.is_node(row))
-        unusual = shape != (len(index.shadowed), index.forward_parents, len(index.roots) - new_roots)
-        if unusual or len(rows) > MAX_PATCH_ROWS:
-            # Duplicate ids, parents that come later, orphans finding their parent: earlier entries
-            # changed place, which a patch cannot express. Rare (pi and pitree never write such files).
+        if len(rows) > MAX_PATCH_ROWS:
             return fragments.resync(self._epoch, end)
         return fragments.render_batch(session, rows, start, end, self._epoch)
 
@@ -179,7 +180,7 @@ class SessionFeed:
         if cursor >= self._offset:
             # Nothing missed; a cursor beyond what the file holds comes from another version of the file.
             return fragments.resync(self._epoch, self._offset) if cursor > self._offset else None
-        rows = list(range(bisect.bisect_left(index.offsets, cursor), len(index)))
+        rows = list(range(bisect.bisect_left(index.offsets, cursor, 0, len(index)), len(index)))
         if len(rows) > MAX_PATCH_ROWS:
             return fragments.resync(self._epoch, self._offset)
         return fragments.render_batch(session, rows, cursor, self._offset, self._epoch)

@@ -34,7 +34,7 @@ from django.utils.text import Truncator
 
 from ..display.entries import EntryView, Navigator, entry_kind, navigator_for, present
 from ..sessionfiles.catalog import session_info
-from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import siblings
 
@@ -105,6 +105,13 @@ class Batch:
             "doctitle": self.doctitle,
             "tree": self.tree,
         }
+
+
+def cursor_of(index: SessionIndex) -> int:
+    """How far into its file an index reflects: the end of its last entry's line (0 before any). A page
+    carries this as its cursor, and batches are cut at it, so both count alike."""
+    count = len(index)
+    return index.offsets[count - 1] + index.lengths[count - 1] + 1 if count else 0
 
 
 def render_batch(session: SessionFile, rows: list[int], start: int, end: int, epoch: int) -> Batch:

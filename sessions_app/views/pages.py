@@ -16,6 +16,7 @@ from ..display.entries import Block, EntryView, content_blocks, one_line, presen
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
 from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
+from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
@@ -101,7 +102,7 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
     ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
     hands it to its websocket, which sends what was appended since (live/consumers.py)."""
     index = session.index
-    cursor = index.offset
+    cursor = cursor_of(index)
     position_id = index.ids[position] if position is not None else None
     page = transcript_page(session, position)
     return {
