@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import content_text, dump_json
+from ..sessionfiles.entries import content_text, dump_json, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 
@@ -283,9 +283,3 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
     else:
         text = str(kind)
     return one_line(text, limit)
-
-
-def one_line(text: str, limit: int) -> str:
-    """``text`` on one line (runs of whitespace become one space), clipped to ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
