@@ -1,7 +1,7 @@
 """Entries as text: transcript blocks for ``show``, one-line previews for ``tree``.
 
 Every entry type pi writes has a rendering; an unknown type (or message role) is shown as its raw JSON.
-``leaf`` markers never reach this module: they are not on any path (pitree-rules §2).
+``leaf`` markers never reach this module: they are not on any path (docs/format.md §5.3).
 """
 
 from __future__ import annotations

@@ -102,9 +102,9 @@ class Command(BaseCommand):
         p = sub.add_parser("tree", help="the whole tree, active path marked with *, the leaf with ← leaf")
         p.add_argument("file", metavar="FILE", help=file_help)
 
-        p = sub.add_parser("inspect", help="the session as one JSON object (pitree-rules §6)")
+        p = sub.add_parser("inspect", help="the session as one JSON object (docs/format.md §12)")
         p.add_argument("file", metavar="FILE", help=file_help)
-        p.add_argument("--json", action="store_true", help="print the §6 JSON object (without it: a short summary)")
+        p.add_argument("--json", action="store_true", help="print that JSON object (without it: a short summary)")
         p.add_argument("--leaf", metavar="ID", help="path and context at this entry instead of the file's leaf")
 
         p = sub.add_parser("new", help="create an empty session; prints its path")
