@@ -192,9 +192,7 @@ PITREE_MAX_BODY_BYTES: int = 3 * PITREE_MAX_MESSAGE_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITREE_MAX_BODY_BYTES
 
 # Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
-PITREE_MAX_LINE_BYTES: int = env.int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES)
-if PITREE_MAX_LINE_BYTES < 1:
-    raise ImproperlyConfigured(f"PITREE_MAX_LINE_BYTES={PITREE_MAX_LINE_BYTES}: expected a positive number of bytes")
+PITREE_MAX_LINE_BYTES: int = env.int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES, validate=validate.Range(min=1))
 
 # Who answers: "offline" (built-in, no network) or "openai" (an OpenAI-compatible server).
 PITREE_ASSISTANT: str = env.str("PITREE_ASSISTANT", "offline").strip().lower()

@@ -41,11 +41,6 @@ def make_usage(input_tokens: int, output_tokens: int, cache_read: int = 0) -> di
     return {**usage, "totalTokens": input_tokens + output_tokens + cache_read, "cost": dict(ZERO_USAGE["cost"])}
 
 
-def clip(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters (an ellipsis marks the cut): quotes and server messages can be huge."""
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
-
-
 class Reply:
     """One reply: ``async for delta in reply`` gives its text as it comes (once); then it says how it ended."""
 

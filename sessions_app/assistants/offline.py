@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from sessions_app.sessionfiles.context import COMPACTION_PREFIX, Message, estimate_tokens
-from sessions_app.sessionfiles.entries import content_text
+from sessions_app.sessionfiles.entries import clip, content_text
 
-from .base import Assistant, AssistantError, Deltas, Finish, clip, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish, make_usage
 
 DEFAULT_DELAY = 0.04  # seconds between chunks: visible streaming, still quick
 _WORDS = re.compile(r"\s*\S+\s*|\s+")

@@ -22,8 +22,9 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from sessions_app.sessionfiles.context import Message
+from sessions_app.sessionfiles.entries import clip
 
-from .base import Assistant, AssistantError, Deltas, Finish, clip, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish, make_usage
 
 MODELS_TTL = 30.0  # seconds a model list is reused: a picker opened twice should not ask twice
 _models_cache: dict[tuple[str, str], tuple[float, list[str]]] = {}

@@ -1,4 +1,4 @@
-"""``inspect --json``: the document pitree-rules §6 defines, written without recursion.
+"""``inspect --json``: the document docs/format.md §12 defines, written without recursion.
 
 orjson refuses nesting deeper than 254 levels and the stdlib ``json`` overflows near 1000, but a chat
 tree nests one level per entry (and a hostile entry may nest a thousand levels). Every value goes
@@ -18,7 +18,7 @@ KEYS = ("sessionId", "version", "cwd", "parentSession", "leaf", "name", "labels"
 
 
 def inspect_fields(session: SessionFile, leaf: Any = AT_LEAF) -> dict[str, Any]:
-    """Every §6 field except ``tree`` (which is deep), in §6's order. ``leaf``: an entry id, or AT_LEAF."""
+    """Every field of docs/format.md §12.1 except ``tree`` (which is deep), in that order. ``leaf``: an entry id, or AT_LEAF."""
     index = session.index
     leaf_id = index.leaf_id if leaf is AT_LEAF else leaf
     rows = session.path_rows(leaf)
@@ -36,7 +36,7 @@ def inspect_fields(session: SessionFile, leaf: Any = AT_LEAF) -> dict[str, Any]:
 
 
 def inspect_json(session: SessionFile, leaf: Any = AT_LEAF) -> bytes:
-    """The whole §6 object as compact JSON bytes (no trailing newline)."""
+    """The whole object of docs/format.md §12 as compact JSON bytes (no trailing newline)."""
     values = {key: dump_json(value) for key, value in inspect_fields(session, leaf).items()}
     values["tree"] = dump_json(tree_nodes(session.index))
     values["skipped"] = dump_json([{"line": line, "reason": reason} for line, reason in session.index.skipped()])

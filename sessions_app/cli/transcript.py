@@ -1,7 +1,7 @@
 """Entries as text: transcript blocks for ``show``, one-line previews for ``tree``.
 
 Every entry type pi writes has a rendering; an unknown type (or message role) is shown as its raw JSON.
-``leaf`` markers never reach this module: they are not on any path (pitree-rules §2).
+``leaf`` markers never reach this module: they are not on any path (docs/format.md §5.3).
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..sessionfiles.entries import dump_json
+from ..sessionfiles.entries import dump_json, one_line
 
 Entry = dict[str, Any]
 INDENT = "  "
-_SPACES = re.compile(r"\s+")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
@@ -39,12 +38,9 @@ def printable(line: str) -> str:
     return _UNPRINTABLE.sub("\ufffd", line)
 
 
-def one_line(text: str, width: int | None = None) -> str:
-    """``text`` with every whitespace run as one space, cut to ``width`` characters with an ellipsis."""
-    flat = printable(_SPACES.sub(" ", text).strip())
-    if width is not None and len(flat) > width:
-        return flat[: max(width - 1, 0)] + "…"
-    return flat
+def terminal_line(text: str, width: int | None = None) -> str:
+    """``one_line`` made safe to print (see ``printable``)."""
+    return printable(one_line(text, width))
 
 
 def when(timestamp: Any) -> str:
@@ -66,8 +62,10 @@ def block_text(block: Any) -> str:
     return raw_json(block)
 
 
-def content_text(content: Any) -> str:
-    """A message ``content`` (string or block list) as text, blocks on separate lines."""
+def content_as_shown(content: Any) -> str:
+    """A message ``content`` as a transcript shows it: every block on its own line, images and other
+    blocks as markers. (The core's ``content_text`` keeps text blocks only: what a preview or the model
+    reads, not what a reader must be shown.)"""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -99,7 +97,7 @@ def _model_name(provider: Any, model: Any) -> str:
 def preview(entry: Entry, width: int = 70) -> str:
     """``kind: text`` on one line — what ``tree`` shows for a node."""
     kind, text = _preview_parts(entry)
-    text = one_line(text, width)
+    text = terminal_line(text, width)
     return f"{kind}: {text}" if text else kind
 
 
@@ -115,13 +113,13 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
             return "assistant", _assistant_preview(content)
         if role == "toolResult":
             error = " (error)" if message.get("isError") else ""
-            return f"toolResult {text(message.get('toolName', '?'))}{error}", content_text(content)
+            return f"toolResult {text(message.get('toolName', '?'))}{error}", content_as_shown(content)
         if role == "bashExecution":
             return "bash", f"$ {text(message.get('command', ''))}{_exit_note(message)}"
         if role == "custom":
-            return f"custom {text(message.get('customType', ''))}".strip(), content_text(content)
+            return f"custom {text(message.get('customType', ''))}".strip(), content_as_shown(content)
         if role in ("user", "system"):
-            return str(role), content_text(content)
+            return str(role), content_as_shown(content)
         return f"message {role}" if isinstance(role, str) else "message", raw_json(message)
     if kind == "model_change":
         return kind, _model_name(entry.get("provider"), entry.get("modelId"))
@@ -132,7 +130,7 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
     if kind == "branch_summary":
         return kind, text(entry.get("summary", ""))
     if kind == "custom_message":
-        return f"custom_message {text(entry.get('customType', ''))}".strip(), content_text(entry.get("content"))
+        return f"custom_message {text(entry.get('customType', ''))}".strip(), content_as_shown(entry.get("content"))
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
         return "custom", f"{text(entry.get('customType', ''))}{data}"
@@ -183,7 +181,7 @@ def _context_edit_text(entry: Entry) -> str:
     if replacement is None:
         return f"{text(target)} dropped from the context"
     content = replacement.get("content") if isinstance(replacement, dict) else replacement
-    return f"{text(target)} replaced by {one_line(content_text(content))!r}"
+    return f"{text(target)} replaced by {terminal_line(content_as_shown(content))!r}"
 
 
 def _usage_text(entry: Entry) -> str:
@@ -279,7 +277,7 @@ def _block(entry: Entry) -> tuple[str, list[str], list[str]]:
         details = [text(entry.get("customType", ""))]
         if not entry.get("display"):
             details.append("not displayed")
-        return "custom message", details, [content_text(entry.get("content"))]
+        return "custom message", details, [content_as_shown(entry.get("content"))]
     return text(kind), ["unknown entry type, raw"], [raw_json(entry)]
 
 
@@ -287,7 +285,7 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
     role = message.get("role")
     content = message.get("content")
     if role == "user":
-        return "user", [], [content_text(content)]
+        return "user", [], [content_as_shown(content)]
     if role == "assistant":
         details = [_model_name(message.get("provider"), message.get("model"))]
         stop = message.get("stopReason")
@@ -301,7 +299,7 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
         details = [text(message.get("toolName", "?"))]
         if message.get("isError"):
             details.append("ERROR")
-        return "tool result", details, [content_text(content)]
+        return "tool result", details, [content_as_shown(content)]
     if role == "bashExecution":
         details = []
         if message.get("cancelled"):
@@ -319,9 +317,9 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
         details = [text(message.get("customType", ""))]
         if message.get("display") is False:
             details.append("not displayed")
-        return "custom", [d for d in details if d], [content_text(content)]
+        return "custom", [d for d in details if d], [content_as_shown(content)]
     if role == "system":
-        return "system", [], [content_text(content)]
+        return "system", [], [content_as_shown(content)]
     return f"message {text(role)}", ["unknown role, raw"], [raw_json(entry)]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import content_text
+from ..sessionfiles.entries import content_text, dump_json, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 
@@ -228,10 +228,11 @@ def image_data_url(block: dict[str, Any]) -> str:
 
 
 def _pretty(value: Any) -> str:
+    """Indented JSON for a raw view; a value nested deeper than orjson writes is shown compact."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        return repr(value)
+    except orjson.JSONEncodeError:
+        return dump_json(value).decode()
 
 
 def navigator_for(index: SessionIndex, row: int) -> Navigator | None:
@@ -282,9 +283,3 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
     else:
         text = str(kind)
     return one_line(text, limit)
-
-
-def one_line(text: str, limit: int) -> str:
-    """``text`` on one line (runs of whitespace become one space), clipped to ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

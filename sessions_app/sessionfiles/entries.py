@@ -253,6 +253,18 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, an ellipsis marking the cut (quotes, previews and server
+    messages can be any size)."""
+    return text if len(text) <= width else text[: max(width - 1, 0)].rstrip() + "…"
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` with every run of whitespace as one space, clipped to ``width`` characters if given."""
+    flat = " ".join(text.split())
+    return flat if width is None else clip(flat, width)
+
+
 def content_text(content: Any, *, separator: str = " ") -> str:
     """The text of a message ``content``: a string as is, or the text blocks joined (images skipped)."""
     if isinstance(content, str):

@@ -566,6 +566,7 @@ class SessionIndex:
         "line_numbers",
         "message_count",
         "name",
+        "offset",
         "offsets",
         "parents",
         "roles",
@@ -586,6 +587,7 @@ class SessionIndex:
         self.roles = built.roles
         self.timestamps = built.timestamps
         self.parents = built.parents
+        self.offset = built.offset  # bytes of the file this snapshot reflects (a reader's cursor)
         self.offsets = built.offsets
         self.lengths = built.lengths
         self.line_numbers = built.line_numbers

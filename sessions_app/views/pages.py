@@ -12,13 +12,14 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..assistants import get_assistant
-from ..display.entries import Block, EntryView, content_blocks, one_line, present
+from ..display.entries import Block, EntryView, content_blocks, present
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
 from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
+from ..sessionfiles.entries import one_line
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from .responses import form_error, is_htmx
