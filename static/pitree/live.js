@@ -22,6 +22,7 @@
     waiting: null, // messages that arrive while the page is fetched again
     socket: null,
     treeTimer: 0,
+    treeStale: false,
   };
 
   const live = () => document.getElementById("live");
@@ -169,7 +170,7 @@
     if (el) el.classList.add("is-position");
     if (location.pathname !== sessionUrl()) history.replaceState(history.state, "", permalink(id));
     // Replies under the old position now belong to a sibling branch; those under the new one show.
-    document.querySelectorAll("#entries > [data-reply]").forEach((reply) => {
+    document.querySelectorAll("#entries > [data-reply]:not([data-asked])").forEach((reply) => {
       if (reply.dataset.parent !== id) reply.remove();
     });
     state.replies.forEach((message) => showReply(message));
@@ -214,8 +215,14 @@
     if (batch.doctitle) document.title = batch.doctitle;
   }
 
+  // The tree panel is fetched again for this tab's position, at most every 250 ms, and not while the
+  // tab is in the background (a long session's tree costs the server; a hidden tab catches up when shown).
   function refreshTree() {
     clearTimeout(state.treeTimer);
+    if (document.hidden) {
+      state.treeStale = true;
+      return;
+    }
     state.treeTimer = setTimeout(() => {
       const panel = document.getElementById("tree-panel");
       if (panel && panel.dataset.refresh) {
@@ -227,11 +234,24 @@
     }, 250);
   }
 
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && state.treeStale) {
+      state.treeStale = false;
+      refreshTree();
+    }
+  });
+
   // ---- replies being written ----------------------------------------------------------------------
+  // Shown where the reply continues the tab's branch, and in the tab that asked for it (a regenerated
+  // answer or an edited message is a sibling of what that tab shows until its request returns).
   function showReply(message) {
     const existing = document.getElementById(`reply-${message.reply}`);
     const done = existing && existing.dataset.replyEntry && entryEl(existing.dataset.replyEntry);
-    if ((message.parent || "") !== position() || done) {
+    const pending = entries().querySelector(
+      `:scope > article.entry--assistant[data-pending-for="${CSS.escape(message.reply)}"]`,
+    );
+    const asked = pending || (existing && existing.dataset.asked);
+    if (((message.parent || "") !== position() && !asked) || done) {
       if (existing) existing.remove();
       return;
     }
@@ -242,10 +262,10 @@
       // Only the text: the Stop button the reader may be pressing stays where it is.
       existing.querySelector(".stream").replaceWith(el.querySelector(".stream"));
     } else {
-      // In the tab that sent the message, the placeholder it showed while sending (named by the reply).
-      const pending = entries().querySelector(`:scope > article.entry--assistant[data-pending-for="${CSS.escape(message.reply)}"]`);
-      if (pending) pending.replaceWith(el);
-      else entries().append(el);
+      if (pending) {
+        el.dataset.asked = "1";
+        pending.replaceWith(el);
+      } else entries().append(el);
       htmx.process(el);
     }
     followBottom(wasAtBottom);

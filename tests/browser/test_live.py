@@ -192,3 +192,17 @@ def test_the_session_list_shows_new_sessions_and_renames(page, ui, sessions, ser
     _manage(server, "rename", str(seeded.path), "Renamed live")
     expect(page.locator(f"#session-groups a[href='{seeded.url}']")).to_have_text("Renamed live")
     _no_console_errors(record)
+
+
+def test_a_deleted_session_stops_the_tab_without_retries(page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    seeded.path.unlink()
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'stopped'")
+    expect(page.locator("#flash")).to_contain_text("file is gone")
+    # htmx's ws extension retries 1006/1011/1012/1013 within about a second; 4404 it leaves alone.
+    page.wait_for_timeout(2500)
+    assert [url for url in record.websockets if "/ws/s/" in url] == [
+        f"{ui.server.url.replace('http', 'ws')}/ws/s/{seeded.id}/"
+    ]
+    assert not record.errors

@@ -148,3 +148,18 @@ def test_stop_from_a_tab_that_did_not_ask(new_page, ui, sessions, record) -> Non
     expect(other.locator(f"#entry-{reply_id}")).to_contain_text("Offline responder")
     expect(other.locator("#entries > article[data-reply]")).to_have_count(0)
     assert not record.errors
+
+
+def test_a_regenerated_answer_streams_in_the_tab_that_asked(page, ui, sessions, record) -> None:
+    # The new answer is a sibling of the one the tab shows: it grows in its stand-in all the same.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url + "e/358d8704/")
+    ui.open_actions(page, "358d8704").get_by_role("button", name="Regenerate (a sibling answer)").click()
+    growing = page.locator("#entries > article[data-reply].is-streaming .stream")
+    expect(growing.locator("strong").first).to_have_text("Offline responder")
+    reply_id = ui.wait_position_change(page, "358d8704")
+    reply = seeded.entries()[-1]
+    assert reply["id"] == reply_id and reply["parentId"] == "c256703f"
+    expect(page.locator("#entries > article[data-reply]")).to_have_count(0)
+    expect(page.locator(f"#entry-{reply_id} .navigator__count")).to_have_text("2/2")
+    assert not record.errors
