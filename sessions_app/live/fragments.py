@@ -25,6 +25,7 @@ Browser to server: ``{"cursor": byte offset}`` once, when the socket opens.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,9 +39,11 @@ from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import siblings
 
-# ``{% csrf_token %}`` renders nothing for this value, silently: a push is rendered once for many
-# users, so it cannot carry anyone's token. htmx sends the token as a header (``hx-headers`` on <body>).
-_NO_CSRF = "NOTPROVIDED"
+# A push is rendered once for many users, so it cannot carry anyone's CSRF token: forms are rendered
+# with this stand-in, and its hidden input is taken out again. htmx sends the token as a header
+# (``hx-headers`` on <body>), which Django reads when the form has no such field.
+_CSRF_SLOT = secrets.token_hex(16)
+_CSRF_INPUT = f'<input type="hidden" name="csrfmiddlewaretoken" value="{_CSRF_SLOT}">'
 _HIDDEN_TYPES = frozenset({"label", "leaf", "usage"})
 _MAX_CARRY_WALK = 64  # how far a navigator update looks below a hidden branch point for the entry showing it
 
@@ -153,7 +156,7 @@ def render_batch(session: SessionFile, rows: list[int], start: int, end: int, ep
             if nav is not None:
                 batch.navs[index.ids[holder]] = _navigator_html(session, nav)
     info = session_info(session)
-    batch.head = render_to_string(
+    batch.head = _render(
         "sessions_app/partials/_session_meta.html",
         {"info": info, "session": session, "session_id": session.session_id, "read_only": index.read_only},
     )
@@ -169,9 +172,9 @@ def resync(epoch: int, offset: int) -> Batch:
 
 def reply_message(reply: str, parent: str | None, text: str, session_id: str) -> str:
     """A reply being written, as its Markdown so far: a placeholder the finished entry replaces."""
-    html = render_to_string(
+    html = _render(
         "sessions_app/partials/_reply.html",
-        {"reply": reply, "parent": parent or "", "text": text, "session_id": session_id, "csrf_token": _NO_CSRF},
+        {"reply": reply, "parent": parent or "", "text": text, "session_id": session_id},
     )
     return _dumps({"t": "reply", "reply": reply, "parent": parent, "html": html})
 
@@ -185,6 +188,10 @@ LIVE = '{"t":"live"}'
 
 
 # ------------------------------------------------------------------------------------ helpers
+
+
+def _render(template: str, context: dict[str, Any]) -> str:
+    return render_to_string(template, {**context, "csrf_token": _CSRF_SLOT}).replace(_CSRF_INPUT, "")
 
 
 def _dumps(payload: dict[str, Any]) -> str:
@@ -236,20 +243,19 @@ def _navigator_holders(session: SessionFile, row: int) -> list[int]:
 
 def _entry_html(session: SessionFile, entry: dict[str, Any], row: int) -> str:
     view: EntryView = present(session, entry, row, navigator=shown_navigator(session, row))
-    return render_to_string(
+    return _render(
         "sessions_app/partials/_entry.html",
         {
             "e": view,
             "session_id": session.session_id,
             "position": view.id,
             "read_only": session.index.read_only,
-            "csrf_token": _NO_CSRF,
         },
     )
 
 
 def _navigator_html(session: SessionFile, nav: Navigator) -> str:
-    return render_to_string(
+    return _render(
         "sessions_app/partials/_navigator.html",
-        {"nav": nav, "session_id": session.session_id, "position": "", "csrf_token": _NO_CSRF},
+        {"nav": nav, "session_id": session.session_id, "position": ""},
     )

@@ -28,6 +28,8 @@ async def test_every_tab_sees_the_reply_grow_once_per_piece(open_tab, sessions) 
         assert len(pieces) == 3 and all(m["reply"] == "r1" and m["parent"] == "db26dc72" for m in pieces)
         assert "<strong>bold</strong> text" in pieces[-1]["html"]  # Markdown, rendered on the server
         assert 'id="reply-r1"' in pieces[-1]["html"] and 'data-parent="db26dc72"' in pieces[-1]["html"]
+        assert 'name="reply" value="r1"' in pieces[-1]["html"]  # Stop, from any tab
+        assert "csrfmiddlewaretoken" not in pieces[-1]["html"]  # nobody's token: htmx sends it as a header
         assert messages[-1] == {"t": "reply-end", "reply": "r1", "entry": "abcd1234"}
 
 
