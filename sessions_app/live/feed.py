@@ -29,7 +29,6 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,12 +60,6 @@ class Tab(Protocol):
 Batch = fragments.Batch
 
 
-@dataclass
-class Reply:
-    parent: str | None
-    message: str  # the rendered ``reply`` message, sent again to a tab that opens mid-stream
-
-
 class SessionFeed:
     """Everything this process does for the open tabs of one session file."""
 
@@ -74,7 +67,7 @@ class SessionFeed:
         self.path = path
         self.session_id = session_id
         self.tabs: set[Tab] = set()
-        self.replies: dict[str, Reply] = {}
+        self.replies: dict[str, str] = {}  # reply id -> its latest ``reply`` message, for tabs opening mid-reply
         self._session: SessionFile | None = None
         self._epoch = 0
         self._offset = 0  # bytes of the file pushed to tabs so far
@@ -98,8 +91,8 @@ class SessionFeed:
                 else:
                     await self._pull()
                 self.tabs.add(tab)
-                for reply in list(self.replies.values()):
-                    tab.deliver(reply.message)
+                for message in list(self.replies.values()):
+                    tab.deliver(message)
                 return await asyncio.to_thread(self._backlog, cursor)
         finally:
             self._joining -= 1
@@ -237,9 +230,9 @@ class SessionFeed:
 
     def _note_reply(self, event: dict[str, object], message: str) -> None:
         """Keep the latest piece of each reply in progress, for tabs that open while it is written."""
-        reply, parent = str(event.get("reply")), event.get("parent")
+        reply = str(event.get("reply"))
         if event.get("type") == "reply.progress":
-            self.replies[reply] = Reply(parent if isinstance(parent, str) else None, message)
+            self.replies[reply] = message
         else:
             self.replies.pop(reply, None)
 
@@ -270,7 +263,7 @@ def feed_for(path: Path, session_id: str) -> SessionFeed:
 
 
 def running_feeds() -> Iterable[SessionFeed]:
-    """The feeds of the running loop (for tests and the benchmark)."""
+    """The feeds of the running loop (tests look at them)."""
     return list(_feeds.get(asyncio.get_running_loop(), {}).values())
 
 
