@@ -206,3 +206,21 @@ def test_a_deleted_session_stops_the_tab_without_retries(page, ui, sessions, rec
         f"{ui.server.url.replace('http', 'ws')}/ws/s/{seeded.id}/"
     ]
     assert not record.errors
+
+
+def test_a_replaced_file_is_fetched_again_keeping_the_draft(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    page.locator("#composer textarea[name=text]").fill("half-written thought")
+    lines = seeded.path.read_bytes().splitlines(keepends=True)
+    replacement = seeded.path.with_suffix(".new")
+    replacement.write_bytes(b"".join(lines[:9]))  # up to c256703f, the user message
+    replacement.replace(seeded.path)
+    ui.wait_position(page, "c256703f")
+    assert ui.path_ids(page)[-1] == "c256703f" and "358d8704" not in ui.path_ids(page)
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("half-written thought")
+    # And it follows the new file from there.
+    new_id = _cli_append(server, seeded, "after the replacement", "--parent", "c256703f")
+    ui.wait_position(page, new_id)
+    assert ui.path_ids(page)[-2:] == ["c256703f", new_id]
+    assert not record.errors
