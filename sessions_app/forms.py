@@ -113,11 +113,10 @@ class TreeFilterForm(PositionForm):
 
 
 class TreeRunForm(TreeFilterForm):
-    """A "+N" fold of the tree panel: the straight run from ``first`` down to ``last``, at ``depth``."""
+    """A "+N" fold of the tree panel: the straight run from ``first`` down to ``last``."""
 
     first = EntryIdField()
     last = EntryIdField()
-    depth = forms.IntegerField(min_value=0, max_value=100_000, required=False)
 
 
 class OlderForm(forms.Form):

@@ -18,6 +18,7 @@ from ..sessionfiles import tree
 from ..sessionfiles.entries import content_text, dump_json, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
+from .markdown import markdown_text
 
 # Blocks bigger than this are folded and fetched only when opened.
 LAZY_BLOCK_CHARS = 4000
@@ -252,27 +253,26 @@ def navigator_for(index: SessionIndex, row: int) -> Navigator | None:
 
 
 def preview(entry: dict[str, Any], limit: int = 80) -> str:
-    """A one-line text preview of an entry (tree panel, titles)."""
+    """A one-line plain-text preview of an entry (tree panel, titles): Markdown is shown as the words
+    it renders to, never as ``**`` and backticks."""
     kind = entry.get("type")
     message = entry.get("message") if isinstance(entry.get("message"), dict) else None
     if message is not None:
         role = message.get("role")
         if role == "bashExecution":
-            text = f"$ {message.get('command')}"
-        elif role == "toolResult":
-            text = f"{message.get('toolName')}: {content_text(message.get('content'))}"
-        else:
-            text = content_text(message.get("content"))
-            if not text and isinstance(message.get("content"), list):
-                names = [
-                    b.get("name") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"
-                ]
-                text = ", ".join(f"{name}(…)" for name in names)
-    elif kind in ("compaction", "branch_summary"):
-        text = str(entry.get("summary") or "")
-    elif kind == "custom_message":
-        text = content_text(entry.get("content"))
-    elif kind == "session_info":
+            return one_line(f"$ {message.get('command')}", limit)
+        if role == "toolResult":
+            return one_line(f"{message.get('toolName')}: {content_text(message.get('content'))}", limit)
+        text = markdown_text(content_text(message.get("content")), limit)
+        if not text and isinstance(message.get("content"), list):
+            names = [b.get("name") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+            text = one_line(", ".join(f"{name}(…)" for name in names), limit)
+        return text
+    if kind in ("compaction", "branch_summary"):
+        return markdown_text(str(entry.get("summary") or ""), limit)
+    if kind == "custom_message":
+        return markdown_text(content_text(entry.get("content")), limit)
+    if kind == "session_info":
         text = f"name: {entry.get('name')}"
     elif kind == "label":
         text = f"label {entry.get('targetId')}: {entry.get('label') or '(cleared)'}"

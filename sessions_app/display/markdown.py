@@ -1,10 +1,16 @@
-"""Markdown to HTML for message text, safe against whatever the text contains.
+"""Markdown to HTML for message text, safe against whatever the text contains; and Markdown to plain
+text for one-line previews.
 
 Content comes from a file anyone (a model, pi, a teammate) may have written, so it is never trusted
 as HTML: raw HTML in the text is escaped (``html: False``), and markdown-it's link validation refuses
 ``javascript:``, ``vbscript:``, ``file:`` and non-image ``data:`` URLs. Images from elsewhere become
 links: an image the browser fetches by itself is how a prompt-injected reply would leak data through
 its URL, and pitree's pages load nothing from outside (inline ``data:`` images still show).
+
+Fenced code is highlighted here, on the server, by Pygments (through markdown-it's ``highlight``
+option): token ``<span>``s with classes (``tok-k``…) that ``static/pitree/highlight.css`` colours for
+both themes, so no script and no inline style is needed. Each block gets a copy button, and a long
+one a button that unfolds it (``app.js`` gives both their behaviour).
 """
 
 from __future__ import annotations
@@ -18,8 +24,39 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+from ..sessionfiles.entries import one_line
+
+TOKEN_CLASS_PREFIX = "tok-"
+LONG_CODE_LINES = 30  # a code block longer than this is shown folded, with a button that unfolds it
+PREVIEW_SOURCE_CHARS = 600  # a preview reads only the start of a message: its cost stays bounded
+
+_formatter = HtmlFormatter(nowrap=True, classprefix=TOKEN_CLASS_PREFIX)
+
+
+@lru_cache(maxsize=256)
+def _lexer(language: str) -> Lexer | None:
+    """Pygments' lexer for a fence's language name; None for names it does not know (no guessing: a
+    wrong guess colours prose as code, and guessing costs more than the rest of the rendering)."""
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def _highlight(code: str, language: str, _attrs: object) -> str:
+    """Token spans for markdown-it to wrap in ``<pre><code>``; "" lets it escape the code itself."""
+    lexer = _lexer(language.strip().lower()) if language else None
+    return pygments_highlight(code, lexer, _formatter) if lexer else ""
+
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "highlight": _highlight})
+_md.enable("table")
 
 
 def _image_or_link(
@@ -33,10 +70,50 @@ def _image_or_link(
     return f'<a href="{escape(src)}" rel="nofollow noopener noreferrer">[image: {label}]</a>'
 
 
+def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A fenced block in a frame with its buttons; a long one starts folded."""
+    code = renderer.fence(tokens, idx, options, env)
+    lines = tokens[idx].content.count("\n")
+    language = escape(tokens[idx].info.strip().split(" ", 1)[0]) if tokens[idx].info else ""
+    tools = '<button type="button" class="code__copy" data-copy-code>Copy</button>'
+    long = lines > LONG_CODE_LINES
+    if long:
+        tools += f'<button type="button" class="code__expand" data-expand-code aria-expanded="false">Show all {lines} lines</button>'
+    head = f'<div class="code__head"><span class="code__lang">{language}</span>{tools}</div>'
+    return f'<div class="code{" code--long" if long else ""}">{head}{code}</div>\n'
+
+
 _md.add_render_rule("image", _image_or_link)
+_md.add_render_rule("fence", _code_block)
 
 
 @lru_cache(maxsize=2048)
 def render_markdown(text: str) -> SafeString:
     """HTML for ``text`` (cached: entries are immutable, so the same text is rendered once)."""
     return mark_safe(_md.render(text))
+
+
+def markdown_text(text: str, width: int | None = None) -> str:
+    """What ``text`` reads as once rendered, on one line: no ``**``, backticks, link targets or
+    heading marks (for the tree panel, titles and choices). With a ``width``, only the start of a
+    long text is read."""
+    return one_line(_plain(text[:PREVIEW_SOURCE_CHARS] if width is not None else text), width)
+
+
+@lru_cache(maxsize=8192)
+def _plain(source: str) -> str:
+    words: list[str] = []
+    for token in _md.parse(source):
+        if token.type == "inline":
+            for child in token.children or ():
+                if child.type in ("text", "code_inline"):
+                    words.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    words.append(" ")
+                elif child.type == "image":
+                    words.append(child.content)
+            words.append(" ")
+        elif token.type in ("fence", "code_block"):
+            words.append(token.content)
+            words.append(" ")
+    return "".join(words)

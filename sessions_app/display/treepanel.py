@@ -1,175 +1,382 @@
-"""The tree panel: the whole session as flat rows (never a recursive template), straight runs folded.
+"""The tree panel: the session's structure as flat rows (never a recursive template), drawn with pi's
+``/tree`` guide lines, costing the same in a 1k- and a 100k-entry session.
 
 Filters follow pi's ``/tree``: *default* hides bookkeeping entries (labels, custom state, model and
 thinking changes, names, usage, context edits) and assistant turns that only call tools; *user* keeps
 user messages; *labeled* keeps labelled entries; *all* keeps everything. A hidden entry's children hang
-from its nearest shown ancestor. Indentation grows only where the tree branches, so a 10,000-turn chat
-stays one column; within a straight run only its ends, labelled entries and the active position are
-shown, the rest collapse into "+N".
+from its nearest shown ancestor.
+
+How it stays cheap: a chat is mostly one long straight run. The shown entries of a filter are kept
+as a ``Skeleton`` of *runs* (maximal chains where each entry has one shown child) linked at branch
+points. It is built once per file and filter, then grown by the lines appended since (a line never
+changes, so nothing already built is redone). A request then touches only what it draws: the runs
+on the tab's path (a handful, however long), the ends of every run (so every branch point and branch
+shows), labelled entries, and the few entries just above the tab's position; each gap in a run folds
+into a "+N" row that loads on demand. Previews are cached per stored line.
+
+Indentation grows only where the tree branches. Children of a branch point are drawn with ``├─``/``└─``
+and the rows that continue them under ``│``, so siblings and continuations are told apart; at each
+branch point the branch holding the tab's position comes first, as in pi.
 """
 
 from __future__ import annotations
 
+import threading
 from array import array
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.lines import only_tool_calls
 from ..sessionfiles.store import SessionFile
-from ..sessionfiles.tree import ancestors
 from .entries import preview
 
 FILTERS = ("default", "user", "labeled", "all")
 _DEFAULT_HIDDEN = frozenset(
     {"label", "custom", "model_change", "thinking_level_change", "session_info", "usage", "context_edit"}
 )
+NEAR_POSITION = 3  # entries shown unfolded just above the tab's position in its run
+RUN_CHUNK = 100  # a "+N" fold opens this many entries at a time
+SKELETONS_KEPT = 8  # (file, filter) skeletons cached per process
+PREVIEW_WIDTH = 80
+
+TEE, ELBOW, PIPE, BLANK = "├─ ", "└─ ", "│  ", "   "
 
 
-@dataclass
+@dataclass(frozen=True)
 class TreeRow:
-    depth: int
+    """One drawn row: an entry, or a fold standing for a gap in a run (``folded`` entries)."""
+
+    depth: int  # branch levels above (aria-level − 1)
+    guide: str  # the glyphs drawn before it ("│  ├─ ")
     entry_id: str = ""
-    kind: str = ""  # user | assistant | tool | … | fold
+    kind: str = ""  # user | assistant | toolResult | compaction | … | fold
     text: str = ""
     label: str | None = None
     on_path: bool = False
     is_position: bool = False
+    branches: bool = False  # a branch point: its branches follow, and can be folded away in the browser
     folded: int = 0  # for a fold row: how many entries it stands for …
     first_id: str = ""  # … from this one
     last_id: str = ""  # … to this one (opened with ``run_rows``)
 
 
-def tree_rows(session: SessionFile, position: int | None, mode: str = "default") -> list[TreeRow]:
-    """Rows to render, in display order, for the tree as seen from ``position`` (the tab's leaf)."""
-    index = session.index
-    on_path = set(ancestors(index, position)) if position is not None else set()
-    shown = _shown(session, mode, position)
-    children = _shown_children(session, shown)
-    keep = {row for row in shown if index.ids[row] in index.labels}
-    if position in shown:
-        keep.add(position)
+@dataclass
+class Skeleton:
+    """The shown rows of one filter over the first ``length`` rows of an index, as runs.
 
-    layout: list[tuple[int, int] | tuple[list[int], int]] = []  # (row, depth) or (folded rows, depth)
-    tops = children[NO_PARENT]
-    stack = [(root, 0 if len(tops) == 1 else 1) for root in reversed(tops)]
+    ``up[row]``: the nearest shown ancestor-or-self (NO_PARENT: none); ``run_of[row]``/``place[row]``:
+    the run a shown row is in and where (-1 for hidden rows); ``runs[r]``: a run's rows, in order;
+    ``forks[row]``: the runs hanging from a branch point (NO_PARENT: the top), in pi's child order."""
+
+    mode: str
+    index: SessionIndex
+    length: int = 0
+    node_count: int = 0
+    up: array = field(default_factory=lambda: array("l"))
+    run_of: array = field(default_factory=lambda: array("l"))
+    place: array = field(default_factory=lambda: array("l"))
+    runs: list[array] = field(default_factory=list)
+    forks: dict[int, list[int]] = field(default_factory=dict)
+
+    def run_parent(self, run: int) -> int:
+        """The branch point a run hangs from (NO_PARENT for a top run)."""
+        first = self.runs[run][0]
+        parent = self.index.parents[first]
+        return NO_PARENT if parent == NO_PARENT else self.up[parent]
+
+    def grow(self, session: SessionFile, index: SessionIndex) -> None:
+        """Take in the rows ``index`` has beyond ``self.length``, parents before children: in file
+        order, or, in the rare file where a parent comes after its child, in a walk of the tree."""
+        start, end = self.length, len(index)
+        self.index = index
+        order: Iterable[int] = range(start, end) if not index.forward_parents else _tree_order(index)
+        shown = _shown_rows(session, index, self.mode, range(start, end))
+        for column in (self.up, self.run_of, self.place):
+            column.extend(array("l", [-1]) * (end - start))
+        parents, up, run_of, place = index.parents, self.up, self.run_of, self.place
+        touched: set[int] = set()
+        for row in order:
+            parent = parents[row]
+            above = NO_PARENT if parent == NO_PARENT else up[parent]
+            if row not in shown:
+                up[row] = above
+                continue
+            up[row] = row
+            if above != NO_PARENT and above not in self.forks:
+                run = self.runs[run_of[above]]
+                if place[above] == len(run) - 1:  # the end of its run: the run goes on
+                    run_of[row], place[row] = run_of[above], len(run)
+                    run.append(row)
+                    continue
+                self._split(above)  # a second child: ``above`` becomes a branch point
+            run_of[row], place[row] = len(self.runs), 0
+            self.forks.setdefault(above, []).append(len(self.runs))
+            self.runs.append(array("l", [row]))
+            touched.add(above)
+        for point in touched:
+            if len(self.forks[point]) > 1:
+                self.forks[point] = _ordered_runs(index, self.runs, self.forks[point])
+        self.length = end
+        self.node_count = index.node_count
+
+    def _split(self, point: int) -> None:
+        """Cut the run holding ``point`` after it: what followed becomes the first run under it."""
+        run = self.runs[self.run_of[point]]
+        cut = self.place[point] + 1
+        tail = run[cut:]
+        del run[cut:]
+        new = len(self.runs)
+        self.runs.append(tail)
+        for place, row in enumerate(tail):
+            self.run_of[row] = new
+            self.place[row] = place
+        # The branch point that ended the old run now ends the new one: its forks are unchanged.
+        self.forks[point] = [new]
+
+
+def _tree_order(index: SessionIndex) -> list[int]:
+    """Every node, parents before children (a depth-first walk)."""
+    order: list[int] = []
+    stack = list(reversed(index.roots))
     while stack:
-        row, depth = stack.pop()
-        run = [row]
-        while len(children.get(run[-1], ())) == 1:
-            run.append(children[run[-1]][0])
-        layout.extend(_fold_run(run, depth, keep))
-        stack.extend((child, depth + 1) for child in reversed(children.get(run[-1], [])))
-
-    return _render(session, layout, on_path, position)
+        row = stack.pop()
+        order.append(row)
+        stack.extend(reversed(index.children(row)))
+    return order
 
 
-def run_rows(session: SessionFile, first: int, last: int, position: int | None, mode: str, depth: int) -> list[TreeRow]:
-    """The rows a fold stood for: the shown entries from ``first`` down to ``last`` (a straight run)."""
-    index = session.index
-    shown = _shown(session, mode, position)
-    run: list[int] = []
-    for row in ancestors(index, last):
-        if row in shown:
-            run.append(row)
-        if row == first:
-            break
-    else:
-        return []  # ``first`` is not above ``last``: a stale fold
-    run.reverse()
-    on_path = set(ancestors(index, position)) if position is not None else set()
-    return _render(session, [(row, depth) for row in run], on_path, position)
+def _ordered_runs(index: SessionIndex, runs: list[array], ids: list[int]) -> list[int]:
+    first = {runs[r][0]: r for r in ids}
+    return [first[row] for row in index.order_children(list(first))]
 
 
-def _render(session: SessionFile, layout: list, on_path: set[int], position: int | None) -> list[TreeRow]:
-    """TreeRows for a layout, decoding only the entries that are displayed."""
-    index = session.index
-    displayed = [item for item, _ in layout if isinstance(item, int)]
-    previews = dict(zip(displayed, (preview(entry) for entry in session.entries(displayed))))
-    rows: list[TreeRow] = []
-    for item, depth in layout:
-        if not isinstance(item, int):
-            rows.append(
-                TreeRow(
-                    depth=depth, kind="fold", folded=len(item), first_id=index.ids[item[0]], last_id=index.ids[item[-1]]
-                )
-            )
-            continue
-        label = index.labels.get(index.ids[item])
-        rows.append(
-            TreeRow(
-                depth=depth,
-                entry_id=index.ids[item],
-                kind=str(index.roles[item] if index.types[item] == "message" else index.types[item]),
-                text=previews[item],
-                label=label[0] if label else None,
-                on_path=item in on_path,
-                is_position=item == position,
-            )
-        )
-    return rows
-
-
-def _fold_run(run: list[int], depth: int, keep: set[int]) -> list:
-    """A straight run shows its ends and the rows in ``keep``; each gap between them becomes one fold."""
-    out: list = []
-    hidden: list[int] = []
-    last = len(run) - 1
-    for i, row in enumerate(run):
-        if i in (0, last) or row in keep:
-            if hidden:
-                out.append((hidden, depth))
-                hidden = []
-            out.append((row, depth))
-        else:
-            hidden.append(row)
-    return out
-
-
-def _shown(session: SessionFile, mode: str, position: int | None) -> set[int]:
-    index = session.index
-    nodes = [row for row in range(len(index)) if index.is_node(row)]
+def _shown_rows(session: SessionFile, index: SessionIndex, mode: str, rows: Iterable[int]) -> set[int]:
+    """Which of ``rows`` the filter shows."""
+    types, roles = index.types, index.roles
+    nodes = [row for row in rows if index.is_node(row)]
     if mode == "all":
         return set(nodes)
     if mode == "user":
-        return {row for row in nodes if index.types[row] == "message" and index.roles[row] == "user"}
+        return {row for row in nodes if types[row] == "message" and roles[row] == "user"}
     if mode == "labeled":
-        return {row for row in nodes if index.ids[row] in index.labels}
-    shown = {row for row in nodes if index.types[row] not in _DEFAULT_HIDDEN}
-    assistants = [row for row in shown if index.roles[row] == "assistant" and row != position]
+        labels = index.labels
+        return {row for row in nodes if index.ids[row] in labels}
+    shown = {row for row in nodes if types[row] not in _DEFAULT_HIDDEN}
+    assistants = [row for row in shown if types[row] == "message" and roles[row] == "assistant"]
     for row, line in zip(assistants, session.raw_lines(assistants)):
         if only_tool_calls(line):
             shown.discard(row)
     return shown
 
 
-def _shown_children(session: SessionFile, shown: set[int]) -> dict[int, list[int]]:
-    """Children among shown rows: each shown row hangs from its nearest shown ancestor (NO_PARENT for top),
-    siblings in the tree's order (timestamp, then file order)."""
+# ------------------------------------------------------------------------------------ the cache
+
+_skeletons: OrderedDict[tuple[Path, str], Skeleton] = OrderedDict()
+_lock = threading.Lock()
+
+
+def skeleton(session: SessionFile, mode: str) -> Skeleton:
+    """The filter's skeleton for the session as it is now: cached, grown by what was appended since.
+
+    Built again from scratch when the index is not an extension of the one it reflects: the file was
+    replaced or rebuilt (new columns), earlier rows changed (a late parent, a duplicate id), or, for
+    the *labeled* filter, a label line came (labels change which old rows show)."""
     index = session.index
-    children: dict[int, list[int]] = {NO_PARENT: []}
-    if index.forward_parents:  # a parent after its child: walk the tree itself
-        stack = [(root, NO_PARENT) for root in reversed(index.roots)]
-        while stack:
-            row, above = stack.pop()
-            if row in shown:
-                children.setdefault(above, []).append(row)
-                above = row
-            stack.extend((child, above) for child in reversed(index.children(row)))
-        return children
-    # Parents precede children (files pi and pitree write): one pass in file order.
-    parents = index.parents
-    nearest = array("l", [NO_PARENT]) * len(index)  # each row's nearest shown ancestor-or-self
-    for row in range(len(index)):
-        if not index.is_node(row):
+    key = (session.path, mode)
+    with _lock:
+        found = _skeletons.get(key)
+        if found is not None and not _extends(found, index):
+            found = None
+        if found is None:
+            found = Skeleton(mode, index)
+        if found.length < len(index):
+            found.grow(session, index)
+        _skeletons[key] = found
+        _skeletons.move_to_end(key)
+        while len(_skeletons) > SKELETONS_KEPT:
+            _skeletons.popitem(last=False)
+        return found
+
+
+def _extends(built: Skeleton, index: SessionIndex) -> bool:
+    old = built.index
+    if index.ids is not old.ids or len(index) < built.length or index.forward_parents:
+        return False
+    new_nodes = sum(1 for row in range(built.length, len(index)) if index.is_node(row))
+    if index.node_count != built.node_count + new_nodes:
+        return False  # an older row was shadowed by a duplicate id
+    return not (built.mode == "labeled" and len(index) != built.length)
+
+
+# ------------------------------------------------------------------------------------ drawing
+
+
+@dataclass
+class _View:
+    """One request's look at a skeleton: the tab's position and the runs on its path."""
+
+    skel: Skeleton
+    position: int  # the shown row standing for the tab's position (NO_PARENT: none)
+    path_runs: dict[int, int]  # run on the path → the last place in it that is on the path
+
+    def on_path(self, run: int, place: int) -> bool:
+        last = self.path_runs.get(run)
+        return last is not None and place <= last
+
+    def children(self, point: int) -> list[int]:
+        """The runs under a branch point, the one holding the path first (as pi orders them)."""
+        runs = self.skel.forks.get(point, [])
+        first = [r for r in runs if r in self.path_runs]
+        return first + [r for r in runs if r not in self.path_runs] if first else runs
+
+    def guide(self, run: int) -> tuple[str, str]:
+        """(glyphs before a run's first row, glyphs before its other rows and everything under it)."""
+        skel = self.skel
+        parts: list[str] = []
+        head = ""
+        current = run
+        while True:
+            point = skel.run_parent(current)
+            siblings = self.children(point)
+            if len(siblings) > 1:
+                last = siblings[-1] == current
+                if current == run:
+                    head = ELBOW if last else TEE
+                parts.append(BLANK if last else PIPE)
+            if point == NO_PARENT:
+                break
+            current = skel.run_of[point]
+        prefix = "".join(reversed(parts[1:])) if head else "".join(reversed(parts))
+        return prefix + head, prefix + (parts[0] if head else "")
+
+
+def _view(skel: Skeleton, position: int | None) -> _View:
+    if position is None or position >= skel.length:
+        return _View(skel, NO_PARENT, {})
+    shown = skel.up[position]
+    path_runs: dict[int, int] = {}
+    point = shown
+    while point != NO_PARENT:
+        run = skel.run_of[point]
+        path_runs[run] = skel.place[point]
+        point = skel.run_parent(run)
+    return _View(skel, shown, path_runs)
+
+
+def tree_rows(session: SessionFile, position: int | None, mode: str = "default") -> list[TreeRow]:
+    """Rows to draw, in display order, for the tree as seen from ``position`` (the tab's entry)."""
+    skel = skeleton(session, mode)
+    view = _view(skel, position)
+    index = skel.index
+    keep: dict[int, set[int]] = {}  # run → places drawn besides its ends
+    for target in index.labels:
+        row = index.row(target)
+        if row is not None and row < skel.length and skel.run_of[row] >= 0:
+            keep.setdefault(skel.run_of[row], set()).add(skel.place[row])
+    if view.position != NO_PARENT:
+        place = skel.place[view.position]
+        keep.setdefault(skel.run_of[view.position], set()).update(range(max(place - NEAR_POSITION, 0), place + 1))
+
+    layout: list[tuple[int, int, int]] = []  # (run, first place, last place): one entry, or a fold
+    stack = list(reversed(view.children(NO_PARENT)))
+    while stack:
+        run = stack.pop()
+        rows = skel.runs[run]
+        previous = -1
+        for place in sorted({0, len(rows) - 1} | keep.get(run, set())):
+            if place - previous > 1:
+                layout.append((run, previous + 1, place - 1))
+            layout.append((run, place, place))
+            previous = place
+        stack.extend(reversed(view.children(rows[-1])))
+    return _draw(session, view, layout)
+
+
+def run_rows(session: SessionFile, first: int, last: int, position: int | None, mode: str) -> list[TreeRow]:
+    """The rows a "+N" fold stood for: its run from ``first`` to ``last``, ``RUN_CHUNK`` at a time
+    (what remains of a long fold folds again). Empty when the two are not one run any more."""
+    skel = skeleton(session, mode)
+    if first >= skel.length or last >= skel.length:
+        return []
+    run = skel.run_of[first]
+    if run < 0 or skel.run_of[last] != run or skel.place[first] > skel.place[last]:
+        return []
+    start, end = skel.place[first], skel.place[last]
+    layout = [(run, place, place) for place in range(start, min(end + 1, start + RUN_CHUNK))]
+    if end >= start + RUN_CHUNK:
+        layout.append((run, start + RUN_CHUNK, end))
+    return _draw(session, _view(skel, position), layout)
+
+
+def _draw(session: SessionFile, view: _View, layout: list[tuple[int, int, int]]) -> list[TreeRow]:
+    """TreeRows for a layout; previews come from the cache, decoding only entries never drawn before."""
+    skel, index = view.skel, view.skel.index
+    runs = skel.runs
+    texts = _previews(session, [runs[run][a] for run, a, b in layout if a == b])
+    guides: dict[int, tuple[str, str]] = {}
+    drawn: list[TreeRow] = []
+    for run, a, b in layout:
+        if run not in guides:
+            guides[run] = view.guide(run)
+        head, rest = guides[run]
+        depth = len(rest) // len(PIPE)
+        if a != b:
+            drawn.append(
+                TreeRow(
+                    depth=depth,
+                    guide=rest,
+                    kind="fold",
+                    on_path=view.on_path(run, a),
+                    folded=b - a + 1,
+                    first_id=index.ids[runs[run][a]],
+                    last_id=index.ids[runs[run][b]],
+                )
+            )
             continue
-        parent = parents[row]
-        above = NO_PARENT if parent == NO_PARENT else nearest[parent]
-        if row in shown:
-            children.setdefault(above, []).append(row)
-            nearest[row] = row
-        else:
-            nearest[row] = above
-    for above, siblings in children.items():
-        if len(siblings) > 1:
-            children[above] = index.order_children(siblings)
-    return children
+        row = runs[run][a]
+        label = index.labels.get(index.ids[row])
+        drawn.append(
+            TreeRow(
+                depth=depth,
+                guide=head if a == 0 else rest,
+                entry_id=index.ids[row],
+                kind=str(index.roles[row] if index.types[row] == "message" else index.types[row]),
+                text=texts[row],
+                label=label[0] if label else None,
+                on_path=view.on_path(run, a),
+                is_position=row == view.position,
+                branches=a == len(runs[run]) - 1 and len(skel.forks.get(row, ())) > 1,
+            )
+        )
+    return drawn
+
+
+_previews_cache: OrderedDict[tuple[Path, int, int], str] = OrderedDict()
+PREVIEWS_KEPT = 20_000
+
+
+def _previews(session: SessionFile, rows: list[int]) -> dict[int, str]:
+    """Plain-text previews, cached by stored line (a line never changes)."""
+    index = session.index
+    found: dict[int, str] = {}
+    missing: list[int] = []
+    with _lock:
+        for row in rows:
+            key = (session.path, index.offsets[row], index.lengths[row])
+            text = _previews_cache.get(key)
+            if text is None:
+                missing.append(row)
+            else:
+                found[row] = text
+    if missing:
+        fresh = {row: preview(entry, PREVIEW_WIDTH) for row, entry in zip(missing, session.entries(missing))}
+        with _lock:
+            for row, text in fresh.items():
+                _previews_cache[(session.path, index.offsets[row], index.lengths[row])] = text
+            while len(_previews_cache) > PREVIEWS_KEPT:
+                _previews_cache.popitem(last=False)
+        found.update(fresh)
+    return found

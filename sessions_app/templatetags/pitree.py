@@ -1,4 +1,5 @@
-"""Template tags and filters for entries: the entry fragment (cached), safe Markdown, ages, role names."""
+"""Template tags and filters for entries: the entry fragment and tree rows (cached), safe Markdown,
+plain-text previews, ages, role names."""
 
 from __future__ import annotations
 
@@ -6,17 +7,20 @@ import hashlib
 import secrets
 from dataclasses import astuple
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from django import template
 from django.core.cache import caches
+from django.http import QueryDict
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
 from ..display.entries import EntryView
-from ..display.markdown import render_markdown
+from ..display.markdown import markdown_text, render_markdown
+from ..display.treepanel import TreeRow
 
 register = template.Library()
 
@@ -28,12 +32,26 @@ _ROLE_NAMES = {
     "custom": "Extension",
     "custom_message": "Extension",
     "system": "System",
+    "compaction": "Compaction",
+    "branch_summary": "Branch summary",
+    "model_change": "Model change",
+    "thinking_level_change": "Thinking level",
+    "session_info": "Name",
+    "label": "Label",
+    "custom_state": "Extension state",
+    "context_edit": "Context edit",
 }
 
 
 @register.filter
 def markdown(text: str) -> SafeString:
     return render_markdown(text or "")
+
+
+@register.filter
+def plaintext(text: str, width: int = 80) -> str:
+    """Markdown as the words it shows, on one line (previews, titles, choices)."""
+    return markdown_text(text or "", width)
 
 
 @register.filter
@@ -88,3 +106,18 @@ def entry_html(context: template.Context, e: EntryView) -> SafeString:
         cache.set(key, html)
     token = context.get("csrf_token")
     return mark_safe(html.replace(_CSRF_SLOT, str(token) if token else ""))
+
+
+@register.simple_tag(takes_context=True)
+def tree_rows(context: template.Context, rows: list[TreeRow]) -> SafeString:
+    """The tree panel's rows, each rendered once per (row, session, filter) and then reused: a row
+    depends on nothing else (its forms take the tab's position when sent), and a long session's panel
+    draws hundreds of them."""
+    session_id, mode = str(context.get("session_id")), str(context.get("mode"))
+    return mark_safe("".join(_tree_row(row, session_id, mode) for row in rows))
+
+
+@lru_cache(maxsize=20_000)
+def _tree_row(row: TreeRow, session_id: str, mode: str) -> str:
+    context = {"r": row, "session_id": session_id, "mode": mode, "no_query": QueryDict()}
+    return render_to_string("sessions_app/partials/_tree_row.html", context)

@@ -257,6 +257,5 @@ def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
     context = _tree_context(session, form)
     first = entry_row(session, form.cleaned_data["first"])
     last = entry_row(session, form.cleaned_data["last"])
-    depth = form.cleaned_data["depth"] or 0
-    context["rows"] = run_rows(session, first, last, context["position_row"], context["mode"], depth)
+    context["rows"] = run_rows(session, first, last, context["position_row"], context["mode"])
     return render(request, "sessions_app/partials/_tree_rows.html", context)

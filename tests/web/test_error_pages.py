@@ -41,8 +41,8 @@ def test_a_broken_file_page_names_the_file_but_not_the_folder(client, pi, sessio
 
 
 def test_400_pages(client, pi, sessions_dir) -> None:
-    response = client.get(f"/s/{pi.id(TREE)}/tree/run/?first=a&last=b&depth=abc")
-    assert response.status_code == 400 and "depth: Enter a whole number." in response.content.decode()
+    response = client.get("/", {"page": "abc"})
+    assert response.status_code == 400 and "page: Enter a whole number." in response.content.decode()
     _assert_discreet(response.content.decode(), sessions_dir)
     disallowed = client.get("/", HTTP_HOST="evil.example")
     assert disallowed.status_code == 400 and "This request cannot be answered" in disallowed.content.decode()
