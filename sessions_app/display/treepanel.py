@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.lines import only_tool_calls
@@ -45,9 +46,9 @@ PREVIEW_WIDTH = 80
 TEE, ELBOW, PIPE, BLANK = "├─ ", "└─ ", "│  ", "   "
 
 
-@dataclass(frozen=True)
-class TreeRow:
-    """One drawn row: an entry, or a fold standing for a gap in a run (``folded`` entries)."""
+class TreeRow(NamedTuple):
+    """One drawn row: an entry, or a fold standing for a gap in a run (``folded`` entries). A tuple:
+    a panel makes hundreds, and each is a key of the rendered rows' cache."""
 
     depth: int  # branch levels above (aria-level − 1)
     guide: str  # the glyphs drawn before it ("│  ├─ ")
@@ -216,11 +217,14 @@ def _extends(built: Skeleton, index: SessionIndex) -> bool:
 
 @dataclass
 class _View:
-    """One request's look at a skeleton: the tab's position and the runs on its path."""
+    """One request's look at a skeleton: the tab's position, the runs on its path, and (filled as
+    they are asked for) the order of each branch point's runs and each run's guide glyphs."""
 
     skel: Skeleton
     position: int  # the shown row standing for the tab's position (NO_PARENT: none)
     path_runs: dict[int, int]  # run on the path → the last place in it that is on the path
+    _children: dict[int, list[int]] = field(default_factory=dict)
+    _guides: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def on_path(self, run: int, place: int) -> bool:
         last = self.path_runs.get(run)
@@ -228,29 +232,31 @@ class _View:
 
     def children(self, point: int) -> list[int]:
         """The runs under a branch point, the one holding the path first (as pi orders them)."""
-        runs = self.skel.forks.get(point, [])
-        first = [r for r in runs if r in self.path_runs]
-        return first + [r for r in runs if r not in self.path_runs] if first else runs
+        found = self._children.get(point)
+        if found is None:
+            runs = self.skel.forks.get(point, [])
+            first = [r for r in runs if r in self.path_runs]
+            found = self._children[point] = first + [r for r in runs if r not in self.path_runs] if first else runs
+        return found
 
     def guide(self, run: int) -> tuple[str, str]:
         """(glyphs before a run's first row, glyphs before its other rows and everything under it)."""
-        skel = self.skel
-        parts: list[str] = []
-        head = ""
-        current = run
-        while True:
-            point = skel.run_parent(current)
+        found = self._guides.get(run)
+        if found is not None:
+            return found
+        chain = [run]  # the run and the runs above it whose guides are not known yet, nearest first
+        while (point := self.skel.run_parent(chain[-1])) != NO_PARENT and self.skel.run_of[point] not in self._guides:
+            chain.append(self.skel.run_of[point])
+        for current in reversed(chain):
+            point = self.skel.run_parent(current)
+            above = "" if point == NO_PARENT else self._guides[self.skel.run_of[point]][1]
             siblings = self.children(point)
             if len(siblings) > 1:
                 last = siblings[-1] == current
-                if current == run:
-                    head = ELBOW if last else TEE
-                parts.append(BLANK if last else PIPE)
-            if point == NO_PARENT:
-                break
-            current = skel.run_of[point]
-        prefix = "".join(reversed(parts[1:])) if head else "".join(reversed(parts))
-        return prefix + head, prefix + (parts[0] if head else "")
+                self._guides[current] = (above + (ELBOW if last else TEE), above + (BLANK if last else PIPE))
+            else:
+                self._guides[current] = (above, above)
+        return self._guides[run]
 
 
 def _view(skel: Skeleton, position: int | None) -> _View:
@@ -314,41 +320,50 @@ def run_rows(session: SessionFile, first: int, last: int, position: int | None, 
 def _draw(session: SessionFile, view: _View, layout: list[tuple[int, int, int]]) -> list[TreeRow]:
     """TreeRows for a layout; previews come from the cache, decoding only entries never drawn before."""
     skel, index = view.skel, view.skel.index
-    runs = skel.runs
+    runs, forks, ids, types, roles, labels = skel.runs, skel.forks, index.ids, index.types, index.roles, index.labels
     texts = _previews(session, [runs[run][a] for run, a, b in layout if a == b])
-    guides: dict[int, tuple[str, str]] = {}
     drawn: list[TreeRow] = []
+    current = -1
     for run, a, b in layout:
-        if run not in guides:
-            guides[run] = view.guide(run)
-        head, rest = guides[run]
-        depth = len(rest) // len(PIPE)
+        if run != current:
+            current, rows = run, runs[run]
+            head, rest = view.guide(run)
+            depth = len(rest) // len(PIPE)
+            path_end = view.path_runs.get(run, -1)
         if a != b:
             drawn.append(
                 TreeRow(
-                    depth=depth,
-                    guide=rest,
-                    kind="fold",
-                    on_path=view.on_path(run, a),
-                    folded=b - a + 1,
-                    first_id=index.ids[runs[run][a]],
-                    last_id=index.ids[runs[run][b]],
+                    depth,
+                    rest,
+                    "",
+                    "fold",
+                    "",
+                    None,
+                    a <= path_end,
+                    False,
+                    False,
+                    b - a + 1,
+                    ids[rows[a]],
+                    ids[rows[b]],
                 )
             )
             continue
-        row = runs[run][a]
-        label = index.labels.get(index.ids[row])
+        row = rows[a]
+        entry_id = ids[row]
+        label = labels.get(entry_id)
+        kind = roles[row] if types[row] == "message" else types[row]
+        branches = a == len(rows) - 1 and len(forks.get(row, ())) > 1
         drawn.append(
             TreeRow(
-                depth=depth,
-                guide=head if a == 0 else rest,
-                entry_id=index.ids[row],
-                kind=str(index.roles[row] if index.types[row] == "message" else index.types[row]),
-                text=texts[row],
-                label=label[0] if label else None,
-                on_path=view.on_path(run, a),
-                is_position=row == view.position,
-                branches=a == len(runs[run]) - 1 and len(skel.forks.get(row, ())) > 1,
+                depth,
+                head if a == 0 else rest,
+                entry_id,
+                str(kind),
+                texts[row],
+                label[0] if label else None,
+                a <= path_end,
+                row == view.position,
+                branches,
             )
         )
     return drawn

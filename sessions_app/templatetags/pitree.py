@@ -9,10 +9,10 @@ from dataclasses import astuple
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlencode
 
 from django import template
 from django.core.cache import caches
-from django.http import QueryDict
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -119,5 +119,8 @@ def tree_rows(context: template.Context, rows: list[TreeRow]) -> SafeString:
 
 @lru_cache(maxsize=20_000)
 def _tree_row(row: TreeRow, session_id: str, mode: str) -> str:
-    context = {"r": row, "session_id": session_id, "mode": mode, "no_query": QueryDict()}
+    context: dict[str, Any] = {"r": row}
+    if row.kind == "fold":
+        query = urlencode({"first": row.first_id, "last": row.last_id, "filter": mode})
+        context["run_url"] = f"{reverse('sessions:tree_run', args=[session_id])}?{query}"
     return render_to_string("sessions_app/partials/_tree_row.html", context)
