@@ -10,7 +10,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from .converters import MAX_ID_CHARS, usable_id
+from .converters import MAX_ID_CHARS, SessionIdConverter, usable_id
+from .display.settings import THINKING_LEVELS
 from .display.treepanel import FILTERS
 from .sessionfiles.fork import encode_cwd
 
@@ -106,6 +107,29 @@ class PositionForm(forms.Form):
     at = EntryIdField(required=False)
 
 
+ENTRY_ACTIONS = ("edit", "fork", "label", "compact", "continue")
+
+
+class EntryActionsForm(PositionForm):
+    """``?do=``: one action's form for an entry (empty: all of them, the page without JavaScript)."""
+
+    do = forms.ChoiceField(choices=[(name, name) for name in ENTRY_ACTIONS], required=False)
+
+
+class ModelForm(forms.Form):
+    """Answer with ``model`` from here on: a ``model_change`` entry under the tab's position."""
+
+    model = forms.CharField(max_length=500)
+    at = EntryIdField(required=False)
+
+
+class ThinkingForm(forms.Form):
+    """Think at ``level`` from here on: a ``thinking_level_change`` entry under the tab's position."""
+
+    level = forms.ChoiceField(choices=[(level, level) for level in THINKING_LEVELS])
+    at = EntryIdField(required=False)
+
+
 class TreeFilterForm(PositionForm):
     """``?filter=&at=`` of the tree panel: which entries it shows, seen from the tab's position."""
 
@@ -134,3 +158,9 @@ class ListForm(forms.Form):
 
     q = forms.CharField(max_length=500, required=False)
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+
+class SidebarForm(ListForm):
+    """The sidebar's list: the list's search and page, and the session the page shows (``current``)."""
+
+    current = forms.RegexField(rf"^{SessionIdConverter.regex}$", required=False)

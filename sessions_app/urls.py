@@ -15,6 +15,7 @@ urlpatterns = [
     path("", pages.session_list, name="list"),
     path("new/", actions.new_session, name="new"),
     path("search/", search.search_page, name="search"),
+    path("sidebar/", pages.sidebar, name="sidebar"),
     path("s/<sid:session_id>/", pages.session_page, name="session"),
     path("s/<sid:session_id>/e/<eid:entry_id>/", pages.session_page, name="entry"),
     path("s/<sid:session_id>/older/", pages.older_entries, name="older"),
@@ -31,4 +32,7 @@ urlpatterns = [
     path("s/<sid:session_id>/label/", actions.label, name="label"),
     path("s/<sid:session_id>/rename/", actions.rename, name="rename"),
     path("s/<sid:session_id>/fork/", actions.fork, name="fork"),
+    path("s/<sid:session_id>/settings/", pages.composer_settings, name="settings"),
+    path("s/<sid:session_id>/model/", actions.set_model, name="model"),
+    path("s/<sid:session_id>/thinking/", actions.set_thinking, name="thinking"),
 ]

@@ -25,8 +25,13 @@ LAZY_BLOCK_CHARS = 4000
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
-# Entry types that never get their own block in the transcript.
+# Entry types that never get their own block in the transcript: a label shows as a tag on the entry
+# it names, and ``leaf`` lines are no tree nodes.
 _SILENT_TYPES = frozenset({"label", "leaf", "usage"})
+# Bookkeeping: shown as a slim line, not as a message card.
+MARKER_KINDS = frozenset(
+    {"model_change", "thinking_level_change", "session_info", "context_edit", "custom_state", "compaction"}
+)
 
 
 @dataclass
@@ -75,6 +80,20 @@ class EntryView:
     @property
     def dom_id(self) -> str:
         return f"entry-{self.id}"
+
+    @property
+    def is_marker(self) -> bool:
+        return self.kind in MARKER_KINDS
+
+    @property
+    def source(self) -> str:
+        """The message's text as written (Markdown), what Copy copies: a message's text blocks (not
+        those too large to be in the page), a summary's text."""
+        if self.kind == "branch_summary":
+            return self.text
+        if self.kind not in ("user", "assistant", "custom", "custom_message", "system"):
+            return ""
+        return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text and not b.lazy)
 
 
 def entry_kind(entry: dict[str, Any]) -> str:
@@ -162,7 +181,8 @@ def _fill(view: EntryView, entry: dict[str, Any]) -> None:
         view.text = str(entry.get("thinkingLevel"))
     elif kind in ("compaction", "branch_summary"):
         view.text = str(entry.get("summary") or "")
-        view.meta = f"{entry.get('tokensBefore')} tokens before" if kind == "compaction" else ""
+        tokens = entry.get("tokensBefore")
+        view.meta = f"{tokens:,} tokens before" if kind == "compaction" and isinstance(tokens, int) else ""
     elif kind == "session_info":
         view.text = str(entry.get("name") or "")
     elif kind == "context_edit":

@@ -30,7 +30,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from ..sessionfiles.entries import one_line
+from ..sessionfiles.entries import clip, one_line
 
 TOKEN_CLASS_PREFIX = "tok-"
 LONG_CODE_LINES = 30  # a code block longer than this is shown folded, with a button that unfolds it
@@ -117,3 +117,9 @@ def _plain(source: str) -> str:
             words.append(token.content)
             words.append(" ")
     return "".join(words)
+
+
+def title_text(name: str | None, first_message: str, width: int) -> str:
+    """A session's title as text: its name as written (a name is not Markdown), else the words of its
+    first message."""
+    return clip(name, width) if name else markdown_text(first_message, width)

@@ -31,9 +31,9 @@ from typing import Any
 
 import orjson
 from django.template.loader import render_to_string
-from django.utils.text import Truncator
 
 from ..display.entries import EntryView, Navigator, entry_kind, navigator_for, present
+from ..display.markdown import title_text
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
@@ -160,8 +160,8 @@ def render_batch(session: SessionFile, rows: list[int], start: int, end: int, ep
         "sessions_app/partials/_session_meta.html",
         {"info": info, "session": session, "session_id": session.session_id, "read_only": index.read_only},
     )
-    batch.title = Truncator(info.title).chars(160)
-    batch.doctitle = f"{Truncator(info.title).chars(60)} · pitree"
+    batch.title = title_text(info.name, info.first_message, 160)
+    batch.doctitle = f"{title_text(info.name, info.first_message, 60)} · pitree"
     return batch
 
 

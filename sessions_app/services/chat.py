@@ -15,19 +15,26 @@ from . import replies
 async def start_reply(
     session: SessionFile, parent_id: str, reply_id: str | None = None, model: str | None = None
 ) -> replies.RunningReply:
-    """Start answering the branch ending at ``parent_id`` with ``model`` (default: the configured one).
+    """Start answering the branch ending at ``parent_id`` with ``model`` (default: the branch's model,
+    as the session context names it, when the backend's provider wrote it; else the configured one).
 
-    Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
-    and an ``errorMessage``, as pi stores them; the user's message stays either way.
+        Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
+        and an ``errorMessage``, as pi stores them; the user's message stays either way.
     """
 
-    def read() -> tuple[list[Any], int]:
-        context = session.context(parent_id)
-        # Earlier answers to the same entry: a deterministic backend words a regenerated reply differently.
-        return convert_to_llm(context.messages), len(session.index.children(session.row_of(parent_id)))
+    assistant = get_assistant()
 
-    messages, variant = await asyncio.to_thread(read)
-    return replies.start(session, parent_id, get_assistant().reply(messages, model=model, variant=variant), reply_id)
+    def read() -> tuple[list[Any], int, str | None]:
+        context = session.context(parent_id)
+        chosen = context.model or {}
+        branch_model = chosen.get("modelId") if chosen.get("provider") == assistant.provider else None
+        # Earlier answers to the same entry: a deterministic backend words a regenerated reply differently.
+        variant = len(session.index.children(session.row_of(parent_id)))
+        return convert_to_llm(context.messages), variant, branch_model if isinstance(branch_model, str) else None
+
+    messages, variant, branch_model = await asyncio.to_thread(read)
+    reply = assistant.reply(messages, model=model or branch_model, variant=variant)
+    return replies.start(session, parent_id, reply, reply_id)
 
 
 async def answer(

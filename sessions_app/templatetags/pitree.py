@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import template
+from django.conf import settings
 from django.core.cache import caches
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
@@ -19,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
 from ..display.entries import EntryView
-from ..display.markdown import markdown_text, render_markdown
+from ..display.markdown import markdown_text, render_markdown, title_text
 from ..display.treepanel import TreeRow
 
 register = template.Library()
@@ -40,6 +41,7 @@ _ROLE_NAMES = {
     "label": "Label",
     "custom_state": "Extension state",
     "context_edit": "Context edit",
+    "unknown": "Entry of an unknown type",
 }
 
 
@@ -52,6 +54,25 @@ def markdown(text: str) -> SafeString:
 def plaintext(text: str, width: int = 80) -> str:
     """Markdown as the words it shows, on one line (previews, titles, choices)."""
     return markdown_text(text or "", width)
+
+
+@register.filter
+def session_title(info: Any, width: int = 80) -> str:
+    """A session's title (a ``SessionInfo``): its name, else its first message's words."""
+    return title_text(info.name, info.first_message, width)
+
+
+@register.filter
+def workspace_name(cwd: str) -> str:
+    """A workspace folder as the sidebar names it: its last two parts (the full path is its title)."""
+    parts = [part for part in cwd.split("/") if part]
+    return "/".join(parts[-2:]) if parts else cwd
+
+
+@register.simple_tag
+def default_cwd() -> str:
+    """The workspace a session started from the browser records unless told another."""
+    return str(settings.PITREE_DEFAULT_CWD)
 
 
 @register.filter

@@ -1,4 +1,5 @@
-"""Writes that annotate or open another file: label, rename, fork, new session.
+"""Writes that annotate, set up or open another file: label, rename, the model and thinking level,
+fork, new session.
 
 Every one is an append through the store (``SessionFile``); nothing else touches the file. Bad input
 is refused before anything is written: form errors here, the core's refusals (unknown ids, read-only
@@ -7,12 +8,16 @@ files) by ``SessionErrorMiddleware``.
 
 from __future__ import annotations
 
+import asyncio
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
-from ..forms import ForkForm, LabelForm, NewSessionForm, RenameForm
+from ..assistants import AssistantError, get_assistant
+from ..forms import ForkForm, LabelForm, ModelForm, NewSessionForm, RenameForm, ThinkingForm
 from ..services.lookup import catalog, open_session
+from ..sessionfiles import entries as E
 from ..sessionfiles.fork import create_session, fork_session
 from .responses import form_error, go_to, moved_to, permalink
 
@@ -38,6 +43,40 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
         return form_error(request, form)
     written = session.rename(form.cleaned_data["name"], form.cleaned_data["at"] or session.leaf_id)
     return go_to(request, permalink(session, written["id"]))
+
+
+@require_POST
+async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Answer with another of the backend's models from the tab's position on: pi's ``model_change``
+    entry (the backend's provider and the model's id), which the session context reads when the next
+    reply is asked for. Async: the backend is asked which models it has."""
+    session = await asyncio.to_thread(open_session, session_id)
+    form = ModelForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    assistant = get_assistant()
+    try:
+        models = await assistant.models()
+    except AssistantError as error:
+        return form_error(request, f"The model list could not be fetched, so nothing was changed: {error}", status=409)
+    model = form.cleaned_data["model"]
+    if model not in models:
+        return form_error(request, f"{assistant.label} has no model {model!r}; nothing was changed.")
+    at = form.cleaned_data["at"] or session.leaf_id
+    written = await asyncio.to_thread(session.append, E.model_change(assistant.provider, model), at)
+    return await asyncio.to_thread(moved_to, request, session, written["id"])
+
+
+@require_POST
+def set_thinking(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Set the thinking level from the tab's position on: pi's ``thinking_level_change`` entry."""
+    session = open_session(session_id)
+    form = ThinkingForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    at = form.cleaned_data["at"] or session.leaf_id
+    written = session.append(E.thinking_level_change(form.cleaned_data["level"]), at)
+    return moved_to(request, session, written["id"])
 
 
 @require_POST

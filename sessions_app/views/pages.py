@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from django.conf import settings
@@ -11,17 +12,29 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from ..assistants import get_assistant
+from ..assistants import AssistantError, get_assistant
 from ..display.entries import Block, EntryView, content_blocks, present
+from ..display.markdown import markdown_text
+from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
-from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
+from ..forms import (
+    EntryActionsForm,
+    ListForm,
+    MessageForm,
+    NewSessionForm,
+    OlderForm,
+    PositionForm,
+    SidebarForm,
+    TreeFilterForm,
+    TreeRunForm,
+)
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
-from ..sessionfiles.entries import one_line
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import ancestors
 from .responses import form_error, is_htmx
 
 LIST_PAGE_SIZE = 50
@@ -37,6 +50,18 @@ def session_list(request: HttpRequest) -> HttpResponse:
     context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"])
     context["new_form"] = NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD})
     return render(request, "sessions_app/list.html", context)
+
+
+@require_GET
+def sidebar(request: HttpRequest) -> HttpResponse:
+    """The app shell's list of sessions, a page at a time (the next one loads when scrolled to):
+    the session list's search and grouping, with the session the page shows marked."""
+    form = SidebarForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"])
+    context["current"] = form.cleaned_data["current"]
+    return render(request, "sessions_app/partials/_sidebar_list.html", context)
 
 
 def list_context(query: str, page_number: int | None) -> dict[str, Any]:
@@ -125,7 +150,7 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
     users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
     default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
     return [
-        (e.id, one_line(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
+        (e.id, markdown_text(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
         for e in reversed(users)
     ]
 
@@ -194,10 +219,11 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
 
 @require_GET
 def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
-    """An entry's "⋯" menu: its forms, fetched when the menu is first opened, for the tab at ``?at=``
-    (a page of its own for a browser without JavaScript)."""
+    """An entry's action forms, for the tab at ``?at=``: the one ``?do=`` names, fetched into the
+    entry's panel when its button is pressed, or all of them as a page of their own (a browser
+    without JavaScript follows the buttons' links here)."""
     session = open_session(session_id)
-    form = PositionForm(request.GET)
+    form = EntryActionsForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
     row = entry_row(session, entry_id)
@@ -208,10 +234,48 @@ def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
         "e": present(session, session.entries([row])[0], row),
         "position": session.index.ids[position] if position is not None else None,
         "read_only": session.index.read_only,
+        "do": form.cleaned_data["do"],
+        "branch_length": sum(1 for _ in ancestors(session.index, row)),
+        "panel": is_htmx(request),
     }
     if is_htmx(request):
         return render(request, "sessions_app/partials/_entry_menu.html", context)
     return render(request, "sessions_app/entry_actions.html", context)
+
+
+async def composer_settings(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The composer's model and thinking-level pickers for the tab at ``?at=``: the backend's models
+    (asked of an OpenAI-compatible server, so this view is async) and what the branch is set to."""
+    if request.method != "GET":
+        return HttpResponse(status=405, headers={"Allow": "GET"})
+    session = await asyncio.to_thread(open_session, session_id)
+    form = PositionForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    at = form.cleaned_data["at"]
+    position = await asyncio.to_thread(lambda: entry_row(session, at) if at else session.index.leaf_row)
+    current = await asyncio.to_thread(branch_settings, session, position)
+    assistant = get_assistant()
+    try:
+        models, problem = await assistant.models(), ""
+    except AssistantError as error:
+        models, problem = [assistant.model], f"The model list could not be fetched: {error}"
+    chosen = current.model if current.provider == assistant.provider and current.model in models else assistant.model
+    context = {
+        "session_id": session.session_id,
+        "position": session.index.ids[position] if position is not None else "",
+        "read_only": session.index.read_only,
+        "assistant": assistant.info(),
+        "models": models if chosen in models else [chosen, *models],
+        "chosen": chosen,
+        "elsewhere": f"{current.provider}/{current.model}"
+        if current.model and current.provider != assistant.provider
+        else "",
+        "levels": THINKING_LEVELS,
+        "level": current.thinking_level,
+        "problem": problem,
+    }
+    return render(request, "sessions_app/partials/_composer_settings.html", context)
 
 
 @require_GET

@@ -1,9 +1,16 @@
 // pitree's little JavaScript: what htmx cannot do on its own.
-// - keyboard: j/k move along the path, [ / ] (or h/l) switch to the previous/next sibling branch;
-// - a reply in progress: a placeholder the websocket streams text into until the POST returns;
-// - Stop: a button that names the reply this tab is waiting for;
+// - forms name the entry the tab stands on now, and refusals are said next to the form that was sent;
+// - a reply in progress: a placeholder the websocket streams text into until the POST returns, and
+//   Send turning into Stop while a reply is written on the tab's branch (asked here or elsewhere);
+// - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message;
+// - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
+// - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
+//   tree panel is an ARIA tree (arrows, Home/End, Enter).
 (function () {
   "use strict";
+
+  const root = document.documentElement;
+  const REFUSED = new Set([400, 409, 413, 422]);
 
   const pitree = (window.pitree = {
     /** The entry the tab stands on (its leaf); "" before the first entry. */
@@ -11,30 +18,89 @@
       const transcript = document.getElementById("transcript");
       return transcript ? transcript.dataset.position || "" : "";
     },
+    refreshTree,
   });
 
-  // Forms outside the transcript (rename) were rendered for the position the page opened at, and an
-  // entry's menu is fetched long after: every request naming a position names the one the tab stands
-  // on now. (htmx's parameters are a FormData proxy: `in` does not see its keys.)
+  function store(key, value) {
+    try {
+      if (value === null) localStorage.removeItem(key);
+      else localStorage.setItem(key, value);
+    } catch (error) {
+      // Storage refused: the choice holds for this page only.
+    }
+  }
+
+  // ---- requests: the tab's position, and where a refusal is said ---------------------------------
+  // Forms outside the transcript (rename, the tree) were rendered for the position the page opened at,
+  // and an entry's panel is fetched long after: every request naming a position names the one the tab
+  // stands on now. (htmx's parameters are a FormData proxy: `in` does not see its keys.)
   document.addEventListener("htmx:configRequest", (ev) => {
     if (ev.detail.parameters.at !== undefined && document.getElementById("transcript")) {
       ev.detail.parameters.at = pitree.position();
     }
   });
 
-  // After a move, the tree panel is fetched again for the new position, with the filter it shows.
-  document.body.addEventListener("pitree:moved", () => {
-    const panel = document.getElementById("tree-panel");
-    if (panel && panel.dataset.refresh && window.htmx) {
-      const url = new URL(panel.dataset.refresh, window.location.href);
-      url.searchParams.set("at", pitree.position());
-      htmx.ajax("GET", url.pathname + url.search, { target: "#tree-panel", swap: "outerHTML" });
-    }
+  // A refused request (the answer says why) is shown next to the form that was sent when that form has
+  // room for it, else in #flash, next to the composer; the next answer that goes through clears it.
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const xhr = ev.detail.xhr;
+    if (!xhr || !REFUSED.has(xhr.status)) return;
+    const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    const form = elt && elt.closest && elt.closest("form");
+    const box = form && form.querySelector(":scope .form-errors");
+    if (box) ev.detail.target = box;
+  });
+
+  document.addEventListener("htmx:afterRequest", (ev) => {
+    const xhr = ev.detail.xhr;
+    if (!xhr || xhr.status >= 400) return;
+    const form = ev.detail.elt.closest && ev.detail.elt.closest("form");
+    const box = form && form.querySelector(":scope .form-errors");
+    if (box) box.replaceChildren();
+    const flash = document.getElementById("flash");
+    if (flash && ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") flash.replaceChildren();
   });
 
   document.addEventListener("click", (ev) => {
     const dismiss = ev.target.closest && ev.target.closest("[data-dismiss]");
     if (dismiss) dismiss.parentElement.remove();
+  });
+
+  // ---- the tree panel: fetched again after a move, while it is shown -------------------------------
+  let treeTimer = 0;
+  let treeStale = false;
+
+  function treeShown() {
+    const aside = document.getElementById("tree-aside");
+    if (!aside) return false;
+    const style = getComputedStyle(aside);
+    return style.display !== "none" && style.visibility !== "hidden";
+  }
+
+  /** Fetch the tree panel again for the tab's position (soon, once, and only while it can be seen). */
+  function refreshTree() {
+    clearTimeout(treeTimer);
+    const panel = document.getElementById("tree-panel");
+    if (!panel || !panel.dataset.refresh) return; // not loaded yet: it loads when first shown
+    if (document.hidden || !treeShown()) {
+      treeStale = true;
+      return;
+    }
+    treeTimer = setTimeout(() => {
+      treeStale = false;
+      const url = new URL(panel.dataset.refresh, window.location.href);
+      url.searchParams.set("at", pitree.position());
+      htmx.ajax("GET", url.pathname + url.search, { target: "#tree-panel", swap: "outerHTML" });
+    }, 150);
+  }
+
+  function treeMaybeStale() {
+    if (treeStale) refreshTree();
+  }
+
+  document.body.addEventListener("pitree:moved", refreshTree);
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) treeMaybeStale();
   });
 
   // ---- a reply in progress -------------------------------------------------------------------
@@ -91,13 +157,19 @@
     reply.scrollIntoView({ block: "end" });
   }
 
+  function setBusy(form, busy) {
+    Array.from(form.elements).forEach((el) => {
+      if (el.matches("button, textarea")) el.disabled = busy;
+    });
+  }
+
   function undoPending(form, token) {
     document.querySelectorAll(`[data-pending-for="${token}"]`).forEach((el) => el.remove());
     document.querySelectorAll(`[data-hidden-for="${token}"]`).forEach((el) => {
       el.hidden = false;
       delete el.dataset.hiddenFor;
     });
-    form.querySelectorAll("button, textarea").forEach((el) => (el.disabled = false));
+    setBusy(form, false);
   }
 
   document.addEventListener("htmx:configRequest", (ev) => {
@@ -112,7 +184,7 @@
     const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
     if (form && form.dataset.pending) {
       showPending(form, form.dataset.pending);
-      form.querySelectorAll("button, textarea").forEach((el) => (el.disabled = true));
+      setBusy(form, true);
     }
   });
 
@@ -126,38 +198,277 @@
     if (refused) undoPending(form, token);
   });
 
-  // ---- Stop (the assistant work's section) -------------------------------------------------------
-  // While a form of this tab streams a reply, #stop-reply names that reply (the form's stream token is
-  // its id) and shows. Stopping stores the text so far; it arrives with the answer to the pending POST,
-  // which also re-renders the composer with the Stop form hidden again.
-  document.addEventListener("htmx:beforeRequest", (ev) => {
-    const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
-    const stop = document.getElementById("stop-reply");
-    if (!form || !form.dataset.pending || !stop) return;
-    stop.elements.reply.value = form.dataset.pending;
-    stop.hidden = false;
-  });
+  // ---- Send becomes Stop while a reply is written on this tab's branch ---------------------------
+  // The reply this tab asked for (its placeholder, named by the request's token, which the server uses
+  // as the reply's id), or one the websocket streams here from another tab: Stop names it. Stopping
+  // keeps its text so far; the entry then arrives like any other and Send comes back.
+  function syncStop() {
+    const composer = document.getElementById("composer");
+    const stopForm = document.getElementById("stop-reply");
+    if (!composer || !stopForm) return;
+    const list = document.getElementById("entries");
+    const streaming = list && list.querySelector(":scope > article[data-reply]:not([data-reply-entry])");
+    const asked = list && list.querySelector(":scope > article.entry--assistant[data-pending-for]");
+    const reply = streaming ? streaming.dataset.reply : asked ? asked.dataset.pendingFor : "";
+    stopForm.elements.reply.value = reply;
+    const stop = composer.querySelector(".stop");
+    const send = composer.querySelector(".send");
+    if (stop && stop.hidden === !!reply) {
+      const focused = document.activeElement === stop || document.activeElement === send;
+      stop.hidden = !reply;
+      send.hidden = !!reply;
+      if (focused) (reply ? stop : send).focus();
+    }
+  }
 
-  document.addEventListener("htmx:afterRequest", (ev) => {
-    const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
-    const stop = document.getElementById("stop-reply");
-    if (form && stop) stop.hidden = true;
-  });
-
-  // ---- after the transcript changed: keep focus where the reader was --------------------------
+  // ---- after the transcript changed: focus, open folds, the draft ----------------------------
   let focusAfterSwap = null;
+  let keptFolds = [];
+  let keptDraft = "";
+
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    if (!(ev.detail.target && ev.detail.target.id === "transcript")) return;
+    keptFolds = Array.from(document.querySelectorAll("#transcript details[data-fold][open]"), (d) => d.dataset.fold);
+    // An answer to the composer's own send clears it; any other (a label, a move) keeps what was typed.
+    const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    const draft = document.querySelector("#composer textarea[name=text]");
+    keptDraft = draft && !(elt && elt.closest && elt.closest("#composer")) ? draft.value : "";
+  });
 
   document.addEventListener("htmx:afterSwap", (ev) => {
-    if (!(ev.detail.target && ev.detail.target.id === "transcript") && !document.getElementById("transcript").contains(ev.detail.elt)) return;
+    const transcript = document.getElementById("transcript");
+    if (!transcript || !(ev.detail.target && ev.detail.target.id === "transcript") && !transcript.contains(ev.detail.elt)) return;
+    if (ev.detail.target && ev.detail.target.id === "transcript") {
+      keptFolds.forEach((id) => {
+        const fold = document.querySelector(`#transcript details[data-fold="${CSS.escape(id)}"]`);
+        if (fold) fold.open = true; // its "toggle" loads the folded entries again
+      });
+      keptFolds = [];
+      const draft = document.querySelector("#composer textarea[name=text]");
+      if (draft && keptDraft && !draft.value) draft.value = keptDraft;
+      keptDraft = "";
+    }
     const wanted = focusAfterSwap && document.getElementById(`entry-${focusAfterSwap}`);
     focusAfterSwap = null;
     if (wanted) {
       wanted.focus();
       wanted.scrollIntoView({ block: "nearest" });
-    } else if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") {
-      const composer = document.getElementById("composer");
-      if (composer) composer.scrollIntoView({ block: "end" });
+    } else if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post" && ev.detail.target.id === "transcript") {
+      toBottom();
     }
+  });
+
+  function toBottom() {
+    window.scrollTo({ top: document.documentElement.scrollHeight });
+  }
+
+  // ---- each message's actions --------------------------------------------------------------------
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      try {
+        await navigator.clipboard.writeText(text);
+        return true;
+      } catch (error) {
+        // Refused (no permission, the document not focused): the older way below.
+      }
+    }
+    const area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.className = "visually-hidden";
+    document.body.append(area);
+    area.select();
+    let copied = false;
+    try {
+      copied = document.execCommand("copy");
+    } catch (error) {
+      copied = false;
+    }
+    area.remove();
+    return copied;
+  }
+
+  async function copyFrom(button, text) {
+    const label = button.dataset.label || button.textContent;
+    button.dataset.label = label;
+    const copied = await copyText(text);
+    button.textContent = copied ? "Copied" : "Copy failed";
+    button.classList.toggle("is-done", copied);
+    setTimeout(() => {
+      button.textContent = label;
+      button.classList.remove("is-done");
+    }, 1500);
+  }
+
+  function panelOf(el) {
+    const entry = el.closest("article.entry");
+    return entry && entry.querySelector(":scope > .entry__panel");
+  }
+
+  function closePanel(panel, focusTool) {
+    const entry = panel.closest("article.entry");
+    const tool = entry && entry.querySelector(`:scope > .entry__tools [data-panel="${panel.dataset.action}"]`);
+    panel.hidden = true;
+    panel.replaceChildren();
+    delete panel.dataset.action;
+    if (entry) entry.querySelectorAll(":scope > .entry__tools [data-panel]").forEach((t) => t.setAttribute("aria-expanded", "false"));
+    if (focusTool && tool) tool.focus();
+  }
+
+  // Capture phase: a second press on the button of the open panel closes it before htmx fetches it again.
+  document.addEventListener(
+    "click",
+    (ev) => {
+      const tool = ev.target.closest && ev.target.closest(".entry__tools [data-panel]");
+      if (!tool) return;
+      const panel = panelOf(tool);
+      if (panel && !panel.hidden && panel.dataset.action === tool.dataset.panel) {
+        ev.preventDefault();
+        ev.stopImmediatePropagation();
+        closePanel(panel, true);
+      }
+    },
+    true,
+  );
+
+  document.addEventListener("click", (ev) => {
+    const target = ev.target.closest && ev.target;
+    if (!target) return;
+    const copy = target.closest("[data-copy]");
+    if (copy) {
+      const source = copy.closest("article.entry").querySelector(":scope > template.entry__source");
+      if (source) copyFrom(copy, source.content.textContent);
+      return;
+    }
+    const copyCode = target.closest("[data-copy-code]");
+    if (copyCode) {
+      const code = copyCode.closest(".code").querySelector("pre");
+      if (code) copyFrom(copyCode, code.textContent);
+      return;
+    }
+    const expand = target.closest("[data-expand-code]");
+    if (expand) {
+      if (!expand.dataset.label) expand.dataset.label = expand.textContent;
+      const open = expand.closest(".code").classList.toggle("is-open");
+      expand.setAttribute("aria-expanded", String(open));
+      expand.textContent = open ? "Fold" : expand.dataset.label;
+      return;
+    }
+    const close = target.closest("[data-close-panel]");
+    if (close) {
+      const panel = close.closest(".entry__panel");
+      if (panel) closePanel(panel, true);
+    }
+  });
+
+  // A panel's form arrived: show it next to the button that asked, and put the cursor in it.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    const panel = ev.detail.target;
+    if (!panel || !panel.classList || !panel.classList.contains("entry__panel")) return;
+    const tool = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    panel.hidden = false;
+    panel.dataset.action = tool ? tool.dataset.panel : "";
+    const entry = panel.closest("article.entry");
+    entry.querySelectorAll(":scope > .entry__tools [data-panel]").forEach((t) => t.setAttribute("aria-expanded", String(t === tool)));
+    const field = panel.querySelector("textarea, input[type=text], button[type=submit]");
+    if (field) {
+      field.focus();
+      if (field.select && field.tagName !== "BUTTON") field.select();
+    }
+  });
+
+  // ---- the shell: drawers, theme, where a session opens ---------------------------------------------
+  const wide = window.matchMedia("(min-width: 75rem)");
+
+  function drawerOf(name) {
+    return document.getElementById(name === "tree" ? "tree-aside" : "sidebar");
+  }
+
+  function syncToggles() {
+    document.querySelectorAll("[data-toggle-drawer]").forEach((toggle) => {
+      const name = toggle.dataset.toggleDrawer;
+      const open = name === "tree" && wide.matches ? root.dataset.tree !== "closed" : document.body.dataset.drawer === name;
+      toggle.setAttribute("aria-expanded", String(open));
+    });
+    const backdrop = document.querySelector(".drawer-backdrop");
+    if (backdrop) backdrop.hidden = !document.body.dataset.drawer;
+  }
+
+  function openDrawer(name) {
+    document.body.dataset.drawer = name;
+    syncToggles();
+    const drawer = drawerOf(name);
+    const first = drawer && drawer.querySelector("[role=treeitem][tabindex='0'], input, a[href], button");
+    if (first) first.focus();
+    if (name === "tree") treeMaybeStale();
+  }
+
+  function closeDrawer() {
+    const name = document.body.dataset.drawer;
+    if (!name) return;
+    delete document.body.dataset.drawer;
+    syncToggles();
+    const toggle = document.querySelector(`[data-toggle-drawer="${name}"]`);
+    if (toggle && toggle.offsetParent !== null) toggle.focus();
+  }
+
+  function setTreeOpen(open) {
+    if (open) delete root.dataset.tree;
+    else root.dataset.tree = "closed";
+    store("pitree:tree", open ? null : "closed");
+    syncToggles();
+    if (open) treeMaybeStale();
+  }
+
+  document.addEventListener("click", (ev) => {
+    const toggle = ev.target.closest && ev.target.closest("[data-toggle-drawer]");
+    if (toggle) {
+      const name = toggle.dataset.toggleDrawer;
+      if (name === "tree" && wide.matches) setTreeOpen(root.dataset.tree === "closed");
+      else if (document.body.dataset.drawer === name) closeDrawer();
+      else openDrawer(name);
+      return;
+    }
+    const close = ev.target.closest && ev.target.closest("[data-close-drawer]");
+    if (close) {
+      if (document.body.dataset.drawer) closeDrawer();
+      else if (close.closest("#tree-aside")) setTreeOpen(false);
+    }
+  });
+
+  wide.addEventListener("change", () => {
+    if (wide.matches && document.body.dataset.drawer === "tree") delete document.body.dataset.drawer;
+    syncToggles();
+  });
+
+  const themeSwitch = document.getElementById("theme-switch");
+  if (themeSwitch) {
+    themeSwitch.value = root.dataset.theme || "system";
+    themeSwitch.closest("label").hidden = false;
+    themeSwitch.addEventListener("change", () => {
+      const theme = themeSwitch.value === "system" ? null : themeSwitch.value;
+      if (theme) root.dataset.theme = theme;
+      else delete root.dataset.theme;
+      store("pitree:theme", theme);
+    });
+  }
+
+  // The full-text search link carries what is typed in the sidebar's filter.
+  document.addEventListener("input", (ev) => {
+    if (ev.target.id !== "sidebar-filter") return;
+    const link = document.querySelector("[data-search-link]");
+    if (!link) return;
+    const url = new URL(link.href);
+    if (ev.target.value.trim()) url.searchParams.set("q", ev.target.value.trim());
+    else url.searchParams.delete("q");
+    link.href = url.pathname + url.search;
+  });
+
+  // The sidebar's list arrived: the session on screen is scrolled into its view.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!ev.detail.target || ev.detail.target.id !== "sidebar-list") return;
+    const current = ev.detail.target.querySelector("a[aria-current=page]");
+    if (current) current.scrollIntoView({ block: "nearest" });
   });
 
   // ---- keyboard ---------------------------------------------------------------------------------
@@ -197,9 +508,17 @@
 
   document.addEventListener("keydown", (ev) => {
     const target = ev.target;
+    if (ev.key === "Escape" && document.body.dataset.drawer) {
+      closeDrawer();
+      return;
+    }
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
       ev.preventDefault();
       target.form.requestSubmit();
+      return;
+    }
+    if (target.matches && target.matches("[role=treeitem]")) {
+      treeKey(ev, target);
       return;
     }
     if (isTyping(target) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
@@ -225,4 +544,134 @@
     }
     ev.preventDefault();
   });
+
+  // ---- the tree panel as an ARIA tree: one row in the tab order, arrows move ------------------------
+  const level = (item) => Number(item.getAttribute("aria-level")) || 1;
+  const isFold = (item) => item.classList.contains("tree__row--fold");
+
+  function treeItems(tree) {
+    return Array.from(tree.querySelectorAll(":scope > [role=treeitem]")).filter((item) => !item.hidden);
+  }
+
+  function moveTo(item) {
+    if (!item) return;
+    const tree = item.closest("[role=tree]");
+    tree.querySelectorAll(":scope > [role=treeitem][tabindex='0']").forEach((other) => (other.tabIndex = -1));
+    item.tabIndex = 0;
+    item.focus();
+  }
+
+  // Folding a branch point hides the rows below it that are deeper; unfolding shows them again, except
+  // below a branch point that stays folded.
+  function setExpanded(item, open) {
+    item.setAttribute("aria-expanded", String(open));
+    const depth = level(item);
+    let closedBelow = Infinity;
+    for (let row = item.nextElementSibling; row && level(row) > depth; row = row.nextElementSibling) {
+      if (!open) {
+        row.hidden = true;
+        continue;
+      }
+      if (level(row) > closedBelow) continue;
+      closedBelow = Infinity;
+      row.hidden = false;
+      if (row.getAttribute("aria-expanded") === "false" && !isFold(row)) closedBelow = level(row);
+    }
+  }
+
+  let focusAfterFold = null; // the row before a fold being opened by keyboard: focus moves past it
+
+  function openFold(item) {
+    focusAfterFold = { tree: item.closest("[role=tree]"), before: item.previousElementSibling };
+    htmx.trigger(item, "pitree:expand");
+  }
+
+  function treeKey(ev, item) {
+    const items = treeItems(item.closest("[role=tree]"));
+    const at = items.indexOf(item);
+    const expanded = item.getAttribute("aria-expanded");
+    switch (ev.key) {
+      case "ArrowDown":
+        moveTo(items[at + 1]);
+        break;
+      case "ArrowUp":
+        moveTo(items[at - 1]);
+        break;
+      case "Home":
+        moveTo(items[0]);
+        break;
+      case "End":
+        moveTo(items[items.length - 1]);
+        break;
+      case "ArrowRight":
+        if (isFold(item)) openFold(item);
+        else if (expanded === "false") setExpanded(item, true);
+        else if (expanded === "true") moveTo(items[at + 1]);
+        break;
+      case "ArrowLeft":
+        if (expanded === "true" && !isFold(item)) setExpanded(item, false);
+        else moveTo(items.slice(0, at).reverse().find((other) => level(other) < level(item)));
+        break;
+      case "Enter":
+      case " ":
+        if (isFold(item)) openFold(item);
+        else item.querySelector(".tree__node").click();
+        break;
+      default:
+        return;
+    }
+    ev.preventDefault();
+  }
+
+  // A click on a row outside its button goes there too.
+  document.addEventListener("click", (ev) => {
+    const item = ev.target.closest && ev.target.closest("[role=treeitem]");
+    if (!item || isFold(item) || ev.target.closest(".tree__node")) return;
+    const node = item.querySelector(".tree__node");
+    if (node) node.click();
+  });
+
+  let treeFocus = null; // the entry whose row had focus before the panel was fetched again
+
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    if (!ev.detail.target || ev.detail.target.id !== "tree-panel") return;
+    const row = document.activeElement && document.activeElement.closest && document.activeElement.closest("#tree-panel [role=treeitem]");
+    const node = row && row.querySelector(".tree__node");
+    treeFocus = node ? node.dataset.entry : null;
+  });
+
+  document.addEventListener("htmx:afterSettle", (ev) => {
+    if (focusAfterFold && focusAfterFold.tree.isConnected) {
+      const first = focusAfterFold.before ? focusAfterFold.before.nextElementSibling : focusAfterFold.tree.firstElementChild;
+      focusAfterFold = null;
+      if (first) moveTo(first);
+    }
+    const tree = document.querySelector("#tree-panel [role=tree]");
+    if (!tree) return;
+    if (!tree.querySelector(":scope > [role=treeitem][tabindex='0']")) {
+      const first = tree.querySelector(":scope > [role=treeitem]");
+      if (first) first.tabIndex = 0;
+    }
+    if (treeFocus && ev.detail.elt && ev.detail.elt.id === "tree-panel") {
+      const node = tree.querySelector(`.tree__node[data-entry="${CSS.escape(treeFocus)}"]`);
+      treeFocus = null;
+      if (node) moveTo(node.closest("[role=treeitem]"));
+    }
+  });
+
+  // ---- start ----------------------------------------------------------------------------------------
+  syncToggles();
+  const live = document.getElementById("live");
+  if (live) {
+    new MutationObserver(syncStop).observe(live, {
+      childList: true,
+      subtree: true,
+      attributes: true,
+      attributeFilter: ["data-reply-entry", "data-pending-for"],
+    });
+    syncStop();
+    // A session opens at its newest message, with the composer in view (unless the address names a spot).
+    if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+    if (!location.hash) toBottom();
+  }
 })();

@@ -21,8 +21,6 @@
     replies: new Map(), // reply id -> latest "reply" message, shown where its parent is the position
     waiting: null, // messages that arrive while the page is fetched again
     socket: null,
-    treeTimer: 0,
-    treeStale: false,
   };
 
   const live = () => document.getElementById("live");
@@ -202,7 +200,7 @@
       }
       tag.textContent = text;
     }
-    const input = entry.querySelector(":scope > .entry__actions .label-form input[name=label]");
+    const input = entry.querySelector(":scope > .entry__panel .label-form input[name=label]");
     if (input) input.value = text || "";
   }
 
@@ -215,31 +213,11 @@
     if (batch.doctitle) document.title = batch.doctitle;
   }
 
-  // The tree panel is fetched again for this tab's position, at most every 250 ms, and not while the
-  // tab is in the background (a long session's tree costs the server; a hidden tab catches up when shown).
+  // The tree panel is fetched again for this tab's position (app.js waits until it can be seen: a long
+  // session's tree costs the server, and a hidden panel or tab catches up when shown).
   function refreshTree() {
-    clearTimeout(state.treeTimer);
-    if (document.hidden) {
-      state.treeStale = true;
-      return;
-    }
-    state.treeTimer = setTimeout(() => {
-      const panel = document.getElementById("tree-panel");
-      if (panel && panel.dataset.refresh) {
-        htmx.ajax("GET", `${panel.dataset.refresh}&at=${encodeURIComponent(position())}`, {
-          target: "#tree-panel",
-          swap: "outerHTML",
-        });
-      }
-    }, 250);
+    window.pitree.refreshTree();
   }
-
-  document.addEventListener("visibilitychange", () => {
-    if (!document.hidden && state.treeStale) {
-      state.treeStale = false;
-      refreshTree();
-    }
-  });
 
   // ---- replies being written ----------------------------------------------------------------------
   // Shown where the reply continues the tab's branch, and in the tab that asked for it (a regenerated

@@ -135,7 +135,8 @@ def test_new_session_in_a_workspace(client, sessions_dir) -> None:
 
 def test_the_compact_form_offers_recent_turns_and_keeps_the_last_two_by_default(client, pi) -> None:
     html = client.get(f"/s/{pi.id('04-compaction')}/").content.decode()
-    options = re.findall(r'<option value="([^"]+)"( selected)?>', html)
+    (choices,) = re.findall(r'<select name="keep_from">(.*?)</select>', html)
+    options = re.findall(r'<option value="([^"]+)"( selected)?>', choices)
     assert [value for value, _ in options] == ["6b8c1404", "cc88852e", "136049a4", "97f6f0ca"]
     assert [value for value, selected in options if selected] == ["cc88852e"]
 

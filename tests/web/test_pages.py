@@ -275,10 +275,11 @@ def test_entry_menus_load_when_opened_and_are_a_page_without_javascript(client, 
     page = client.get(url).content.decode()
     assert 'name="label"' not in page  # the menus' forms are not in the page …
     menu_url = f"{url}e/e65e9e73/actions/"
-    assert f'hx-get="{menu_url}"' in page and f'href="{menu_url}?at=750a4556"' in page
-    fragment = client.get(menu_url, {"at": "97690895"}, HTTP_HX_REQUEST="true").content.decode()
-    assert not fragment.lstrip().startswith("<!DOCTYPE")  # … they come as a fragment for htmx,
+    assert f'hx-get="{menu_url}"' in page and f'href="{menu_url}?do=label&amp;at=750a4556"' in page
+    fragment = client.get(menu_url, {"at": "97690895", "do": "label"}, HTTP_HX_REQUEST="true").content.decode()
+    assert not fragment.lstrip().startswith("<!DOCTYPE")  # … they come as a fragment for htmx, one at a time,
     assert 'name="label"' in fragment and 'name="at" value="97690895"' in fragment
+    assert "fork-form" not in fragment and "data-close-panel" in fragment
     full = client.get(menu_url, {"at": "97690895"}).content.decode()
     assert full.startswith("<!DOCTYPE") and "hx-disable" in full and 'name="label"' in full  # … or a page
     response = client.post(f"{url}label/", {"entry": "e65e9e73", "label": "plain", "at": "97690895"})

@@ -1,0 +1,14 @@
+// Runs in <head>, before the page is drawn (it is not deferred): applies what the reader chose and
+// the browser remembers, so that the page never shows first in the wrong theme or with the tree panel
+// the reader closed. The content security policy allows no inline script; this file is the app's own.
+(function () {
+  "use strict";
+  const root = document.documentElement;
+  try {
+    const theme = localStorage.getItem("pitree:theme");
+    if (theme === "light" || theme === "dark") root.dataset.theme = theme;
+    if (localStorage.getItem("pitree:tree") === "closed") root.dataset.tree = "closed";
+  } catch (error) {
+    // Storage refused (a private window's policy): the system's theme and the default layout.
+  }
+})();
