@@ -159,7 +159,7 @@
 
   function setBusy(form, busy) {
     Array.from(form.elements).forEach((el) => {
-      if (el.matches("button, textarea")) el.disabled = busy;
+      if (el.matches("button:not([data-stop]), textarea")) el.disabled = busy;
     });
   }
 
@@ -236,24 +236,21 @@
   });
 
   document.addEventListener("htmx:afterSwap", (ev) => {
-    const transcript = document.getElementById("transcript");
-    if (!transcript || !(ev.detail.target && ev.detail.target.id === "transcript") && !transcript.contains(ev.detail.elt)) return;
-    if (ev.detail.target && ev.detail.target.id === "transcript") {
-      keptFolds.forEach((id) => {
-        const fold = document.querySelector(`#transcript details[data-fold="${CSS.escape(id)}"]`);
-        if (fold) fold.open = true; // its "toggle" loads the folded entries again
-      });
-      keptFolds = [];
-      const draft = document.querySelector("#composer textarea[name=text]");
-      if (draft && keptDraft && !draft.value) draft.value = keptDraft;
-      keptDraft = "";
-    }
+    if (!ev.detail.target || ev.detail.target.id !== "transcript") return;
+    keptFolds.forEach((id) => {
+      const fold = document.querySelector(`#transcript details[data-fold="${CSS.escape(id)}"]`);
+      if (fold) fold.open = true; // its "toggle" loads the folded entries again
+    });
+    keptFolds = [];
+    const draft = document.querySelector("#composer textarea[name=text]");
+    if (draft && keptDraft && !draft.value) draft.value = keptDraft;
+    keptDraft = "";
     const wanted = focusAfterSwap && document.getElementById(`entry-${focusAfterSwap}`);
     focusAfterSwap = null;
     if (wanted) {
       wanted.focus();
       wanted.scrollIntoView({ block: "nearest" });
-    } else if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post" && ev.detail.target.id === "transcript") {
+    } else if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") {
       toBottom();
     }
   });
@@ -352,6 +349,11 @@
       const open = expand.closest(".code").classList.toggle("is-open");
       expand.setAttribute("aria-expanded", String(open));
       expand.textContent = open ? "Fold" : expand.dataset.label;
+      return;
+    }
+    if (target.closest("[data-stop]")) {
+      const stopForm = document.getElementById("stop-reply");
+      if (stopForm && stopForm.elements.reply.value) stopForm.requestSubmit();
       return;
     }
     const close = target.closest("[data-close-panel]");
@@ -503,6 +505,9 @@
     const button = holder && holder.querySelector(`:scope > .entry__head .nav-${direction}`);
     if (!button || button.disabled) return;
     focusAfterSwap = button.value;
+    // A transcript swapped in a moment ago may not be set up by htmx yet (it does that when it settles):
+    // without this, the press would post the form as a page of its own.
+    htmx.process(button.form);
     button.click();
   }
 

@@ -266,8 +266,8 @@ class UI:
         """Load a pitree page and wait until htmx has loaded and the tree panel arrived."""
         page.goto(path)
         page.wait_for_function("() => window.htmx !== undefined && window.pitree !== undefined")
-        if page.locator(".session-layout").count():
-            page.locator("#tree-panel .tree-filters").wait_for()
+        if page.locator(".session-layout").count() and page.locator("#tree-aside").is_visible():
+            page.locator("#tree-panel .tree-filters").wait_for()  # beside the conversation: it loads at once
 
     def position(self, page: Any) -> str:
         return page.locator("#transcript").get_attribute("data-position") or ""
@@ -289,13 +289,20 @@ class UI:
         )
         return self.position(page)
 
-    def open_actions(self, page: Any, entry_id: str) -> Any:
-        """The ⋯ menu of an entry, opened and its forms loaded; returns the menu's locator."""
-        actions = page.locator(f"#entry-{entry_id} > details.entry__actions")
-        if actions.get_attribute("open") is None:
-            actions.locator("> summary").click()
-        actions.locator(".actions form").first.wait_for()
-        return actions
+    def tool(self, page: Any, entry_id: str, name: str) -> Any:
+        """A button or link in an entry's row of actions, by its accessible name."""
+        return (
+            page.locator(f"#entry-{entry_id} > .entry__tools")
+            .get_by_role("button", name=name, exact=True)
+            .or_(page.locator(f"#entry-{entry_id} > .entry__tools").get_by_role("link", name=name, exact=True))
+        )
+
+    def open_panel(self, page: Any, entry_id: str, action: str) -> Any:
+        """An entry's action panel (edit, fork, label, compact), opened and its form loaded; returns it."""
+        panel = page.locator(f"#entry-{entry_id} > .entry__panel")
+        page.locator(f"#entry-{entry_id} > .entry__tools [data-panel='{action}']").click()
+        panel.locator("form").first.wait_for()
+        return panel
 
     def open_tree_filter(self, page: Any, name: str) -> None:
         page.locator("#tree-panel a.tree-filter", has_text=name).click()

@@ -122,10 +122,12 @@ def test_refused_edit_keeps_the_entries_it_would_replace(page, ui, sessions):
     before = seeded.path.read_bytes()
     ui.open(page, seeded.url)
     shown = ui.path_ids(page)
-    form = ui.open_actions(page, LINEAR_USER).locator("form.edit-form")
+    form = ui.open_panel(page, LINEAR_USER, "edit").locator("form.edit-form")
     form.locator("textarea[name=text]").fill("  ")
     form.get_by_role("button", name="Resend as a new branch").click()
-    expect(page.locator("#flash")).to_contain_text("Write a message first.")
+    # The reason is said next to the form that was sent, not far away.
+    expect(form.locator(".form-errors")).to_contain_text("Write a message first.")
+    expect(page.locator("#flash")).to_be_empty()
     assert seeded.path.read_bytes() == before
     expect(page.locator("#entries article.is-pending")).to_have_count(0)
     assert ui.path_ids(page) == shown
@@ -137,7 +139,7 @@ def test_edit_and_resend_makes_a_sibling_branch(page, ui, sessions):
     ui.open(page, seeded.url)
     assert page.locator(f"#entry-{LINEAR_USER} .navigator").count() == 0
 
-    actions = ui.open_actions(page, LINEAR_USER)
+    actions = ui.open_panel(page, LINEAR_USER, "edit")
     form = actions.locator("form.edit-form")
     expect(form.locator("textarea[name=text]")).to_have_value("Add a DELETE endpoint too.")
     form.locator("textarea[name=text]").fill("Add a PATCH endpoint instead.")
@@ -182,8 +184,7 @@ def test_edit_and_resend_makes_a_sibling_branch(page, ui, sessions):
 def test_regenerate_makes_a_sibling_answer(page, ui, sessions):
     seeded = sessions.seed("01-linear")
     ui.open(page, seeded.url)
-    actions = ui.open_actions(page, LINEAR_ASSISTANT)
-    actions.get_by_role("button", name="Regenerate (a sibling answer)").click()
+    ui.tool(page, LINEAR_ASSISTANT, "Regenerate").click()
     new_position = ui.wait_position_change(page, "db26dc72")
 
     reply = seeded.entries()[-1]

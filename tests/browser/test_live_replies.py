@@ -154,7 +154,7 @@ def test_a_regenerated_answer_streams_in_the_tab_that_asked(page, ui, sessions, 
     # The new answer is a sibling of the one the tab shows: it grows in its stand-in all the same.
     seeded = sessions.seed("01-linear")
     _open(ui, page, seeded.url + "e/358d8704/")
-    ui.open_actions(page, "358d8704").get_by_role("button", name="Regenerate (a sibling answer)").click()
+    ui.tool(page, "358d8704", "Regenerate").click()
     growing = page.locator("#entries > article[data-reply].is-streaming .stream")
     expect(growing.locator("strong").first).to_have_text("Offline responder")
     reply_id = ui.wait_position_change(page, "358d8704")

@@ -247,7 +247,7 @@ def test_permalink_opens_that_branch_state(context, new_page, ui, sessions, serv
 def test_continue_from_here_moves_the_tab(page, ui, sessions, server):
     seeded = sessions.seed("02-tree-branches")
     ui.open(page, seeded.url)
-    ui.open_actions(page, A1).get_by_role("button", name="Continue from here").click()
+    ui.tool(page, A1, "Continue from here").click()
     ui.wait_position(page, A1)
     assert page.url == f"{server.url}{seeded.url}"  # the file's position is A1 too: the session URL shows it
     assert ui.path_ids(page) == [U1, A1]

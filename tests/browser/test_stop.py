@@ -77,14 +77,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlowServer]:
 def test_stop_keeps_the_text_so_far_and_hides_again(page, ui, sessions, record):
     seeded = sessions.seed("01-linear")
     ui.open(page, seeded.url)
-    stop = page.locator("#stop-reply")
+    stop, send = page.locator("#composer .stop"), page.locator("#composer .send")
     expect(stop).to_be_hidden()
+    expect(send).to_be_visible()
 
     page.locator("#composer textarea[name=text]").fill("Tell me slowly")
-    page.locator("#composer button[type=submit]").click()
+    page.locator("#composer textarea[name=text]").press("Control+Enter")
+    # While the reply is written, Send is Stop.
     expect(stop).to_be_visible()
+    expect(send).to_be_hidden()
     expect(page.locator("#entries article.is-pending .stream")).to_contain_text("Offline responder")
-    stop.get_by_role("button", name="Stop").click()
+    stop.click()
 
     reply_id = ui.wait_position_change(page, "db26dc72")
     user, reply = seeded.entries()[-2:]
@@ -93,6 +96,32 @@ def test_stop_keeps_the_text_so_far_and_hides_again(page, ui, sessions, record):
     kept = reply["message"]["content"][0]["text"]
     assert kept.startswith("**Offline responder**") and "Regenerate writes another" not in kept  # cut short
     expect(page.locator(f"#entry-{reply_id}")).to_contain_text("Offline responder")
-    expect(page.locator("#stop-reply")).to_be_hidden()
+    expect(stop).to_be_hidden()
+    expect(send).to_be_visible()
     expect(page.locator("#flash")).to_be_empty()
+    assert not record.errors
+
+
+def test_stop_in_the_composer_of_a_tab_that_did_not_ask(new_page, ui, sessions, record):
+    """Replies stream to every tab of the session: each one's Send becomes Stop, and stops that reply."""
+    seeded = sessions.seed("01-linear")
+    asking, watching = new_page(), new_page()
+    ui.open(asking, seeded.url)
+    ui.open(watching, seeded.url)
+    watching.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    asking.locator("#composer textarea[name=text]").fill("Stop me from the other tab")
+    asking.locator("#composer .send").click()
+
+    stop = watching.locator("#composer .stop")
+    expect(stop).to_be_visible()
+    expect(watching.locator("#composer .send")).to_be_hidden()
+    expect(watching.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
+    stop.click()
+
+    reply_id = ui.wait_position_change(asking, "db26dc72")
+    reply = seeded.entries()[-1]
+    assert reply["id"] == reply_id and reply["message"]["stopReason"] == "aborted"
+    expect(watching.locator(f"#entry-{reply_id}")).to_contain_text("Offline responder")
+    expect(stop).to_be_hidden()
+    expect(watching.locator("#composer .send")).to_be_visible()
     assert not record.errors

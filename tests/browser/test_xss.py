@@ -169,7 +169,7 @@ def test_label_and_session_name_stay_text(page, ui, sessions, assert_inert, serv
     ui.open(page, seeded.url)
     label = "<img src=x onerror=\"window.__xss='label'\"><script>window.__xss='label2'</script>"
     assert len(label) <= 200
-    form = ui.open_actions(page, "2f760a8d").locator("form.label-form")
+    form = ui.open_panel(page, "2f760a8d", "label").locator("form.label-form")
     form.locator("input[name=label]").fill(label)
     form.get_by_role("button", name="Save label").click()
     tag = page.locator("#entry-2f760a8d .entry__head .tag")
@@ -204,7 +204,7 @@ def test_label_and_session_name_stay_text(page, ui, sessions, assert_inert, serv
 
     # A fork names its parent (by that name), and the parent lists the fork.
     ui.open(page, seeded.url)
-    ui.open_actions(page, "f87f9c1c").get_by_role("button", name="Fork from here (new file)").click()
+    ui.open_panel(page, "f87f9c1c", "fork").get_by_role("button", name="Fork into a new session").click()
     page.wait_for_url(re.compile(rf"/s/(?!{seeded.id})[^/]+/$"))
     ui.open(page, page.url)
     expect(page.locator("p.lineage")).to_contain_text(name)
