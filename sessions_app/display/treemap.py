@@ -5,7 +5,7 @@ Only some entries become nodes: the roots, branch points, the first entry of eac
 labelled entries, the tab's position and the entries other files were forked from. Every straight
 run between two of them folds into the edge that joins them, which carries its length. A session too
 large for that to stay readable (more than MAX_NODES such nodes) folds more, in steps: first the
-branch heads, then the labelled entries (listed beside the map instead); the page says which.
+branch heads, then the labelled entries (listed below the map instead); the page says which.
 
 One pass over the index's parent column finds them (no entry is decoded but the ones drawn), so the
 data of a 100,000-entry session costs tens of milliseconds.
@@ -28,7 +28,7 @@ START = ""  # the map's own root: the session itself, above its first entries
 FOLD_LEVELS = (
     "every branch point, branch, branch end and labelled entry",
     "branch points, branch ends and labelled entries (the first entry of each branch is folded)",
-    "branch points and branch ends only (labelled entries are listed beside the map)",
+    "branch points and branch ends only (labelled entries are listed below the map)",
 )
 _TOOL_ROLES = frozenset({"toolResult", "bashExecution"})
 

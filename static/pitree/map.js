@@ -106,11 +106,16 @@
       .stratify()
       .id((d) => String(d.key))
       .parentId((d) => (d.parentKey === null ? null : String(d.parentKey)))(data.nodes);
-    // A node's caption runs to its right: the neighbour on that side keeps clear of it.
-    const room = (n) => (caption(n.data) ? (Math.min(caption(n.data).length, CAPTION_CHARS) * 6.4 + 14) / SIBLING_GAP : 0);
+    // A node's caption runs to its right, a branch point's "compare" link sits to its left: neighbours
+  // keep clear of both.
+    const room = (n) => {
+      const text = caption(n.data) ? Math.min(caption(n.data).length, CAPTION_CHARS) * 6.4 + 14 : 0;
+      const count = n.data.folded ? String(n.data.folded).length * 6 + 14 : 0;
+      return Math.max(text, count) / SIBLING_GAP;
+    };
     d3.tree()
       .nodeSize([SIBLING_GAP, LEVEL_GAP])
-      .separation((a, b) => (a.parent === b.parent ? 1 : 1.5) + room(a))(root);
+      .separation((a, b) => (a.parent === b.parent ? 1 : 1.5) + room(a) + (b.data.branchesUrl ? 0.5 : 0))(root);
     let left = Infinity;
     let right = -Infinity;
     root.each((n) => {
@@ -132,7 +137,8 @@
         const onPath = d.onPath && (n.parent.data.onPath || n.parent.data.kind === "start");
         edges.append(el("path", { d: link(n.parent, n), class: `map-edge${onPath ? " on-path" : ""}` }));
         if (d.folded) {
-          const count = el("text", { x: (n.parent.x + n.x) / 2 + 5, y: (n.parent.y + n.y) / 2, class: "map-count" }, `+${d.folded}`);
+          // Beside the edge where it nears its node, past the point where sibling edges part.
+          const count = el("text", { x: n.x + 5, y: n.y - LEVEL_GAP * 0.3, class: "map-count" }, `+${d.folded}`);
           edges.append(count);
         }
       }
@@ -160,7 +166,7 @@
       nodes.append(node);
       if (d.branchesUrl) {
         const compare = el("a", { href: d.branchesUrl, class: "map-branches", transform: `translate(${n.x - 12},${n.y + 4})` });
-        compare.append(el("text", { "text-anchor": "end" }, `compare ${d.branches} ⇉`));
+        compare.append(el("text", { "text-anchor": "end" }, "⇉"));
         compare.append(el("title", {}, `Compare the ${d.branches} branches that start here`));
         nodes.append(compare);
       }
