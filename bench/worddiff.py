@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -91,7 +92,7 @@ def main() -> int:
         render(left, right)  # warm-up (pattern compilation, first allocations)
     for _ in range(ROUNDS):
         for name, (left, right, _) in pairs.items():
-            times[name].append(C.timed(lambda left=left, right=right: render(left, right)))
+            times[name].append(C.timed(partial(render, left, right)))
             diff = word_diff(left, right)
             changed = sum(1 for s in diff.segments if s.kind in ("delete", "insert"))
             outcome[name] = f"−{diff.deleted:,} +{diff.inserted:,} words, {changed} changes" + (
