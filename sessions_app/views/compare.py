@@ -197,7 +197,7 @@ def map_data(request: HttpRequest, session_id: str) -> JsonResponse:
         {
             "session": session.session_id,
             "entries": data.entries,
-            "shown": len(data.nodes) - 1,
+            "shown": sum(1 for node in data.nodes if node.kind not in ("start", "fork")),
             "folding": data.folding,
             "foldedMore": data.level > 0,
             "compareUrl": reverse("sessions:compare", args=[session.session_id]),
