@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 import _common as C  # noqa: E402
 import _gen  # noqa: E402
 
-SCRIPTS = ["open_cold", "reopen", "append", "list_sessions", "memory", "render_page", "worddiff", "treemap"]
+SCRIPTS = ["open_cold", "reopen", "append", "list_sessions", "memory", "render_page", "search", "worddiff", "treemap"]
 
 
 def main(argv: list[str]) -> int:

@@ -176,6 +176,9 @@ else:
 # Folder of JSONL session files; may be a pi agent folder such as ~/.pi/agent/sessions.
 PITREE_SESSIONS_DIR: Path = Path(os.path.expanduser(env_str("PITREE_SESSIONS_DIR", str(VAR_DIR / "sessions"))))
 
+# Full-text search index: a cache the session files feed (delete it and it is rebuilt).
+PITREE_SEARCH_DB: Path = Path(os.path.expanduser(env_str("PITREE_SEARCH_DB", str(VAR_DIR / "search.sqlite3"))))
+
 # fsync each append (durability over speed).
 PITREE_FSYNC: bool = env_bool("PITREE_FSYNC", True)
 

@@ -4,7 +4,7 @@
 from django.urls import path, register_converter
 
 from .converters import EntryIdConverter, SessionIdConverter
-from .views import actions, chat, compare, pages
+from .views import actions, chat, compare, pages, search
 
 register_converter(SessionIdConverter, "sid")
 register_converter(EntryIdConverter, "eid")
@@ -14,6 +14,7 @@ app_name = "sessions"
 urlpatterns = [
     path("", pages.session_list, name="list"),
     path("new/", actions.new_session, name="new"),
+    path("search/", search.search_page, name="search"),
     path("s/<sid:session_id>/", pages.session_page, name="session"),
     path("s/<sid:session_id>/e/<eid:entry_id>/", pages.session_page, name="entry"),
     path("s/<sid:session_id>/older/", pages.older_entries, name="older"),

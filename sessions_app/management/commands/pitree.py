@@ -1,6 +1,6 @@
 """``python manage.py pitree …``: list, read and append to pi session files from the shell.
 
-Reading: ``ls``, ``show``, ``tree``, ``inspect``. Writing (each prints only the new entry id, or the new
+Reading: ``ls``, ``show``, ``tree``, ``inspect``, ``search``. Writing (each prints only the new entry id, or the new
 file's path): ``new``, ``append``, ``navigate``, ``label``, ``rename``, ``fork``, ``compact``. ``seed``
 fills an empty sessions folder with pi's sample sessions.
 
@@ -26,9 +26,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root, resolve_file
+from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
 from sessions_app.cli.transcript import one_line, render_transcript
 from sessions_app.cli.treeview import tree_lines
+from sessions_app.search.index import SearchIndex, SearchUnavailable
+from sessions_app.search.query import fts_query
+from sessions_app.search.results import search
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.context import estimate_tokens
@@ -163,6 +167,19 @@ class Command(BaseCommand):
 
         sub.add_parser("seed", help="copy pi's sample sessions into PITREE_SESSIONS_DIR if it has no .jsonl file")
 
+        p = sub.add_parser(
+            "search",
+            help="entries of every session and branch matching QUERY, best first, 20 a page",
+            description=(
+                'QUERY: words (all must match; the last also matches words it starts) and "quoted phrases". '
+                "The index (PITREE_SEARCH_DB) catches up with the files first."
+            ),
+        )
+        p.add_argument("query", metavar="QUERY")
+        p.add_argument("--session", metavar="ID", help="only this session's entries")
+        p.add_argument("--page", metavar="N", type=_positive, default=1)
+        p.add_argument("--json", action="store_true", help="one JSON object: query, page, hasNext, hits")
+
     # ------------------------------------------------------------------ dispatch
 
     def handle(self, *args: Any, command: str, **options: Any) -> None:
@@ -291,6 +308,22 @@ class Command(BaseCommand):
         for path in written:
             self.out(f"seeded {path}")
         self.out(f"{len(written)} sample sessions copied into {written[0].parent}")
+
+    def do_search(self, *, query: str, session: str | None, page: int, json: bool, **_: Any) -> None:
+        if fts_query(query) is None:
+            raise CommandError(f"nothing to search for in {query!r}: give words or a quoted phrase")
+        index = SearchIndex(settings.PITREE_SEARCH_DB)
+        try:
+            results = search(index, Catalog(self.sessions_dir), query, session=session, page=page)
+        except SearchUnavailable as error:
+            raise CommandError(one_line(str(error))) from None
+        finally:
+            index.close()
+        if json:
+            self.out(orjson.dumps(search_json(results)).decode())
+            return
+        for line in search_lines(results):
+            self.out(line)
 
 
 def _silence_stdout() -> None:

@@ -1,0 +1,231 @@
+"""Full-text search over the 3,000-session folder (~90 MB): first build, warm queries, catch-up after
+one appended entry, and the trigram tokenizer as the alternative that was not chosen.
+
+The folder is the listing benchmark's (``_gen.sessions_folder()``), copied to a scratch folder (entries
+are appended to it) and read once so that it is in the page cache. Side by side, interleaved, order
+rotated on each repetition:
+- ``search()`` as the page and the CLI call it: list the folder (``Catalog.sessions()``, warm), catch up
+  (stat every file against the index), run the query (bm25 order, first page of 20, snippets);
+- the query alone (``SearchIndex.search``), and the warm listing alone (the floor under a search);
+- after one entry is appended to one file through the store: the next ``search()`` for a word only that
+  entry holds, which must find it (the catch-up cost is printed apart);
+- the same queries on a trigram FTS5 table holding the same text (build time and size too).
+
+Targets: a warm search takes ≤ 50 ms (the slowest query of the set, median); the entry appended just
+before is found by the next search.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C
+import _gen
+
+from sessions_app.search.index import SearchIndex
+from sessions_app.search.query import fts_query
+from sessions_app.search.results import search
+from sessions_app.search.text import display_form
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.catalog import Catalog
+from sessions_app.sessionfiles.store import SessionFile
+
+REPS = 15
+APPENDS = 20
+# (label, query): the generated text mixes code words, prose, a little non-ASCII ("naïve", "café",
+# "Überprüfung", "日本語").
+QUERIES = [
+    ("common word", "the"),
+    ("two words", "tree node"),
+    ('"phrase"', '"parent offset"'),
+    ("prefix (3 chars)", "ses"),
+    ("accent-free", "cafe"),
+    ("CJK, 2 chars", "日本"),
+    ("no match", "xyzzy"),
+]
+
+
+def main() -> int:
+    report = C.Report("search", "Full-text search: 3,000 sessions, build, warm queries, catch-up after an append")
+    scratch = Path(tempfile.mkdtemp(prefix="pitree-search-"))
+    try:
+        return _measure(report, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measure(report: C.Report, scratch: Path) -> int:
+    root = scratch / "sessions"
+    shutil.copytree(_gen.sessions_folder(), root)
+    files = list(root.rglob("*.jsonl"))
+    folder_bytes = sum(_gen.warm(f) for f in files)
+    report.line(f"folder: {len(files):,} files, {folder_bytes / 1e6:.1f} MB (a copy of {_gen.sessions_folder().name})")
+
+    catalog = Catalog(root)
+    listing_cold = C.timed(catalog.sessions)
+    index = SearchIndex(scratch / "search.sqlite3")
+    build = index.catch_up(catalog.sessions())
+    index_bytes = _size(index.path)
+    report.line(
+        f"first build: {C.fmt_time(build.seconds)} for {build.files_read:,} files, {build.entries:,} entries "
+        f"({build.bytes_read / 1e6 / build.seconds:.1f} MB/s; the cold listing before it: {C.fmt_time(listing_cold)})"
+    )
+    report.line(f"index size: {index_bytes / 1e6:.1f} MB = {index_bytes / folder_bytes:.2f}× the folder")
+
+    # Warm queries, interleaved with the listing floor; every variant runs once untimed first.
+    times: dict[str, list[float]] = {}
+    variants: list[tuple[str, Callable[[], object]]] = [("listing alone", catalog.sessions)]
+    for label, query in QUERIES:
+        variants.append((f"search: {label}", partial(search, index, catalog, query)))
+        variants.append((f"query only: {label}", partial(index.search, query)))
+    for _, call in variants:
+        call()
+    for rep in range(REPS):
+        turn = variants[rep % len(variants) :] + variants[: rep % len(variants)]
+        for name, call in turn:
+            times.setdefault(name, []).append(C.timed(call))
+    report.line()
+    report.line(f"{'warm, ×' + str(REPS):<34} {'search()':>10} {'query only':>11} {'p90 search':>11}  first page")
+    for label, query in QUERIES:
+        full, alone = times[f"search: {label}"], times[f"query only: {label}"]
+        hits, more = index.search(query)
+        found = f"{len(hits)}{'+' if more else ''} hits"
+        report.line(
+            f"{label + ' ' + query:<34} {C.fmt_time(C.median(full)):>10} {C.fmt_time(C.median(alone)):>11} "
+            f"{C.fmt_time(C.pct(full, 90)):>11}  {found}"
+        )
+    floor = C.median(times["listing alone"])
+    report.line(f"{'floor: Catalog.sessions(), warm':<34} {C.fmt_time(floor):>10}")
+    worst_label, worst = max(((label, C.median(times[f"search: {label}"])) for label, _ in QUERIES), key=lambda x: x[1])
+
+    # One entry appended through the store, then the next search for the word only it holds.
+    rng = random.Random(11)
+    totals, catch_ups, read = [], [], []
+    for n in range(APPENDS):
+        path = rng.choice(files)
+        SessionFile.open(path, fsync=False).append(E.user_message(f"freshly appended zqxword{n}"))
+        start = C.now()
+        results = search(index, catalog, f'"zqxword{n}"')
+        totals.append(C.now() - start)
+        assert [hit.path for hit in results.hits] == [str(path)], f"append {n} not found"
+        assert results.catch_up is not None and results.catch_up.files_read == 1
+        catch_ups.append(results.catch_up.seconds)
+        read.append(results.catch_up.bytes_read)
+    search_after = [C.timed(partial(search, index, catalog, f'"zqxword{n}"')) for n in range(APPENDS)]
+    report.line()
+    report.line(
+        f"after 1 appended entry (×{APPENDS}): index catch-up {C.fmt_time(C.median(catch_ups))} median "
+        f"(p90 {C.fmt_time(C.pct(catch_ups, 90))}), {C.median(read):.0f} B read; the whole search() "
+        f"{C.fmt_time(C.median(totals))} (listing re-reads the file too); each entry found by the next search"
+    )
+    report.line(
+        f"catch-up / first build: 1/{build.seconds / C.median(catch_ups):,.0f}; "
+        f"the same searches again, nothing new: {C.fmt_time(C.median(search_after))}"
+    )
+
+    _tokenizers(report, index.path, scratch, folder_bytes)
+
+    report.figure(f"warm search, slowest query ({worst_label})", C.fmt_time(worst), "≤ 50 ms", worst <= 0.05)
+    report.figure(
+        "warm search, common word / no match", " / ".join(_med(times, label) for label in ("common word", "no match"))
+    )
+    report.figure("warm listing alone (floor under a search)", C.fmt_time(floor))
+    report.figure(
+        "appended entry found by the next search",
+        f"{APPENDS}/{APPENDS}, catch-up {C.fmt_time(C.median(catch_ups))}",
+        "found",
+        True,
+    )
+    report.figure("first build, 3,000 sessions (90 MB)", C.fmt_time(build.seconds))
+    report.figure("index size / folder size", f"{index_bytes / folder_bytes:.2f}×")
+    return report.finish()
+
+
+def _med(times: dict[str, list[float]], label: str) -> str:
+    return C.fmt_time(C.median(times[f"search: {label}"]))
+
+
+def _size(path: Path) -> int:
+    """The index's bytes once its write-ahead log is folded in."""
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(os.path.getsize(f"{path}{suffix}") for suffix in ("", "-wal") if os.path.exists(f"{path}{suffix}"))
+
+
+TOKENIZERS = {
+    "unicode61": "unicode61 remove_diacritics 2 categories 'L* N* Co So'",  # the index's (text in index form)
+    "trigram": "trigram",  # text as read; matches any substring of 3 characters or more
+}
+_TOKENIZER_SQL = "SELECT rowid, snippet(t, 0, '[', ']', '…', 24) FROM t WHERE t MATCH ? ORDER BY rank LIMIT 21"
+
+
+def _tokenizers(report: C.Report, source: Path, scratch: Path, folder_bytes: int) -> None:
+    """The indexed texts in two plain FTS5 tables, one per tokenizer: fill time, size, the query set."""
+    with sqlite3.connect(source) as db:
+        stored = [text for (text,) in db.execute("SELECT text FROM entries")]
+    texts = {"unicode61": stored, "trigram": [display_form(text) for text in stored]}
+    fill: dict[str, float] = {}
+    size: dict[str, int] = {}
+    for name, tokenizer in TOKENIZERS.items():
+        path = scratch / f"{name}.sqlite3"
+        db = sqlite3.connect(path)
+        db.execute(f'CREATE VIRTUAL TABLE t USING fts5(text, tokenize="{tokenizer}")')
+        fill[name] = C.timed(partial(_fill, db, texts[name]))
+        db.close()
+        size[name] = _size(path)
+    report.line()
+    report.line(f"tokenizers side by side: one FTS5 table each holding the same {len(stored):,} texts")
+    for name in TOKENIZERS:
+        report.line(
+            f"  {name:<10} filled in {C.fmt_time(fill[name]):>8}, {size[name] / 1e6:6.1f} MB "
+            f"= {size[name] / folder_bytes:.2f}× the folder"
+        )
+    connections = {name: sqlite3.connect(scratch / f"{name}.sqlite3") for name in TOKENIZERS}
+    matches = {name: [_match(name, query) for _, query in QUERIES] for name in TOKENIZERS}
+    samples: dict[tuple[str, int], list[float]] = {}
+    for rep in range(REPS):
+        for name in TOKENIZERS if rep % 2 else reversed(TOKENIZERS):
+            for number, match in enumerate(matches[name]):
+                run = partial(_query, connections[name], match)
+                samples.setdefault((name, number), []).append(C.timed(run))
+    report.line(f"  {'query, ×' + str(REPS):<32} {'unicode61':>18} {'trigram':>18}")
+    for number, (label, query) in enumerate(QUERIES):
+        cells = []
+        for name in TOKENIZERS:
+            rows = _query(connections[name], matches[name][number])
+            found = "20+" if len(rows) > 20 else str(len(rows))
+            cells.append(f"{C.fmt_time(C.median(samples[name, number]))} ({found:>3} hits)")
+        report.line(f"  {label + ' ' + query:<32} {cells[0]:>18} {cells[1]:>18}")
+    for db in connections.values():
+        db.close()
+    report.figure("trigram / unicode61: index size", f"{size['trigram'] / size['unicode61']:.2f}×")
+
+
+def _query(db: sqlite3.Connection, match: str) -> list[tuple[int, str]]:
+    return db.execute(_TOKENIZER_SQL, (match,)).fetchall()
+
+
+def _fill(db: sqlite3.Connection, texts: list[str]) -> None:
+    with db:
+        db.executemany("INSERT INTO t (text) VALUES (?)", ((text,) for text in texts))
+
+
+def _match(tokenizer: str, query: str) -> str:
+    """The app's FTS5 query for unicode61; for trigram the same words, quoted (it matches substrings)."""
+    if tokenizer == "unicode61":
+        return fts_query(query) or '""'
+    words = query.split('"')[1::2] or query.split()
+    return " ".join(f'"{word}"' for word in words)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

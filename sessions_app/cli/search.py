@@ -1,0 +1,69 @@
+"""``search``: the entries matching a query in every session, as text or as one JSON object."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..search.index import Hit, Segment
+from ..search.results import Results
+from .listing import short_id_length
+from .transcript import one_line
+
+TITLE_WIDTH = 60
+# Control characters (C0 and C1) could drive the terminal: text from session files never carries them out.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def search_lines(results: Results) -> Iterator[str]:
+    """Per hit: ``short-session-id  entry-id  kind  time  title``, then the snippet indented, the
+    matched words in ``**``; a last line says how to get the next page."""
+    if not results.hits:
+        yield "no more entries match" if results.page > 1 else f"no entry matches {results.query!r}"
+        return
+    width = short_id_length([hit.session_id for hit in results.hits])
+    for hit in results.hits:
+        title = _safe(one_line(hit.title, TITLE_WIDTH))
+        yield f"{hit.session_id[:width]}  {_safe(hit.entry_id)}  {hit.kind}  {hit.when}  {title}"
+        yield "    " + _safe(one_line("".join(f"**{s.text}**" if s.match else s.text for s in hit.snippet)))
+    if results.has_next:
+        yield f"(more: --page {results.page + 1})"
+
+
+def search_json(results: Results) -> dict[str, Any]:
+    """The page as one object; each hit's snippet as plain text with the matched ranges (start, end) in it."""
+    return {
+        "query": results.query,
+        "session": results.session,
+        "page": results.page,
+        "hasNext": results.has_next,
+        "hits": [_hit_json(hit) for hit in results.hits],
+    }
+
+
+def _hit_json(hit: Hit) -> dict[str, Any]:
+    text, highlights = _plain(hit.snippet)
+    return {
+        "sessionId": hit.session_id,
+        "sessionTitle": hit.title,
+        "path": hit.path,
+        "entryId": hit.entry_id,
+        "kind": hit.kind,
+        "timestamp": hit.timestamp,
+        "snippet": text,
+        "highlights": highlights,
+    }
+
+
+def _plain(snippet: tuple[Segment, ...]) -> tuple[str, list[tuple[int, int]]]:
+    text, ranges = "", []
+    for piece in snippet:
+        if piece.match:
+            ranges.append((len(text), len(text) + len(piece.text)))
+        text += piece.text
+    return text, ranges
+
+
+def _safe(text: str) -> str:
+    return _CONTROLS.sub(" ", text)

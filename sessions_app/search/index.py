@@ -1,0 +1,424 @@
+"""The search index: an SQLite FTS5 table that the session files feed, and the queries over it.
+
+It is a cache. The files stay the only source of truth: the index can be deleted at any time and is
+rebuilt by the next catch-up. For each file it remembers how far it has read (the byte offset after
+the last whole line, and the bytes just before it) and the file's (device, inode, size, mtime) then.
+Catching up reads only the bytes appended since; a file that shrank, was replaced, or whose bytes
+before the offset changed is read again from the start; a file that left the listing is dropped.
+
+Several threads and processes may catch up and query at once. SQLite's WAL lets queries read while one
+writer writes; writers take turns (``BEGIN IMMEDIATE`` with a busy timeout). Each file is caught up in
+one transaction that also records its new offset, so a query sees a file either before or after it, never
+half of it; and a writer that got the lock after another re-reads the file's state first, so a file
+caught up meanwhile is not read twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from ..sessionfiles.catalog import SessionInfo
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.store import SessionFile, read_chunks
+from .extract import searchable_text
+from .query import fts_query
+from .text import MATCH_END, MATCH_START, TOKEN_CATEGORIES, display_form, index_form
+
+SCHEMA_VERSION = 1  # bump when the tables or the tokenizer change: the index is then rebuilt
+BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another one (a first build of a large file takes seconds)
+PAGE_SIZE = 20
+SNIPPET_TOKENS = 24
+_PREFIX_CHECK = 64  # bytes before the offset compared on catch-up to notice a rewritten file
+
+_SCHEMA = [
+    """CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        device INTEGER NOT NULL,
+        inode INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        offset INTEGER NOT NULL,
+        prefix BLOB NOT NULL
+    )""",
+    "CREATE INDEX files_session ON files (session_id)",
+    """CREATE TABLE entries (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL,
+        entry_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        timestamp TEXT NOT NULL,
+        text TEXT NOT NULL,
+        UNIQUE (file_id, entry_id)
+    )""",
+    f"""CREATE VIRTUAL TABLE fts USING fts5(
+        text, content='entries', content_rowid='id',
+        tokenize="unicode61 remove_diacritics 2 categories '{TOKEN_CATEGORIES}'"
+    )""",
+    """CREATE TRIGGER entries_insert AFTER INSERT ON entries BEGIN
+        INSERT INTO fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+    """CREATE TRIGGER entries_delete AFTER DELETE ON entries BEGIN
+        INSERT INTO fts (fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END""",
+    """CREATE TRIGGER entries_update AFTER UPDATE ON entries BEGIN
+        INSERT INTO fts (fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+]
+_TABLES = ("fts", "entries", "files")  # dropping a table drops its triggers and indexes
+
+_UPSERT = """INSERT INTO entries (file_id, entry_id, kind, timestamp, text) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (file_id, entry_id) DO UPDATE SET kind = excluded.kind, timestamp = excluded.timestamp,
+    text = excluded.text"""
+
+_QUERY = f"""SELECT f.session_id, f.path, e.entry_id, e.kind, e.timestamp,
+        snippet(fts, 0, '{MATCH_START}', '{MATCH_END}', '…', {SNIPPET_TOKENS})
+    FROM fts JOIN entries e ON e.id = fts.rowid JOIN files f ON f.id = e.file_id
+    WHERE fts MATCH ? {{session}}
+    ORDER BY rank LIMIT ? OFFSET ?"""
+
+Row = tuple[str, str, str, str]  # entry id, kind, timestamp, text as indexed
+Stamp = tuple[int, int, int, int, int]  # a file's row id, then device, inode, size, mtime (ns) when read
+
+
+class SearchUnavailable(Exception):
+    """The index cannot be used (its file is not a database, or another writer held it too long).
+    Nothing is lost: it is a cache of the session files."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a snippet; ``match`` pieces are what the query found."""
+
+    text: str
+    match: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One entry the query found: where it is, what it is, and the matching piece of its text."""
+
+    session_id: str
+    path: str
+    entry_id: str
+    kind: str  # the message role, or the entry type for other entries
+    timestamp: str  # the entry's, as stored (ISO)
+    snippet: tuple[Segment, ...]
+    title: str = ""  # the session's name or first message, when the caller knows it
+
+    @property
+    def when(self) -> str:
+        """The timestamp shortened for reading (``2026-03-02 09:15``), or as stored when it is no ISO time."""
+        stamp = self.timestamp
+        return f"{stamp[:10]} {stamp[11:16]}" if len(stamp) >= 16 and stamp[10] == "T" else stamp
+
+
+@dataclass
+class CatchUp:
+    """What one catch-up did."""
+
+    files_read: int = 0
+    files_dropped: int = 0
+    bytes_read: int = 0
+    entries: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Known:
+    id: int
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    version: int
+    offset: int
+    prefix: bytes
+
+
+class SearchIndex:
+    """The index stored in one SQLite file (created, or rebuilt when its schema is older, on first use)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()  # one connection per thread: sqlite3 connections stay in theirs
+
+    # ------------------------------------------------------------------ connection
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._open()
+            self._local.db = db
+            self._local.known = None
+        return db
+
+    def _known(self, db: sqlite3.Connection) -> dict[str, Stamp]:
+        """Each indexed file's id and stamp. Kept between catch-ups while no other connection has
+        committed (``data_version`` tells), since this one updates it with its own writes."""
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        local = self._local
+        if local.known is None or local.data_version != version:
+            local.known = {
+                row[0]: row[1:] for row in db.execute("SELECT path, id, device, inode, size, mtime_ns FROM files")
+            }
+            local.data_version = version
+        known: dict[str, Stamp] = local.known
+        return known
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise _unavailable(self.path, error) from error
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # a cache: losing the last commits to a crash is fine
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                with _writing(db):
+                    if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                        for table in _TABLES:
+                            db.execute(f"DROP TABLE IF EXISTS {table}")
+                        for statement in _SCHEMA:
+                            db.execute(statement)
+                        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.Error as error:
+            db.close()
+            raise _unavailable(self.path, error) from error
+        return db
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread's objects are collected)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    # ------------------------------------------------------------------ catching up
+
+    def catch_up(self, sessions: Sequence[SessionInfo]) -> CatchUp:
+        """Bring the index to ``sessions`` (a catalog's listing: the readable session files)."""
+        started = time.perf_counter()
+        report = CatchUp()
+        try:
+            db = self._db()
+            known = self._known(db)
+            listed: set[str] = set()
+            for info in sessions:
+                path = str(info.path)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue  # gone since the listing; dropped next time
+                listed.add(path)
+                seen = known.get(path)
+                if seen is None or seen[1:] != (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+                    with _writing(db):
+                        now = self._read_file(db, info, report)
+                    if now is not None:
+                        known[path] = now
+            gone = [path for path in known if path not in listed]
+            if gone:
+                with _writing(db):
+                    for path in gone:
+                        _forget(db, known[path][0])
+                for path in gone:
+                    del known[path]
+                report.files_dropped = len(gone)
+        except sqlite3.Error as error:
+            self._local.known = None
+            raise _unavailable(self.path, error) from error
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _read_file(self, db: sqlite3.Connection, info: SessionInfo, report: CatchUp) -> Stamp | None:
+        """Index what ``info``'s file holds beyond what is indexed (inside the caller's transaction);
+        returns the file's id and stamp as now recorded, None when it was not read."""
+        path = str(info.path)
+        found = db.execute(
+            "SELECT id, device, inode, size, mtime_ns, version, offset, prefix FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        known = _Known(*found) if found else None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
+        except OSError:
+            return None
+        with open(fd, "rb", buffering=0) as handle:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            if known is not None and (known.device, known.inode, known.size, known.mtime_ns) == stamp:
+                return None  # another writer caught up on it while this one waited for the lock
+            start = known.offset if known is not None and _grew(known, info, st, fd) else 0
+            if known is not None and start == 0:
+                db.execute("DELETE FROM entries WHERE file_id = ?", (known.id,))
+            if info.version < 3:
+                rows, offset = _legacy_rows(info.path)
+            else:
+                rows, offset = _rows_after(handle, start)
+            start_prefix = max(0, offset - _PREFIX_CHECK)
+            prefix = os.pread(fd, offset - start_prefix, start_prefix)
+        values = (info.id, *stamp, info.version, offset, prefix)
+        if known is None:
+            cursor = db.execute(
+                "INSERT INTO files (session_id, device, inode, size, mtime_ns, version, offset, prefix, path)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, path),
+            )
+            file_id = cursor.lastrowid
+            assert file_id is not None
+        else:
+            db.execute(
+                "UPDATE files SET session_id = ?, device = ?, inode = ?, size = ?, mtime_ns = ?, version = ?,"
+                " offset = ?, prefix = ? WHERE id = ?",
+                (*values, known.id),
+            )
+            file_id = known.id
+        db.executemany(_UPSERT, ((file_id, *row) for row in rows))
+        report.files_read += 1
+        report.bytes_read += max(0, offset - start)
+        report.entries += len(rows)
+        return (file_id, *stamp)
+
+    # ------------------------------------------------------------------ querying
+
+    def search(self, query: str, *, session: str | None = None, page: int = 1) -> tuple[list[Hit], bool]:
+        """One page of hits for ``query``, best first (bm25), and whether another page follows.
+        ``session`` keeps only hits in that session. A query with nothing to search finds nothing."""
+        expression = fts_query(query)
+        if expression is None:
+            return [], False
+        sql = _QUERY.format(session="AND f.session_id = ?" if session is not None else "")
+        params: list[object] = [expression]
+        if session is not None:
+            params.append(session)
+        params += [PAGE_SIZE + 1, (max(page, 1) - 1) * PAGE_SIZE]
+        try:
+            rows = self._db().execute(sql, params).fetchall()
+        except sqlite3.Error as error:
+            raise _unavailable(self.path, error) from error
+        hits = [Hit(row[0], row[1], row[2], row[3], row[4], segments(row[5])) for row in rows[:PAGE_SIZE]]
+        return hits, len(rows) > PAGE_SIZE
+
+
+def segments(snippet: str) -> tuple[Segment, ...]:
+    """An FTS5 snippet (with the match marks) as plain pieces, the matches flagged."""
+    pieces: list[Segment] = []
+    match = False
+    current: list[str] = []
+    for char in display_form(snippet):
+        if char in (MATCH_START, MATCH_END):
+            if current:
+                pieces.append(Segment("".join(current), match))
+                current = []
+            match = char == MATCH_START
+        else:
+            current.append(char)
+    if current:
+        pieces.append(Segment("".join(current), match))
+    return tuple(pieces)
+
+
+def _grew(known: _Known, info: SessionInfo, st: os.stat_result, fd: int) -> bool:
+    """Whether the file is the one indexed, only longer: same inode, no shorter, the bytes before the
+    offset unchanged, and a version-3 file both times (older ones are read whole)."""
+    if known.version < 3 or info.version < 3 or (st.st_dev, st.st_ino) != (known.device, known.inode):
+        return False
+    if st.st_size < known.offset:
+        return False
+    start = known.offset - len(known.prefix)
+    return os.pread(fd, len(known.prefix), start) == known.prefix
+
+
+def _rows_after(handle: object, start: int) -> tuple[list[Row], int]:
+    """Searchable entries of the whole lines from ``start`` on, and the offset after the last one.
+
+    An unterminated last line that holds a whole JSON object is an entry (pi reads it so), but the
+    offset stays before it: it is read again once complete, and its row replaced by the same one."""
+    rows: list[Row] = []
+    offset = start
+    for buf, base, end in read_chunks(handle, start):
+        view = memoryview(buf)
+        if not end:
+            if buf.strip():
+                _add_row(view, rows)
+            break
+        pos = 0
+        while pos < end:
+            newline = buf.find(b"\n", pos, end)
+            _add_row(view[pos:newline], rows)
+            pos = newline + 1
+        offset = base + end
+    return rows, offset
+
+
+def _add_row(line: memoryview, rows: list[Row]) -> None:
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return  # not an entry: the session's own reader reports it
+    if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+        return
+    found = searchable_text(entry)
+    if found is not None:
+        timestamp = entry.get("timestamp")
+        rows.append((entry["id"], found[0], timestamp if isinstance(timestamp, str) else "", index_form(found[1])))
+
+
+def _legacy_rows(path: Path) -> tuple[list[Row], int]:
+    """A v1/v2 file, read whole through the session reader: it gives v1 lines their ids and migrates
+    entries to v3 in memory."""
+    try:
+        session = SessionFile(path)
+    except (SessionError, OSError):
+        return [], 0
+    index = session.index
+    nodes = [row for row in range(len(index)) if index.is_node(row)]
+    rows: list[Row] = []
+    for row, entry in zip(nodes, session.entries(nodes)):
+        found = searchable_text(entry)
+        if found is not None:
+            rows.append((index.ids[row], found[0], index.timestamps[row], index_form(found[1])))
+    return rows, index.offset
+
+
+def _forget(db: sqlite3.Connection, file_id: int) -> None:
+    db.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
+    db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+@contextmanager
+def _writing(db: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction that waits its turn (``IMMEDIATE`` takes the write lock at once, so two
+    writers never both read a file's state and then collide on the upgrade)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _unavailable(path: Path, error: sqlite3.Error | OSError) -> SearchUnavailable:
+    if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
+        return SearchUnavailable(f"the search index {path} is busy (another process is updating it); try again")
+    return SearchUnavailable(
+        f"the search index {path} cannot be used ({error}); it is only a cache of the session files: "
+        "delete it and it is rebuilt, or point PITREE_SEARCH_DB at another file"
+    )

@@ -1,0 +1,45 @@
+"""A search over a catalog's sessions: the index caught up with the folder first, then one page of hits,
+each with its session's title. The web view and the command line both ask here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..sessionfiles.catalog import Catalog
+from .index import PAGE_SIZE, CatchUp, Hit, SearchIndex
+from .query import fts_query
+
+
+@dataclass(frozen=True)
+class Results:
+    query: str
+    session: str | None
+    page: int
+    hits: list[Hit]
+    has_next: bool
+    catch_up: CatchUp | None  # None when the query had nothing to search for (the files were not looked at)
+    session_title: str | None = None  # the title of the ``session`` searched in, when it is listed
+
+    @property
+    def searched(self) -> bool:
+        return self.catch_up is not None
+
+    @property
+    def first_number(self) -> int:
+        """The rank of the page's first hit among all hits (1 on the first page)."""
+        return (self.page - 1) * PAGE_SIZE + 1
+
+
+def search(index: SearchIndex, catalog: Catalog, query: str, *, session: str | None = None, page: int = 1) -> Results:
+    """Page ``page`` (from 1) of the entries matching ``query``, best first; ``session`` keeps one
+    session's. The files are listed (bad ones skipped, as the catalog skips them) and whatever changed
+    since the last search is indexed before the query runs."""
+    if fts_query(query) is None:
+        return Results(query, session, page, [], False, None)
+    sessions = catalog.sessions()
+    caught_up = index.catch_up(sessions)
+    hits, has_next = index.search(query, session=session, page=page)
+    titles = {str(info.path): info.title for info in sessions}
+    hits = [replace(hit, title=titles.get(hit.path) or hit.session_id) for hit in hits]
+    session_title = next((info.title for info in sessions if info.id == session), None)
+    return Results(query, session, page, hits, has_next, caught_up, session_title)

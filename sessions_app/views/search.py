@@ -1,0 +1,66 @@
+"""``/search/?q=…[&session=…][&page=…]``: the entries of every session (every branch) matching a query,
+best first, 20 a page, each leading to its entry's permalink. htmx asks for the results alone as the
+user types; without JavaScript the form loads the whole page."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from django import forms
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from ..converters import SessionIdConverter
+from ..search.index import SearchIndex, SearchUnavailable
+from ..search.results import search
+from ..services.lookup import catalog
+from .responses import is_htmx
+
+MAX_QUERY_CHARS = 500
+MAX_PAGE = 500  # 10,000 results: far enough for anyone paging by hand, and OFFSET stays cheap
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(max_length=MAX_QUERY_CHARS, required=False)
+    session = forms.RegexField(
+        rf"^{SessionIdConverter.regex}$", required=False, error_messages={"invalid": "Not a session id."}
+    )
+    page = forms.IntegerField(min_value=1, max_value=MAX_PAGE, required=False)
+
+
+@lru_cache(maxsize=4)
+def _index_at(path: Path) -> SearchIndex:
+    return SearchIndex(path)
+
+
+def search_index() -> SearchIndex:
+    """The index at ``PITREE_SEARCH_DB`` (one object per file: it keeps a connection per thread)."""
+    return _index_at(Path(settings.PITREE_SEARCH_DB))
+
+
+@require_GET
+def search_page(request: HttpRequest) -> HttpResponse:
+    form = SearchForm(request.GET)
+    context: dict[str, object] = {"form": form, "query": request.GET.get("q", "")[:MAX_QUERY_CHARS]}
+    status = 200
+    if not form.is_valid():
+        context["errors"] = [f"{name}: {error}" for name, errors in form.errors.items() for error in errors]
+        status = 400
+    else:
+        data = form.cleaned_data
+        try:
+            context["results"] = search(
+                search_index(), catalog(), data["q"], session=data["session"] or None, page=data["page"] or 1
+            )
+        except SearchUnavailable as error:
+            context["errors"] = [str(error)]
+            status = 503
+    partial = is_htmx(request) and request.headers.get("HX-History-Restore-Request") != "true"
+    template = "sessions_app/partials/_search_results.html" if partial else "sessions_app/search.html"
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])
+    return response

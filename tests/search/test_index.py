@@ -1,0 +1,341 @@
+"""The index the files feed: every content kind and branch found, catch-up reading only appended bytes,
+rewritten and vanished files, bad files, Unicode, snippets, and the index as a disposable cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from sessions_app.search.index import PAGE_SIZE, SCHEMA_VERSION, SearchIndex, SearchUnavailable, Segment
+from sessions_app.search.results import search
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.catalog import Catalog
+from sessions_app.sessionfiles.store import SessionFile
+
+
+def test_every_content_kind_is_found(folder, find, run) -> None:
+    tool_call = {"type": "toolCall", "id": "t1", "name": "grepper", "arguments": {"pattern": "needleinargs"}}
+    folder.write(
+        "kinds",
+        {"id": "user1", **folder.user("alphauser")},
+        {"id": "user2", **folder.user([folder.text("blockuser")])},
+        {"id": "asst", **folder.assistant(folder.text("alphaassistant"))},
+        {"id": "think", **folder.assistant({"type": "thinking", "thinking": "alphathought"})},
+        {"id": "call", **folder.assistant(tool_call)},
+        {
+            "id": "result",
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "t1",
+                "toolName": "grepper",
+                "content": [folder.text("toolout")],
+            },
+        },
+        {
+            "id": "shell",
+            "type": "message",
+            "message": {"role": "bashExecution", "command": "makecmd", "output": "shellout"},
+        },
+        {
+            "id": "compact",
+            "type": "compaction",
+            "summary": "compactsum",
+            "firstKeptEntryId": "user1",
+            "tokensBefore": 1,
+        },
+        {"id": "branch", "type": "branch_summary", "fromId": "user1", "summary": "branchsum"},
+        {"id": "ext", "type": "custom_message", "customType": "x", "content": "extmessage", "display": True},
+        {"id": "custom", "type": "message", "message": {"role": "custom", "customType": "x", "content": "customrole"}},
+    )
+    expected = {
+        "alphauser": ("user1", "user"),
+        "blockuser": ("user2", "user"),
+        "alphaassistant": ("asst", "assistant"),
+        "alphathought": ("think", "assistant"),
+        "grepper": ("call", "assistant"),  # the tool's name (the result, by id, holds only its output)
+        "needleinargs": ("call", "assistant"),
+        "toolout": ("result", "toolResult"),
+        "makecmd": ("shell", "bashExecution"),
+        "shellout": ("shell", "bashExecution"),
+        "compactsum": ("compact", "compaction"),
+        "branchsum": ("branch", "branch_summary"),
+        "extmessage": ("ext", "custom_message"),
+        "customrole": ("custom", "custom"),
+    }
+    for word, (entry_id, kind) in expected.items():
+        hits = run(word).hits
+        assert [(hit.entry_id, hit.kind) for hit in hits] == [(entry_id, kind)], word
+
+
+def test_every_branch_is_searched_not_only_the_active_one(folder, find) -> None:
+    folder.write(
+        "tree",
+        {"id": "root", **folder.user("start here")},
+        {"id": "left", "parentId": "root", **folder.assistant(folder.text("abandoned idea"))},
+        {"id": "right", "parentId": "root", **folder.assistant(folder.text("chosen idea"))},
+        {"type": "leaf", "id": "mark", "parentId": "right", "targetId": "right"},
+    )
+    assert sorted(find("idea")) == [("tree", "left"), ("tree", "right")]
+    assert find("abandoned") == [("tree", "left")]
+
+
+def test_hits_carry_the_session_title_time_and_a_highlighted_snippet(folder, run, root) -> None:
+    folder.write(
+        "named",
+        {"id": "q", "timestamp": "2026-03-02T09:15:09.000Z", **folder.user("Where is the parser defined?")},
+        {"type": "session_info", "id": "n", "name": "Parser hunt"},
+    )
+    (hit,) = run("parser").hits
+    assert (hit.session_id, hit.title, hit.kind, hit.timestamp, hit.when) == (
+        "named",
+        "Parser hunt",
+        "user",
+        "2026-03-02T09:15:09.000Z",
+        "2026-03-02 09:15",
+    )
+    assert hit.path == str(folder.path("named"))
+    assert hit.snippet == (Segment("Where is the ", False), Segment("parser", True), Segment(" defined?", False))
+
+
+def test_snippets_keep_hostile_text_as_text(folder, run) -> None:
+    folder.write("evil", folder.user('<script>alert("x")</script> \x02fake\x03 mark \x1f sep'))
+    (hit,) = run("alert").hits
+    pieces = [(piece.text, piece.match) for piece in hit.snippet]
+    assert ("alert", True) in pieces
+    joined = "".join(text for text, _ in pieces)
+    assert '<script>alert("x")</script>' in joined  # unescaped here: the template escapes each piece
+    assert "\x02" not in joined and "\x03" not in joined and "\x1f" not in joined
+    assert [text for text, match in pieces if match] == ["alert"]  # the file's control characters mark nothing
+
+
+def test_catch_up_reads_only_the_appended_bytes(folder, index, catalog, find) -> None:
+    path = folder.write("grow", folder.user("first words"))
+    first = index.catch_up(catalog.sessions())
+    assert first.files_read == 1 and first.bytes_read == path.stat().st_size
+    assert find("second") == []
+
+    appended = folder.append(path, {"id": "later", **folder.user("second words")})
+    report = index.catch_up(catalog.sessions())
+    assert (report.files_read, report.bytes_read, report.entries) == (1, len(appended), 1)
+    assert find("second") == [("grow", "later")]
+    assert find("first") == [("grow", "e0000001")]  # what was indexed before is still there, once
+
+    assert index.catch_up(catalog.sessions()).files_read == 0  # nothing changed: nothing read
+
+
+def test_appends_by_the_store_are_found_before_the_next_query(folder, find) -> None:
+    path = folder.write("store", folder.user("hello"))
+    assert find("hello") == [("store", "e0000001")]
+    written = SessionFile.open(path, fsync=False).append(E.user_message("appended through the store"))
+    assert find("appended") == [("store", written["id"])]
+
+
+def test_a_torn_last_line_is_not_indexed_until_it_is_whole(folder, index, catalog, find) -> None:
+    path = folder.write("torn", folder.user("complete line"))
+    whole = folder.complete({"id": "late", **folder.user("finished sentence")})
+    data = folder.line(whole)
+    with path.open("ab") as handle:
+        handle.write(data[:25])  # a writer is half-way through the line
+    assert find("finished") == []
+    assert find("complete") == [("torn", "e0000001")]
+    with path.open("ab") as handle:
+        handle.write(data[25:])
+    assert find("finished") == [("torn", "late")]
+
+
+def test_a_whole_last_line_without_its_newline_counts_and_is_indexed_once(folder, index, catalog, find) -> None:
+    path = folder.write("tail")
+    with path.open("ab") as handle:
+        handle.write(folder.line(folder.complete({"id": "t1", **folder.user("unterminated but whole")}))[:-1])
+    assert find("unterminated") == [("tail", "t1")]
+    with path.open("ab") as handle:
+        handle.write(b"\n" + folder.line(folder.complete({"id": "t2", **folder.user("next unterminated")})))
+    assert sorted(find("unterminated")) == [("tail", "t1"), ("tail", "t2")]
+
+
+def test_a_file_that_shrank_is_read_again(folder, find) -> None:
+    path = folder.write("shrink", folder.user("kept words"), folder.user("dropped words"))
+    assert len(find("words")) == 2
+    folder.write("shrink", {"id": "only", **folder.user("kept words")})  # rewritten shorter, same inode
+    assert find("words") == [("shrink", "only")]
+    assert find("dropped") == []
+    assert path.exists()
+
+
+def test_a_replaced_file_is_read_again(folder, root, find) -> None:
+    path = folder.write("swap", folder.user("old content here"))
+    assert find("old") == [("swap", "e0000001")]
+    replacement = root / "new.tmp"
+    shutil.copy(path, replacement)
+    text = replacement.read_bytes().replace(b"old content", b"new content")
+    replacement.write_bytes(text)
+    os.replace(replacement, path)  # another inode, the same size
+    assert find("old") == []
+    assert find("new") == [("swap", "e0000001")]
+
+
+def test_a_file_rewritten_in_place_before_the_offset_is_read_again(folder, find) -> None:
+    path = folder.write("edit", folder.user("original words"))
+    assert find("original") == [("edit", "e0000001")]
+    data = path.read_bytes().replace(b"original", b"replaced")
+    with path.open("r+b") as handle:  # same inode, grows: only the prefix check notices
+        handle.write(data + folder.line(folder.complete(folder.user("more"))))
+    assert find("original") == []
+    assert find("replaced") == [("edit", "e0000001")]
+
+
+def test_deleted_files_are_dropped(folder, index, catalog, find) -> None:
+    keep = folder.write("keep", folder.user("shared word"))
+    gone = folder.write("gone", folder.user("shared word"))
+    assert len(find("shared")) == 2
+    gone.unlink()
+    report = index.catch_up(catalog.sessions())
+    assert report.files_dropped == 1
+    assert find("shared") == [("keep", "e0000001")]
+    assert keep.exists()
+
+
+def test_files_that_are_not_sessions_are_skipped_and_left_alone(folder, root, find) -> None:
+    folder.write("good", folder.user("findable text"))
+    junk = root / "--home-alice-project--" / "2026-01-01T00-00-00-000Z_junk.jsonl"
+    junk.write_bytes(b'{"type":"message","id":"x","message":{"role":"user","content":"findable text"}}\n')
+    empty = root / "--home-alice-project--" / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert find("findable") == [("good", "e0000001")]
+    assert junk.read_bytes().startswith(b'{"type":"message"') and empty.read_bytes() == b""
+
+
+def test_bad_lines_inside_a_session_are_skipped(folder, find) -> None:
+    path = folder.write("bad", folder.user("before garbage"))
+    with path.open("ab") as handle:
+        handle.write(b'not json at all\n\xff\xfe garbage bytes\n[1, 2]\n{"type": "message"}\n')
+    folder.append(path, {"id": "after", **folder.user("after garbage")})
+    assert sorted(find("garbage")) == [("bad", "after"), ("bad", "e0000001")]
+
+
+def test_a_duplicate_id_keeps_the_last_entry(folder, find) -> None:
+    folder.write("dup", {"id": "same", **folder.user("earlier text")}, {"id": "same", **folder.user("later text")})
+    assert find("text") == [("dup", "same")]
+    assert find("earlier") == []
+
+
+def test_legacy_v1_files_are_found_with_the_ids_the_reader_gives_them(root, samples_dir, find) -> None:
+    target = root / "--legacy--" / "2025-11-20T08-00-00-000Z_5f0c2a9e-1b7d-4c1e-9a43-2d8f6e1b0c77.jsonl"
+    target.parent.mkdir()
+    shutil.copy(samples_dir / "05-legacy-v1.input.jsonl", target)
+    session = SessionFile(target)
+    hits = find("the")
+    assert hits, "the v1 sample holds words"
+    for session_id, entry_id in hits:
+        assert session_id == session.session_id
+        assert session.index.row(entry_id) is not None  # an id the session page can open
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("我喜欢编程语言", "编程"),
+        ("我喜欢编程语言", "程"),
+        ("東京都に住んでいます", "東京"),
+        ("コーヒーを飲む", "コーヒー"),
+        ("학교에서 공부해요", "학교"),
+        ("กินข้าวหรือยัง", "ข้าว"),
+        ("Un café crème", "cafe"),
+        ("Un cafe creme", "CAFÉ"),
+        ("naïve résumé", "resume"),
+        ("ｐｙｔｈｏｎ scripts", "python"),
+        ("python scripts", "ｐｙｔｈｏｎ"),
+        ("party🎉time", "🎉"),
+        ("party🎉time", "party"),
+        ("party🎉time", "time"),
+        ("thumbs 👍🏽 up", "👍"),
+        ("Ελληνικά κείμενα", "ελληνικά"),  # case folds; Greek accents do not (the tokenizer folds Latin ones)
+        ("Русский текст", "русский"),
+    ],
+)
+def test_unicode_text_is_found(folder, find, stored: str, query: str) -> None:
+    folder.write("uni", {"id": "hit", **folder.user(stored)}, {"id": "miss", **folder.user("unrelated words")})
+    assert find(query) == [("uni", "hit")]
+
+
+def test_cjk_words_match_as_a_whole_not_as_scattered_characters(folder, find) -> None:
+    folder.write("cjk", {"id": "together", **folder.user("编程")}, {"id": "apart", **folder.user("编辑的过程")})
+    assert find("编程") == [("cjk", "together")]
+
+
+def test_cjk_snippets_read_as_written(folder, run) -> None:
+    folder.write("cjk", folder.user("我喜欢编程语言"))
+    (hit,) = run("编程").hits
+    assert hit.snippet == (Segment("我喜欢", False), Segment("编程", True), Segment("语言", False))
+
+
+def test_results_are_ranked_and_paged(folder, run) -> None:
+    entries = [
+        {"id": f"weak{i:02d}", **folder.user(f"needle in a long haystack of words number {i} " * 3)} for i in range(30)
+    ]
+    entries.append({"id": "strong", **folder.user("needle needle needle")})
+    folder.write("many", *entries)
+    first = run("needle")
+    assert first.hits[0].entry_id == "strong"  # bm25: the densest match first
+    assert len(first.hits) == PAGE_SIZE and first.has_next
+    second = run("needle", page=2)
+    assert len(second.hits) == 31 - PAGE_SIZE and not second.has_next
+    assert not {hit.entry_id for hit in first.hits} & {hit.entry_id for hit in second.hits}
+    assert run("needle", page=3).hits == []
+
+
+def test_a_session_filter_keeps_one_session(folder, find) -> None:
+    folder.write("one", folder.user("common word"))
+    folder.write("two", folder.user("common word"))
+    assert sorted(find("common")) == [("one", "e0000001"), ("two", "e0000002")]
+    assert find("common", session="two") == [("two", "e0000002")]
+    assert find("common", session="nobody") == []
+
+
+def test_a_query_with_nothing_to_search_reads_no_file(folder, run, index) -> None:
+    folder.write("s", folder.user("text"))
+    results = run('" * "')
+    assert results.hits == [] and not results.searched
+    assert not index.path.exists()
+
+
+def test_deleting_the_index_loses_nothing(folder, index, find) -> None:
+    folder.write("s", folder.user("durable words"))
+    assert find("durable") == [("s", "e0000001")]
+    index.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index.path}{suffix}").unlink(missing_ok=True)
+    assert find("durable") == [("s", "e0000001")]
+
+
+def test_an_index_of_another_schema_is_rebuilt(folder, index, find) -> None:
+    folder.write("s", folder.user("rebuilt words"))
+    assert find("rebuilt") == [("s", "e0000001")]
+    index.close()
+    with sqlite3.connect(index.path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        db.execute("DELETE FROM entries")
+    assert find("rebuilt") == [("s", "e0000001")]
+
+
+def test_an_unusable_index_file_is_a_clear_error_and_left_alone(folder, root, tmp_path) -> None:
+    folder.write("s", folder.user("words"))
+    bogus = tmp_path / "not-a-db.sqlite3"
+    bogus.write_bytes(b"this is not a database file, and it is kept as it is" * 100)
+    before = bogus.read_bytes()
+    with pytest.raises(SearchUnavailable, match="not a database"):
+        search(SearchIndex(bogus), Catalog(root), "words")
+    assert bogus.read_bytes() == before
+
+
+def test_an_index_in_a_folder_that_cannot_be_created_is_a_clear_error(folder, root, tmp_path) -> None:
+    folder.write("s", folder.user("words"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(SearchUnavailable, match="cannot be used"):
+        search(SearchIndex(blocker / "index.sqlite3"), Catalog(root), "words")

@@ -1,0 +1,158 @@
+"""The search page: results with titles, roles, times and permalinks, escaped snippets, pages, the
+session filter, htmx fragments, and a 400 for parameters the form refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+URL = reverse("sessions:search")
+
+
+@pytest.fixture(autouse=True)
+def _web(settings, root: Path, tmp_path: Path):
+    """The app pointed at the test folder and a fresh index; no cached catalog or index from elsewhere."""
+    from sessions_app.services.lookup import _catalog_for
+    from sessions_app.views.search import _index_at
+
+    settings.PITREE_SESSIONS_DIR = root
+    settings.PITREE_SEARCH_DB = tmp_path / "web-index.sqlite3"
+    _catalog_for.cache_clear()
+    _index_at.cache_clear()
+    yield
+    _index_at.cache_clear()
+
+
+def page(client, **params) -> tuple[int, str]:
+    response = client.get(URL, params)
+    return response.status_code, response.content.decode()
+
+
+def test_results_show_title_role_time_snippet_and_link_to_the_entry(client, folder) -> None:
+    folder.write(
+        "0197aaaa-0000-7000-8000-000000000001",
+        {"id": "a1b2c3d4", "timestamp": "2026-03-02T09:15:09.000Z", **folder.user("Where is the tokenizer?")},
+        {"type": "session_info", "id": "n1", "name": "Tokenizer hunt"},
+    )
+    status, html = page(client, q="tokenizer")
+    assert status == 200
+    assert 'href="/s/0197aaaa-0000-7000-8000-000000000001/e/a1b2c3d4/"' in html
+    assert "Tokenizer hunt" in html
+    assert "You" in html  # the role, named as the transcript names it
+    assert '<time datetime="2026-03-02T09:15:09.000Z">2026-03-02 09:15</time>' in html
+    assert "Where is the <mark>tokenizer</mark>?" in html
+    assert 'value="tokenizer"' in html  # the query stays in the box
+
+
+def test_hostile_text_and_queries_stay_text(client, folder) -> None:
+    folder.write("evil", folder.user('<img src=x onerror="alert(1)"> <script>alert(2)</script> payload'))
+    folder.write('"><script>alert(3)</script>', folder.user("payload in a session with a hostile id"))
+    status, html = page(client, q='payload "><script>alert(4)</script>')
+    assert status == 200
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(4)&lt;/script&gt;" in html  # the query, echoed escaped
+    status, html = page(client, q="payload")
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    assert "&lt;script&gt;alert(2)&lt;/script&gt; <mark>payload</mark>" in html
+    assert "<script>alert" not in html
+
+
+def test_twenty_a_page_with_links_between_pages(client, folder) -> None:
+    folder.write("many", *[folder.user(f"needle number {i}") for i in range(45)])
+    status, html = page(client, q="needle")
+    assert status == 200 and html.count('class="session-item search-hit"') == 20
+    assert 'href="?q=needle&amp;page=2"' in html and 'rel="prev"' not in html
+    status, html = page(client, q="needle", page=3)
+    assert html.count('class="session-item search-hit"') == 5
+    assert 'href="?q=needle&amp;page=2"' in html and 'rel="next"' not in html
+    assert 'start="41"' in html
+    status, html = page(client, q="needle", page=4)
+    assert status == 200 and "No more entries match" in html
+
+
+def test_the_session_filter_and_the_link_that_sets_it(client, folder) -> None:
+    folder.write("first-session", folder.user("common word"))
+    folder.write("second-session", folder.user("common word"), {"type": "session_info", "id": "n", "name": "Second"})
+    status, html = page(client, q="common")
+    assert status == 200 and html.count('class="session-item search-hit"') == 2
+    assert 'href="?q=common&amp;session=second-session"' in html
+    _, html = page(client, q="common", session="second-session")
+    assert html.count('class="session-item search-hit"') == 1
+    assert "In the session “Second”" in html and 'href="?q=common"' in html
+    assert '<input type="hidden" name="session" value="second-session">' in html
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"q": "x", "page": "0"}, "page: Ensure this value is greater than or equal to 1."),
+        ({"q": "x", "page": "two"}, "page: Enter a whole number."),
+        ({"q": "x", "page": "501"}, "page: Ensure this value is less than or equal to 500."),
+        ({"q": "x", "session": "../../etc/passwd"}, "session: Not a session id."),
+        ({"q": "x" * 501}, "q: Ensure this value has at most 500 characters (it has 501)."),
+    ],
+)
+def test_bad_parameters_are_a_400_that_says_why(client, folder, params, message) -> None:
+    folder.write("s", folder.user("x"))
+    status, html = page(client, **params)
+    assert status == 400
+    assert message in html
+    assert '<form class="search"' in html  # the form is there to try again
+
+
+def test_an_empty_query_shows_how_to_search_and_reads_nothing(client, folder, settings) -> None:
+    folder.write("s", folder.user("words"))
+    for query in ["", "   ", '"', "*"]:
+        status, html = page(client, q=query)
+        assert status == 200
+        assert "quoted phrase" in html and "search-hit" not in html
+    assert not Path(settings.PITREE_SEARCH_DB).exists()
+
+
+def test_nothing_found_says_so(client, folder) -> None:
+    folder.write("s", folder.user("words"))
+    status, html = page(client, q="absent")
+    assert status == 200 and "No entry matches “absent”." in html
+
+
+def test_htmx_gets_the_results_alone(client, folder) -> None:
+    folder.write("s", folder.user("fragment words"))
+    response = client.get(URL, {"q": "fragment"}, headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html and "<mark>fragment</mark>" in html
+    assert "HX-Request" in response["Vary"]
+    restore = client.get(URL, {"q": "fragment"}, headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.content.decode()  # history restore needs the whole page
+
+
+def test_an_unusable_index_is_a_503_that_says_why(client, folder, settings, tmp_path) -> None:
+    folder.write("s", folder.user("words"))
+    bogus = tmp_path / "bogus.sqlite3"
+    bogus.write_bytes(b"not sqlite" * 200)
+    settings.PITREE_SEARCH_DB = bogus
+    status, html = page(client, q="words")
+    assert status == 503
+    assert "delete it and it is rebuilt" in html
+
+
+def test_a_new_entry_is_found_on_the_next_search(client, folder) -> None:
+    path = folder.write("live", folder.user("before"))
+    assert page(client, q="later")[1].count('search-hit"') == 0
+    folder.append(path, {"id": "fresh", **folder.user("later words")})
+    assert 'href="/s/live/e/fresh/"' in page(client, q="later")[1]
+
+
+def test_an_entry_id_no_url_can_carry_is_listed_without_a_link(client, folder) -> None:
+    folder.write("s", {"id": "has/slash", **folder.user("slashed entry")})
+    status, html = page(client, q="slashed")
+    assert status == 200
+    assert '<span class="session-item__title">slashed entry</span>' in html
+    assert "/e/has" not in html
+
+
+def test_the_session_list_has_a_box_that_searches_inside_sessions(client, folder) -> None:
+    html = client.get(reverse("sessions:list")).content.decode()
+    assert f'action="{URL}"' in html and 'aria-label="Search inside every session"' in html
