@@ -208,7 +208,7 @@
     frame.scrollTop += box.top - outer.top - frame.clientHeight / 2;
   }
 
-  async function load(first) {
+  async function load() {
     try {
       const response = await fetch(frame.dataset.src, { headers: { Accept: "application/json" }, credentials: "same-origin" });
       if (!response.ok) throw new Error(`the server answered ${response.status}`);
@@ -219,13 +219,12 @@
       const root = draw(data);
       describe(data);
       updatePicks();
-      if (first) centre(root);
+      centre(root);
       frame.dataset.loaded = "true";
     } catch (error) {
       note.textContent = `The map could not be loaded: ${error.message}`;
     }
   }
 
-  window.pitreeMap = { reload: () => load(false) };
-  load(true);
+  load();
 })();

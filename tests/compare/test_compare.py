@@ -325,3 +325,24 @@ def test_the_session_page_links_branch_points_to_a_comparison_and_to_the_map(cli
     assert f'href="/s/{sid}/map/"' in html
     fork = client.get(f"/s/{make.sample_id(FORK)}/").content.decode()
     assert "compare with it" in fork
+
+
+def test_a_long_branch_is_cut_near_the_fork_and_says_so(client, write_session, make, monkeypatch) -> None:
+    from sessions_app.display import compare as compare_module
+
+    monkeypatch.setattr(compare_module, "MAX_COLUMN_ENTRIES", 4)
+    m = make
+    entries = [m.user("u", None, "q", 1), m.assistant("s", "u", "short", 2)]
+    parent = "u"
+    for i in range(5):
+        entries.append(m.assistant(f"a{i}", parent, f"answer {i}", 3 + 2 * i, usage=m.usage(10, 0.001)))
+        entries.append(m.user(f"q{i}", f"a{i}", f"question {i}", 4 + 2 * i))
+        parent = f"q{i}"
+    sid, _ = write_session(entries)
+    response = client.get(f"/s/{sid}/compare/", {"e": ["s", "a0"]})
+    long = response.context["comparison"].columns[1]
+    assert long.not_shown == 6 and long.end_id == "q4"
+    assert [view.id for view in long.continuation.entries] == ["a0"]
+    assert [[view.id for view in turn.entries] for turn in long.turns] == [["q0", "a1"], ["q1"]]
+    assert long.summary.tokens == 20  # the entries shown
+    assert "goes on for 6 more entries than shown here" in response.content.decode()
