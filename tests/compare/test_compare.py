@@ -323,6 +323,8 @@ def test_the_session_page_links_branch_points_to_a_comparison_and_to_the_map(cli
     html = client.get(f"/s/{sid}/").content.decode()
     assert f'href="/s/{sid}/compare/?branches=07721729&amp;at=750a4556"' in html  # from the ‹ 1/2 › navigator
     assert f'href="/s/{sid}/map/"' in html
+    tree = client.get(f"/s/{sid}/tree/", {"at": "de4f0d3a"}).content.decode()
+    assert f'href="/s/{sid}/map/?at=de4f0d3a"' in tree
     fork = client.get(f"/s/{make.sample_id(FORK)}/").content.decode()
     assert "compare with it" in fork
 
