@@ -86,6 +86,12 @@ class CompareForm(forms.Form):
         return data
 
 
+class PositionForm(forms.Form):
+    """The tab's position, for the map (its path is highlighted)."""
+
+    at = EntryIdField(required=False)
+
+
 @require_GET
 def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """Branches of a session (or of it and its forks) side by side, or a word diff of two of them."""
@@ -212,8 +218,7 @@ def map_data(request: HttpRequest, session_id: str) -> JsonResponse:
 
 def _position(request: HttpRequest, session: SessionFile) -> int | None:
     """The tab's position from ``?at=`` (404 for an entry not in the session), else the file's leaf."""
-    form = forms.Form(request.GET)
-    form.fields["at"] = EntryIdField(required=False)
+    form = PositionForm(request.GET)
     if not form.is_valid():
         raise Http404("Not an entry id")
     at = form.cleaned_data["at"]
