@@ -7,7 +7,7 @@ when the shapes below change and the old files are simply ignored.
 
 Run ``python bench/_gen.py`` to generate every dataset up front and print what they contain.
 
-What a generated session looks like (pi-format §2): a v3 header, then agent turns — a user message,
+What a generated session looks like (docs/format.md §2–§3): a v3 header, then agent turns — a user message,
 assistant messages with thinking / text / toolCall blocks and full ``usage``, toolResults whose outputs
 are often several KB (file reads, test runs, diffs), now and then a user ``!`` bashExecution — with
 occasional ``model_change`` / ``thinking_level_change``, labels set and cleared, a ``session_info``

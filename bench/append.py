@@ -8,7 +8,8 @@ so that they share the machine's noise:
 - store, fsync off, after a foreign line: before each (timed) append, another writer's line is added
   (untimed), so the append's catch-up really parses one line;
 - bare, fsync on/off: one ``O_APPEND`` descriptor opened once; per append ``flock`` + ``os.write`` of a
-  prepared line of the same size (+ ``fdatasync``) + unlock.
+  prepared line of the same size (+ ``fdatasync``) + unlock;
+- the baseline core's store (``_baseline``: the code this branch started from), fsync on and off.
 
 Target: p50 ≤ 1 ms with fsync on.
 """
@@ -20,8 +21,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _baseline
 import _common as C
 import _gen
 
@@ -44,6 +47,10 @@ def main() -> int:
         f"({source.stat().st_size / 1e6:.1f} MB, 10k entries); {PER_VARIANT} appends each, blocks of {BLOCK}"
     )
     initial = len(SessionFile(source).index)
+    baseline = _baseline.load()
+    before_names = (
+        [f"{_baseline.label(baseline)} fsync on", f"{_baseline.label(baseline)} fsync off"] if baseline else []
+    )
     line = E.dump_line(E.user_message(TEXT).build("0123abcd", "fedc9876", E.now_iso()))
     report.line(f"appended line: {len(line)} B")
 
@@ -56,6 +63,7 @@ def main() -> int:
                 "store fsync off, foreign line first",
                 "bare fsync on",
                 "bare fsync off",
+                *before_names,
             ]
         )
     }
@@ -64,8 +72,8 @@ def main() -> int:
     fds = {name: os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC) for name, path in paths.items()}
     perf = time.perf_counter
 
-    def store(name: str, fsync: bool, foreign: bool) -> list[float]:
-        session = SessionFile.open(paths[name], fsync=fsync)
+    def store(name: str, fsync: bool, foreign: bool, session_file: Any = SessionFile) -> list[float]:
+        session = session_file.open(paths[name], fsync=fsync)
         out = []
         for _ in range(BLOCK):
             if foreign:
@@ -102,6 +110,10 @@ def main() -> int:
         "bare fsync on": lambda: bare("bare fsync on", True),
         "bare fsync off": lambda: bare("bare fsync off", False),
     }
+    if baseline is not None:
+        old = baseline.store.SessionFile
+        runs[before_names[0]] = lambda: store(before_names[0], True, False, old)
+        runs[before_names[1]] = lambda: store(before_names[1], False, False, old)
     for run in runs.values():  # warm-up block, not counted: caches the SessionFiles, faults pages in
         run()
     lat: dict[str, list[float]] = {name: [] for name in runs}
@@ -128,7 +140,7 @@ def main() -> int:
         f"store overhead beyond the bare write ≈ {C.fmt_time(off - bare_off)} per append"
     )
     for name, path in paths.items():  # every store append must have landed, one line each
-        if name.startswith("store"):
+        if name.startswith(("store", "baseline")):
             expect = initial + (PER_VARIANT + BLOCK) * (2 if "foreign" in name else 1)
             assert len(SessionFile(path).index) == expect, name
         path.unlink(missing_ok=True)
@@ -149,6 +161,11 @@ def main() -> int:
     )
     report.figure("store / bare p50, fsync on", f"{on / bare_on:.2f}×")
     report.figure("store / bare p50, fsync off", f"{off / bare_off:.1f}×")
+    if baseline is not None:
+        before_on, before_off = (C.pct(lat[name], 50) for name in before_names)
+        label = _baseline.label(baseline)
+        report.line(f"p50 now / {label}: fsync on {on / before_on:.2f}×, fsync off {off / before_off:.2f}×")
+        report.figure(f"append p50 now / {label}, fsync on / off", f"{on / before_on:.2f}× / {off / before_off:.2f}×")
     return report.finish()
 
 

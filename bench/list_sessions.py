@@ -7,7 +7,11 @@ not the disk. Side by side:
 - cold: a new ``Catalog`` each time — every file opened and indexed;
 - warm: the same ``Catalog`` again — every file only stat'ed, unchanged ones reused;
 - the floor under warm: ``os.scandir`` of the folders + ``stat`` of every ``.jsonl`` file;
-- ``forest(infos)`` (nesting forks under their parents, from a listing in hand) and ``forest()``.
+- ``forest(infos)`` (nesting forks under their parents, from a listing in hand) and ``forest()``;
+- cold and warm listings by the baseline core (``_baseline``: the code this branch started from);
+- what a session page asks of the catalog on each view: ``locate(id)`` and the page's lineage
+  (``parent_of`` + ``forks_of`` of a fork), warm, next to what the page did at the baseline (a full
+  warm listing, then the lineage from it).
 
 Target: a warm listing takes ≤ 100 ms.
 """
@@ -19,12 +23,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _baseline
 import _common as C
 import _gen
 
-from sessions_app.sessionfiles.catalog import Catalog
+from sessions_app.sessionfiles.catalog import Catalog, session_info
+from sessions_app.sessionfiles.store import SessionFile
 
 COLD_REPS = 3
+COLD_PAIRS = 7  # cold listings next to the baseline's, back to back
 WARM_REPS = 20
 
 
@@ -53,15 +60,48 @@ def main() -> int:
     infos = Catalog(root).sessions()  # untimed: imports, page cache
     assert len(infos) == len(files), f"listed {len(infos)} of {len(files)}"
 
-    cold = [C.timed(lambda: Catalog(root).sessions()) for _ in range(COLD_REPS)]
+    baseline = _baseline.load()
+    old = baseline.catalog.Catalog if baseline is not None else None
+    cold, cold_before = [], []
+    for number in range(COLD_REPS if old is None else COLD_PAIRS):
+        if old is not None and number % 2:
+            cold_before.append(C.timed(lambda: old(root).sessions()))
+        cold.append(C.timed(lambda: Catalog(root).sessions()))
+        if old is not None and not number % 2:
+            cold_before.append(C.timed(lambda: old(root).sessions()))
     catalog = Catalog(root)
     infos = catalog.sessions()
-    warm, walk, forest_given, forest_full = [], [], [], []
+    old_catalog = old(root) if old is not None else None
+    if old_catalog is not None:
+        old_catalog.sessions()
+    fork = next(info for info in infos if info.parent_session_path and catalog.parent_of(info) is not None)
+    fork_file = SessionFile.open(fork.path)
+
+    def page_lineage() -> object:
+        """What the session page asks on each view: the file of its id, then its parent and forks."""
+        catalog.locate(fork.id)
+        info = session_info(fork_file)
+        return catalog.parent_of(info), catalog.forks_of(info)
+
+    def page_lineage_before() -> object:
+        """The same at the baseline: a warm listing of every file, then the lineage from it."""
+        assert old_catalog is not None
+        old_catalog.locate(fork.id)
+        listing = old_catalog.sessions()
+        info = next(i for i in listing if i.path == fork.path)
+        return old_catalog.parent_of(info, listing), old_catalog.forks_of(info, listing)
+
+    page_lineage()
+    warm, walk, forest_given, forest_full, warm_before, page, page_before = [], [], [], [], [], [], []
     for _ in range(WARM_REPS):
         warm.append(C.timed(catalog.sessions))
         walk.append(C.timed(lambda: bare_walk(root)))
         forest_given.append(C.timed(lambda: catalog.forest(infos)))
         forest_full.append(C.timed(catalog.forest))
+        page.append(C.timed(page_lineage))
+        if old_catalog is not None:
+            warm_before.append(C.timed(old_catalog.sessions))
+            page_before.append(C.timed(page_lineage_before))
     forest = catalog.forest(infos)
     nested = sum(1 for _, depth in forest if depth > 0)
     assert len(forest) == len(infos)
@@ -71,12 +111,19 @@ def main() -> int:
     report.line()
     report.line(f"{'':<40} {'median':>9} {'p90':>9}")
     rows = [
-        (f"cold: new Catalog().sessions() ×{COLD_REPS}", cold),
+        (f"cold: new Catalog().sessions() ×{len(cold)}", cold),
         (f"warm: same Catalog .sessions() ×{WARM_REPS}", warm),
         ("floor: scandir + stat every file", walk),
         ("forest(infos)", forest_given),
         ("forest()  (= sessions() + forest)", forest_full),
+        ("session page: locate + parent + forks", page),
     ]
+    if baseline is not None:
+        rows += [
+            (f"{_baseline.label(baseline)}: cold", cold_before),
+            (f"{_baseline.label(baseline)}: warm", warm_before),
+            (f"{_baseline.label(baseline)}: session page", page_before),
+        ]
     for name, values in rows:
         report.line(f"{name:<40} {C.fmt_time(C.median(values)):>9} {C.fmt_time(C.pct(values, 90)):>9}")
     report.line()
@@ -92,6 +139,21 @@ def main() -> int:
     report.figure(
         "forest(infos) / forest()", f"{C.fmt_time(C.median(forest_given))} / {C.fmt_time(C.median(forest_full))}"
     )
+    report.figure("session page's catalog work (locate + lineage), warm", C.fmt_time(C.median(page)))
+    if baseline is not None:
+        label = _baseline.label(baseline)
+        ratios = {
+            "cold": C.median([a / b for a, b in zip(cold, cold_before)]),
+            "warm": C.median([a / b for a, b in zip(warm, warm_before)]),
+            "session page": C.median([a / b for a, b in zip(page, page_before)]),
+        }
+        report.line("now / " + label + ": " + ", ".join(f"{name} {value:.2f}×" for name, value in ratios.items()))
+        report.figure(f"list cold now / {label}", f"{ratios['cold']:.2f}×")
+        report.figure(f"list warm now / {label}", f"{ratios['warm']:.2f}×")
+        report.figure(
+            f"session page's catalog work now / {label}",
+            f"{ratios['session page']:.3f}× ({C.fmt_time(C.median(page))} vs {C.fmt_time(C.median(page_before))})",
+        )
     return report.finish()
 
 

@@ -5,7 +5,8 @@ reset (``/proc/self/clear_refs`` ← 5) and VmRSS read; after the open, VmHWM gi
 VmRSS the growth still held (again after ``gc.collect()``). Side by side, in their own subprocesses:
 - ``SessionFile(path)`` — the index only, bodies stay on disk;
 - reading the file into one ``bytes`` (≈ 1.0× by construction: checks the method);
-- ``orjson.loads`` of every line, values kept (what holding all entries in memory costs, as pi does).
+- ``orjson.loads`` of every line, values kept (what holding all entries in memory costs, as pi does);
+- the baseline core's ``SessionFile(path)`` (``_baseline``: the code this branch started from).
 
 Target: the peak RSS growth of the open is ≤ 0.5× the file size.
 """
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _baseline
 import _common as C
 import _gen
 
@@ -28,6 +30,7 @@ def child(kind: str, path: str) -> None:
 
     from sessions_app.sessionfiles.store import SessionFile
 
+    baseline = _baseline.load() if kind == "baseline" else None
     gc.collect()
     try:
         with open("/proc/self/clear_refs", "w") as handle:
@@ -40,6 +43,9 @@ def child(kind: str, path: str) -> None:
     held: object
     if kind == "open":
         held = opened = SessionFile(Path(path))
+        rows = len(opened.index)
+    elif baseline is not None:
+        held = opened = baseline.store.SessionFile(Path(path))
         rows = len(opened.index)
     elif kind == "bytes":
         with open(path, "rb") as handle:
@@ -82,6 +88,9 @@ def main() -> int:
     size = _gen.warm(path)
     report.line(f"file: {path} — {size / 1e6:.1f} MB (page cache warm; page cache is not RSS)")
     kinds = {"open": "SessionFile(path)", "bytes": "file read into one bytes", "orjson": "orjson.loads all lines, kept"}
+    baseline = _baseline.load()
+    if baseline is not None:
+        kinds["baseline"] = f"SessionFile(path), {_baseline.label(baseline)}"
     results = {kind: measure(kind, path) for kind in kinds}
     if not results["open"]["reset"]:
         report.line("note: could not reset VmHWM; peaks are measured from the process start")
@@ -107,6 +116,15 @@ def main() -> int:
     report.figure("open: RSS held after gc / file size", f"{held_ratio:.2f}×")
     report.figure("open: peak RSS growth", f"{(r['peak'] - r['before']) / 1024:.1f} MB of {size / 1e6:.1f} MB")
     report.figure("orjson, all kept: peak / file size", f"{naive:.2f}×")
+    if baseline is not None:
+        before = results["baseline"]
+        before_peak = (before["peak"] - before["before"]) * 1024 / size
+        before_held = (before["after_gc"] - before["before"]) * 1024 / size
+        report.line(
+            f"now / {_baseline.label(baseline)}: peak {peak_ratio / before_peak:.2f}×, held {held_ratio / before_held:.2f}×"
+        )
+        report.figure(f"open: peak / {_baseline.label(baseline)}", f"{peak_ratio / before_peak:.2f}×")
+        report.figure(f"open: held / {_baseline.label(baseline)}", f"{held_ratio / before_held:.2f}×")
     return report.finish()
 
 

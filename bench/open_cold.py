@@ -17,27 +17,33 @@ all entries pays, as pi does; this is the ~9 µs/line of the field notes).
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _baseline
 import _common as C
 import _gen
 import orjson
 
 from sessions_app.sessionfiles import lines as L
-from sessions_app.sessionfiles.store import SessionFile, read_chunks
+from sessions_app.sessionfiles.store import LongLine, SessionFile, read_chunks
 
 REPS = 9
+PAIRS = 15
 
 
 def scan(path: Path, per_buffer) -> None:
     """The store's own reading loop (``store.read_chunks``), handing each buffer and the end of its
     whole lines on, so that every variant reads the file exactly as the store does."""
-    with open(path, "rb", buffering=0) as handle:
-        for buf, _, end in read_chunks(handle, 0):
-            if end:
-                per_buffer(buf, end)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for piece in read_chunks(fd, 0, os.fstat(fd).st_size):
+            if not isinstance(piece, LongLine) and piece[2]:
+                per_buffer(piece[0], piece[2])
+    finally:
+        os.close(fd)
 
 
 def _lines_only(buf: bytes, end: int) -> None:
@@ -114,6 +120,7 @@ def main() -> int:
         f"file: {path} — {size / 1e6:.1f} MB, {entries:,} entries, {size / entries:.0f} B/line (page cache warm)"
     )
 
+    baseline = _baseline.load()
     variants = {
         "SessionFile(path)  cold open": lambda: SessionFile(path),
         "bare orjson.loads every line": lambda: scan(path, _bare_orjson),
@@ -172,6 +179,20 @@ def main() -> int:
         "Struct decode alone / bare parse, values dropped", f"{ratio('msgspec Struct decode only', BARE):.2f}×"
     )
     report.figure("index pass msgspec / orjson", f"{head_vs_orjson:.2f}×")
+    if baseline is not None:
+        # Now and the baseline back to back, in alternating order: adjacent timings share the load.
+        now: list[float] = []
+        before: list[float] = []
+        for pair in range(PAIRS):
+            runs = [(now, lambda: SessionFile(path)), (before, lambda: baseline.store.SessionFile(path))]
+            for out, run in runs if pair % 2 else runs[::-1]:
+                out.append(C.timed(run))
+        paired = C.median([a / b for a, b in zip(now, before)])
+        report.line(
+            f"cold open now / at {baseline.commit}, {PAIRS} adjacent pairs: {paired:.3f}× "
+            f"({C.fmt_time(C.median(now))} vs {C.fmt_time(C.median(before))})"
+        )
+        report.figure(f"cold open now / {_baseline.label(baseline)}", f"{paired:.3f}×")
     return report.finish()
 
 

@@ -20,7 +20,19 @@ sys.path.insert(0, str(HERE))
 import _common as C  # noqa: E402
 import _gen  # noqa: E402
 
-SCRIPTS = ["open_cold", "reopen", "append", "list_sessions", "memory", "render_page", "search", "worddiff", "treemap"]
+SCRIPTS = [
+    "open_cold",
+    "reopen",
+    "append",
+    "list_sessions",
+    "memory",
+    "render_page",
+    "load",
+    "list_page",
+    "search",
+    "worddiff",
+    "treemap",
+]
 
 
 def main(argv: list[str]) -> int:
@@ -28,6 +40,8 @@ def main(argv: list[str]) -> int:
     _gen.big_session()
     _gen.session_file(10_000)
     _gen.sessions_folder()
+    _gen.sessions_folder(5_000)
+    _gen.session_file(1_000, seed=3)
     crashed = []
     started = time.perf_counter()
     for name in chosen:

@@ -1,10 +1,11 @@
 """ASGI entry point: HTTP goes to Django, websockets to Channels consumers.
 
-Run with `manage.py runserver` (daphne's, since daphne is first in INSTALLED_APPS)
-or `daphne pitree_web.asgi:application`.
+Served by daphne: ``daphne pitree_web.asgi:application`` (what ``./scripts/run`` does) or daphne's
+``manage.py runserver``. Static files are served by WhiteNoise inside Django, so both serve them.
 """
 
 import os
+import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
 
@@ -15,21 +16,22 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from sessions_app.live.routing import websocket_urlpatterns  # noqa: E402
 
-http_app = django_asgi_app
-if settings.DEBUG:
-    # Plain daphne serves no static files; in DEBUG let Django's finders serve them.
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from .origin import SameOriginValidator  # noqa: E402
 
-    http_app = ASGIStaticFilesHandler(django_asgi_app)
+if "daphne.server" in sys.modules:
+    # daphne is the server (its command line and runserver import it before the app): it buffers
+    # whole request bodies before calling the app, so the body limit is set inside it.
+    from .bodylimit import install
+
+    install(settings.PITREE_MAX_BODY_BYTES)
 
 application = ProtocolTypeRouter(
     {
-        "http": http_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "http": django_asgi_app,
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

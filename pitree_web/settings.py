@@ -1,76 +1,34 @@
 """Django settings for pitree.
 
-Flat and driven by environment variables (all listed in README.md) so that a fresh
-clone runs with embedded defaults: SQLite, an in-memory channel layer and a sessions
-folder under var/.
+Flat and driven by environment variables (all listed in README.md, read with ``environs`` so that a
+value it cannot parse stops the start with the variable's name) so that a fresh clone runs with
+embedded defaults: SQLite, an in-memory channel layer and a sessions folder under var/. DEBUG is off
+unless PITREE_DEBUG says otherwise, so what runs by default is what would be deployed.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import warnings
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from environs import Env, validate
+
+from sessions_app.sessionfiles.index import MAX_LINE_BYTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-# Machine-local state (database, secret key, sample sessions, collected static files).
+# Machine-local state (database, secret key, sample sessions).
 VAR_DIR = BASE_DIR / "var"
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
+# A variable set to nothing (``PITREE_DEBUG= ./scripts/run``) means its default, as if it were unset.
+for _name in [name for name, value in os.environ.items() if name.startswith("PITREE_") and not value.strip()]:
+    del os.environ[_name]
 
-# --- environment helpers -------------------------------------------------------------
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def env_str(name: str, default: str) -> str:
-    """Value of `name`, or `default` when unset or blank."""
-    value = os.environ.get(name, "").strip()
-    return value or default
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """Parse a yes/no variable; a typo fails loudly instead of silently meaning "off"."""
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
-
-
-def env_int(name: str, default: int) -> int:
-    """Parse an integer variable (underscores allowed, as in 1_048_576)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected an integer") from None
-
-
-def env_float(name: str, default: float) -> float:
-    """Parse a number variable (for durations in seconds)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected a number") from None
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    """Parse a comma-separated list, ignoring blanks."""
-    raw = os.environ.get(name, "")
-    items = [item.strip() for item in raw.split(",") if item.strip()]
-    return items or default
+env = Env(expand_vars=False)
 
 
 def _load_or_create_secret_key(path: Path) -> str:
@@ -93,11 +51,20 @@ def _load_or_create_secret_key(path: Path) -> str:
 
 # --- core Django -----------------------------------------------------------------------
 
-SECRET_KEY = os.environ.get("PITREE_SECRET_KEY", "").strip() or _load_or_create_secret_key(VAR_DIR / "secret_key")
+SECRET_KEY = env.str("PITREE_SECRET_KEY", "") or _load_or_create_secret_key(VAR_DIR / "secret_key")
 
-DEBUG = env_bool("PITREE_DEBUG", True)
+DEBUG = env.bool("PITREE_DEBUG", False)
 
-ALLOWED_HOSTS = env_list("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# Enough for ./scripts/run on 127.0.0.1:8000 and localhost; "testserver" is Django's test client.
+ALLOWED_HOSTS = env.list("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+
+# Behind a TLS-terminating proxy: the header it sets (``X-Forwarded-Proto``) and the origins users
+# type, so that CSRF and the websocket origin check accept https pages.
+if env.bool("PITREE_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "daphne",  # first: its runserver serves ASGI (websockets included)
@@ -107,17 +74,20 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "django_htmx",
     "sessions_app.apps.SessionsAppConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "sessions_app.middleware.SessionErrorMiddleware",
     "sessions_app.middleware.ContentSecurityPolicyMiddleware",
 ]
@@ -156,10 +126,27 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves static/ straight from the finders: no collectstatic step (and no STATIC_ROOT), in
+# DEBUG or not.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+# WhiteNoise answers with a FileResponse over a file iterator; under ASGI Django reads such a body
+# in a thread and warns each time. Static files here are a few small scripts and styles.
+warnings.filterwarnings("ignore", "StreamingHttpResponse must consume synchronous iterators", Warning)
+
+# Rendered entry fragments (see sessions_app.templatetags.pitree.entry_html): per process, bounded.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "fragments": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "fragments",
+        "TIMEOUT": None,
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    },
+}
 
 # One process: in-memory layer. Several processes: Redis (pip install -e '.[redis]').
-_redis_url = os.environ.get("PITREE_REDIS_URL", "").strip()
+_redis_url = env.str("PITREE_REDIS_URL", "")
 if _redis_url:
     CHANNEL_LAYERS = {
         "default": {
@@ -170,33 +157,54 @@ if _redis_url:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Error pages are pitree's own templates (404.html, 500.html …); nothing about the server shows.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+}
+
 
 # --- pitree ----------------------------------------------------------------------------
 
 # Folder of JSONL session files; may be a pi agent folder such as ~/.pi/agent/sessions.
-PITREE_SESSIONS_DIR: Path = Path(os.path.expanduser(env_str("PITREE_SESSIONS_DIR", str(VAR_DIR / "sessions"))))
+PITREE_SESSIONS_DIR: Path = env.path("PITREE_SESSIONS_DIR", VAR_DIR / "sessions").expanduser()
 
 # Full-text search index: a cache the session files feed (delete it and it is rebuilt).
-PITREE_SEARCH_DB: Path = Path(os.path.expanduser(env_str("PITREE_SEARCH_DB", str(VAR_DIR / "search.sqlite3"))))
+PITREE_SEARCH_DB: Path = env.path("PITREE_SEARCH_DB", VAR_DIR / "search.sqlite3").expanduser()
 
 # fsync each append (durability over speed).
-PITREE_FSYNC: bool = env_bool("PITREE_FSYNC", True)
+PITREE_FSYNC: bool = env.bool("PITREE_FSYNC", True)
 
 # Working directory recorded in sessions created from the browser.
-PITREE_DEFAULT_CWD: str = os.path.expanduser(env_str("PITREE_DEFAULT_CWD", str(BASE_DIR)))
+PITREE_DEFAULT_CWD: str = os.path.expanduser(env.str("PITREE_DEFAULT_CWD", str(BASE_DIR)))
 
 # Largest user message accepted, in bytes of UTF-8.
-PITREE_MAX_MESSAGE_BYTES: int = env_int("PITREE_MAX_MESSAGE_BYTES", 1_048_576)
+PITREE_MAX_MESSAGE_BYTES: int = env.int("PITREE_MAX_MESSAGE_BYTES", 1_048_576, validate=validate.Range(min=1))
+
+# Largest request body the server reads at all. A message travels URL-encoded, and every byte of it
+# may become three ("%E2"), next to a few small fields: anything larger cannot be a valid write and
+# is refused with 413 while it arrives (see pitree_web.bodylimit).
+PITREE_MAX_BODY_BYTES: int = 3 * PITREE_MAX_MESSAGE_BYTES + 64 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = PITREE_MAX_BODY_BYTES
+
+# Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
+PITREE_MAX_LINE_BYTES: int = env.int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES, validate=validate.Range(min=1))
 
 # Who answers: "offline" (built-in, no network) or "openai" (an OpenAI-compatible server).
-PITREE_ASSISTANT: str = env_str("PITREE_ASSISTANT", "offline").lower()
+PITREE_ASSISTANT: str = env.str("PITREE_ASSISTANT", "offline").strip().lower()
 if PITREE_ASSISTANT not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"PITREE_ASSISTANT={PITREE_ASSISTANT!r}: expected 'offline' or 'openai'")
 
-PITREE_OPENAI_BASE_URL: str = env_str("PITREE_OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
-PITREE_OPENAI_MODEL: str = env_str("PITREE_OPENAI_MODEL", "gpt-4o-mini")
-PITREE_OPENAI_API_KEY: str = env_str("PITREE_OPENAI_API_KEY", env_str("OPENAI_API_KEY", ""))
-PITREE_OPENAI_TIMEOUT: float = env_float("PITREE_OPENAI_TIMEOUT", 60.0)
+PITREE_OPENAI_BASE_URL: str = env.str("PITREE_OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+PITREE_OPENAI_MODEL: str = env.str("PITREE_OPENAI_MODEL", "gpt-4o-mini")
+PITREE_OPENAI_API_KEY: str = env.str("PITREE_OPENAI_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "").strip()
+PITREE_OPENAI_TIMEOUT: float = env.float("PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0))
+# Provider name stored on replies (default: the base URL's host); the SDK's retries of a failed request
+# (0: an error shows at once rather than after every retry's timeout).
+PITREE_OPENAI_PROVIDER: str = env.str("PITREE_OPENAI_PROVIDER", "")
+PITREE_OPENAI_MAX_RETRIES: int = env.int("PITREE_OPENAI_MAX_RETRIES", 0, validate=validate.Range(min=0, max=10))
 
 # Seconds between the offline responder's chunks (it streams like a model would; 0 in tests).
-PITREE_OFFLINE_DELAY: float = env_float("PITREE_OFFLINE_DELAY", 0.04)
+PITREE_OFFLINE_DELAY: float = env.float("PITREE_OFFLINE_DELAY", 0.04, validate=validate.Range(min=0))

@@ -5,3 +5,5 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("sessions_app.urls")),
 ]
+
+handler400 = "pitree_web.errors.bad_request"

@@ -1,4 +1,28 @@
-"""URL converters: what a session or entry id may look like in a URL (pi's own id rule for sessions)."""
+"""URL converters: what a session or entry id may look like in a URL (pi's own id rule for sessions).
+
+Entry ids are 8 hex digits when pi or pitree write them, but a reader accepts any string, so an entry's
+URL must carry any string in one path segment. The server decodes the path once before routing, so a
+percent-encoded ``/`` would come back as a ``/`` and split the segment. The converter therefore escapes
+``%`` and ``/`` itself (and an id that is only dots, which browsers would resolve as ``.``/``..``)
+before Django percent-encodes the URL: what the server decodes is the escaped form, which ``to_python``
+turns back into the id. ``with/slash`` travels as ``with%252Fslash``; ordinary ids are unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+# Longest id a URL or a form may name: far beyond any id pi writes, short enough that the worst case
+# (every character escaped and percent-encoded) stays within the server's request-line limit.
+MAX_ID_CHARS = 1024
+_UNUSABLE = re.compile(r"[\x00-\x1f]")
+
+
+def usable_id(value: str) -> bool:
+    """An id a URL or form can carry: 1 to MAX_ID_CHARS characters, no control characters. Entries
+    whose ids are not usable are still shown, without links or actions."""
+    return 0 < len(value) <= MAX_ID_CHARS and not _UNUSABLE.search(value)
 
 
 class SessionIdConverter:
@@ -13,9 +37,20 @@ class SessionIdConverter:
         return value
 
 
-class EntryIdConverter(SessionIdConverter):
-    """Entry ids are 8 hex digits when pi or pitree write them, but a reader must accept any string
-    (pi-format §1). They are only ever dictionary keys, never paths, so anything but ``/`` may appear
-    in a URL; an id holding ``/`` is shown without links (see ``entry_url``)."""
+class EntryIdConverter:
+    """Any usable entry id, escaped so that it stays one path segment (see the module's docstring)."""
 
-    regex = r"[^/]{1,256}"
+    regex = r"[^/]+"
+
+    def to_python(self, value: str) -> str:
+        entry_id = unquote(value)
+        if not usable_id(entry_id):
+            raise ValueError(entry_id)  # no match: a 404
+        return entry_id
+
+    def to_url(self, value: str) -> str:
+        if not usable_id(value):
+            raise ValueError(value)  # NoReverseMatch: the entry is shown without a link
+        if value in (".", ".."):
+            return value.replace(".", "%2E")
+        return value.replace("%", "%25").replace("/", "%2F")

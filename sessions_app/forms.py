@@ -1,5 +1,7 @@
-"""Forms for every write the browser makes. Each names the entry the tab stands on (``at``/``parent``),
-because a tab acts on the branch it shows, not on whatever the file's leaf is now (pitree-rules §3)."""
+"""Forms for every write the browser makes, and for every query string a page reads. Each write names
+the entry the tab stands on (``at``/``parent``), because a tab acts on the branch it shows, not on
+whatever the file's leaf is now. A query string that does not parse is a 400 that says why, never a
+500."""
 
 from __future__ import annotations
 
@@ -8,17 +10,25 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from .converters import MAX_ID_CHARS, usable_id
 from .display.treepanel import FILTERS
 from .sessionfiles.fork import encode_cwd
 
-_ID = r"^[^\x00-\x1f]{1,256}$"
 
-
-class EntryIdField(forms.RegexField):
-    """Any id a session file may hold (pi-format §1); it is looked up, never used as a path."""
+class EntryIdField(forms.CharField):
+    """Any id a session file may hold that a URL can carry too (``usable_id``); it is looked up,
+    never used as a path."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(_ID, max_length=256, strip=False, error_messages={"invalid": "Not an entry id."}, **kwargs)
+        super().__init__(strip=False, **kwargs)
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        if value and not usable_id(value):
+            raise forms.ValidationError(
+                f"Not an entry id: ids are 1 to {MAX_ID_CHARS:,} characters without control characters.",
+                code="invalid",
+            )
 
 
 class MessageForm(forms.Form):
@@ -90,6 +100,38 @@ class NewSessionForm(forms.Form):
         return cwd
 
 
-class TreeFilterForm(forms.Form):
-    filter = forms.ChoiceField(choices=[(name, name) for name in FILTERS], required=False)
+class PositionForm(forms.Form):
+    """``?at=``: the entry the tab stands on (empty: the file's leaf)."""
+
     at = EntryIdField(required=False)
+
+
+class TreeFilterForm(PositionForm):
+    """``?filter=&at=`` of the tree panel: which entries it shows, seen from the tab's position."""
+
+    filter = forms.ChoiceField(choices=[(name, name) for name in FILTERS], required=False)
+
+
+class TreeRunForm(TreeFilterForm):
+    """A "+N" fold of the tree panel: the straight run from ``first`` down to ``last``, at ``depth``."""
+
+    first = EntryIdField()
+    last = EntryIdField()
+    depth = forms.IntegerField(min_value=0, max_value=100_000, required=False)
+
+
+class OlderForm(forms.Form):
+    """The page of path entries before ``before``; a compaction met on a newer page travels along
+    (``fold_before``/``fold_id``), and ``unfold`` reads through it (its card was opened)."""
+
+    before = EntryIdField()
+    fold_before = EntryIdField(required=False)
+    fold_id = EntryIdField(required=False)
+    unfold = forms.BooleanField(required=False)
+
+
+class ListForm(forms.Form):
+    """The session list: a search (``q``) and which page of the result."""
+
+    q = forms.CharField(max_length=500, required=False)
+    page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)

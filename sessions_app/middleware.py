@@ -1,8 +1,11 @@
-"""Turns the core's refusals into pages a person can read, wherever in a view they surface."""
+"""Turns the core's refusals into pages a person can read, wherever in a view they surface, and sets
+the Content-Security-Policy of every answer."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import PurePath
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -23,23 +26,33 @@ class SessionErrorMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, Http404):
-            # The same page with DEBUG on (the embedded run) as off: say what was not found.
-            return render(request, "404.html", {"exception": str(exception)}, status=404)
+            # The same page with DEBUG on as off: say what was not found.
+            return render(request, "404.html", {"reason": public_message(str(exception))}, status=404)
         if isinstance(exception, NotASession):
             return render(
                 request,
                 "sessions_app/error.html",
                 {
                     "title": "This file is not a session pitree can read",
-                    "errors": [str(exception), "The file was left exactly as it is."],
+                    "errors": [public_message(str(exception)), "The file was left exactly as it is."],
                 },
                 status=422,
             )
         if isinstance(exception, SessionError):
             # A write the core refused (unknown entry, read-only file, failed summary…): nothing was
             # written; say why where the user acted.
-            return form_error(request, str(exception), status=409)
+            return form_error(request, public_message(str(exception)), status=409)
         return None
+
+
+# An absolute path: a "/" that does not continue a word (ids such as "with/slash" stay whole).
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.%~-])/[^\s'\",:;]*")
+
+
+def public_message(text: str) -> str:
+    """The core's message with every absolute path cut to its last part: its messages name files by
+    path for the command line, but a page must not tell where the server keeps them."""
+    return _ABSOLUTE_PATH.sub(lambda match: PurePath(match.group()).name or "/", text)
 
 
 CONTENT_SECURITY_POLICY = "; ".join(

@@ -1,35 +1,30 @@
-"""The built-in offline responder: no model, no network, same context → same answer.
+"""The built-in offline responder: no model, no network, the same answer for the same branch.
 
-It exists so pitree works (and its UI can be developed and tested) without any LLM server. Its
-answers are plainly labelled as offline, reflect the last user message back with a few facts about
-it, and contain a little Markdown (a list, inline code, a block quote) so the renderer is exercised.
-Replies are streamed in several chunks with a small delay, so the UI's streaming path runs too.
+It lets pitree work (and its UI be developed and tested) without any LLM server. Its answers say
+plainly that they are offline, reflect the last user message with a few facts about it, and hold a
+little Markdown (a list, inline code, a block quote) so the renderer runs too. They stream in chunks
+with a small delay so the streaming path runs, and they differ between sibling answers (the
+``variant``), so that Regenerate visibly writes a new one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Generator
+from typing import Any
 
-from sessions_app.sessionfiles.context import COMPACTION_PREFIX, Message
+from sessions_app.sessionfiles.context import COMPACTION_PREFIX, Message, estimate_tokens
+from sessions_app.sessionfiles.entries import clip, content_text
 
-from .base import (
-    IMAGE_TOKENS,
-    Assistant,
-    Cancel,
-    Finish,
-    content_text,
-    count_images,
-    estimate_tokens,
-    make_usage,
-)
+from .base import Assistant, AssistantError, Deltas, Finish, make_usage
 
 DEFAULT_DELAY = 0.04  # seconds between chunks: visible streaming, still quick
-WORDS_PER_CHUNK = 4
-_QUOTE_LINES = 5
-_QUOTE_WIDTH = 200
-_SUMMARY_LINE_WIDTH = 120
-_TOKENS = re.compile(r"\s*\S+\s*|\s+")
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+_OPENINGS = [
+    "no language model is connected, so this answer is made without one",
+    "still no model here: this is another canned answer",
+    "one more answer written without a model",
+]
 
 
 class OfflineAssistant(Assistant):
@@ -42,114 +37,78 @@ class OfflineAssistant(Assistant):
     def __init__(self, delay: float = DEFAULT_DELAY) -> None:
         self.delay = max(0.0, delay)
 
-    def _reply(self, messages: list[Message], cancel: Cancel) -> Generator[str, None, Finish]:
-        text = compose_reply(messages)
-        for position, chunk in enumerate(split_chunks(text)):
-            if position and cancel.wait(self.delay):
-                return Finish("aborted")  # ReplyStream replaces this with its own aborted reply
-            yield chunk
-        return Finish("stop", make_usage(context_tokens(messages), estimate_tokens(text)))
+    async def models(self) -> list[str]:
+        return [self.model]
 
-    def _summary(
-        self, messages: list[Message], instructions: str | None, cancel: Cancel
-    ) -> Generator[str, None, Finish]:
+    async def _reply(self, messages: list[Message], model: str, variant: int) -> Deltas:
+        if model != self.model:
+            raise AssistantError(f"The offline responder has one model, {self.model}; it cannot answer as {model}")
+        text = compose_reply(messages, variant)
+        for position, piece in enumerate(split_chunks(text)):
+            if position:
+                await asyncio.sleep(self.delay)
+            yield piece
+        yield Finish("stop", _usage(messages, text))
+
+    async def _summary(self, messages: list[Message], instructions: str | None) -> Deltas:
         text = compose_summary(messages, instructions)
         yield text  # nobody watches a summary being written: one chunk, no delay
-        return Finish("stop", make_usage(context_tokens(messages), estimate_tokens(text)))
+        yield Finish("stop", _usage(messages, text))
 
 
-def split_chunks(text: str, words: int = WORDS_PER_CHUNK) -> list[str]:
+def _usage(messages: list[Message], text: str) -> dict[str, Any]:
+    return make_usage(estimate_tokens(messages), estimate_tokens([{"role": "assistant", "content": text}]))
+
+
+def split_chunks(text: str, words: int = 4) -> list[str]:
     """``text`` in pieces of a few words each, whitespace kept, so joining them gives ``text`` back."""
-    tokens = _TOKENS.findall(text)
+    tokens = _WORDS.findall(text)
     return ["".join(tokens[i : i + words]) for i in range(0, len(tokens), words)]
 
 
-def context_tokens(messages: list[Message]) -> int:
-    """Estimated input tokens: chars/4 of all text, plus pi's flat estimate per image."""
-    total = 0
-    for message in messages:
-        content = message.get("content")
-        total += estimate_tokens(content_text(content)) + IMAGE_TOKENS * count_images(content)
-    return total
-
-
-def compose_reply(messages: list[Message]) -> str:
-    """The deterministic answer to the last user message."""
+def compose_reply(messages: list[Message], variant: int = 0) -> str:
+    """The answer to the last user message; ``variant`` (earlier answers to it) changes the wording."""
     users = [m for m in messages if m.get("role") == "user"]
-    replies = sum(1 for m in messages if m.get("role") == "assistant")
     if not users:
         return "**Offline responder** — there is no user message to answer yet."
     content = users[-1].get("content")
-    text = content_text(content)
-    words = text.split()
-    images = count_images(content)
-    lines = [
-        "**Offline responder** — no language model is connected, so this answer is generated "
-        "without one and is the same every time for the same conversation.",
-        "",
-    ]
-    if text.strip():
-        lines += ["You wrote:", "", *_quote(text), ""]
-    else:
-        lines += ["Your message has no text.", ""]
-    lines.append(f"- Words: {len(words)}, characters: {len(text)}, lines: {len(text.splitlines()) or 1}")
-    longest = max((w.replace("`", "") for w in words), key=len, default="")
-    if longest:
-        lines.append(f"- Longest word: `{_clip(longest, 60)}`")
-    if images:
-        lines.append(f"- Images attached: {images}")
-    if text.rstrip().endswith("?"):
-        lines.append("- It reads like a question; a real model would try to answer it.")
+    text = content_text(content, separator="\n")
+    images = sum(isinstance(b, dict) and b.get("type") == "image" for b in content) if isinstance(content, list) else 0
+    replies = sum(m.get("role") == "assistant" for m in messages)
+    opening = _OPENINGS[variant % len(_OPENINGS)]
+    lines = [f"**Offline responder** — {opening}; it is the same every time on this branch.", ""]
+    lines += ["You wrote:", "", *_quote(text), ""] if text.strip() else ["Your message has no text.", ""]
+    lines.append(f"- Words: {len(text.split())}, characters: {len(text)}, lines: {len(text.splitlines()) or 1}")
+    lines += [f"- Images attached: {images}"] if images else []
+    lines += ["- It reads like a question; a real model would try to answer it."] if text.rstrip().endswith("?") else []
     lines.append(f"- This is turn {len(users)} of the conversation ({_count(replies, 'earlier assistant reply')}).")
-    lines += ["", "Set `PITREE_ASSISTANT=openai` to talk to an OpenAI-compatible model instead."]
-    return "\n".join(lines)
-
-
-def _quote(text: str) -> list[str]:
-    source = text.strip().splitlines()
-    quoted = [f"> {_clip(line, _QUOTE_WIDTH)}".rstrip() for line in source[:_QUOTE_LINES]]
-    if len(source) > _QUOTE_LINES:
-        quoted.append(f"> … ({len(source) - _QUOTE_LINES} more lines)")
-    return quoted
-
-
-def _count(number: int, noun: str) -> str:
-    if number == 1:
-        return f"1 {noun}"
-    return f"{number} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+    lines.append(f"- Answer {variant + 1} to this message; Regenerate writes another.")
+    return "\n".join([*lines, "", "Set `PITREE_ASSISTANT=openai` to talk to an OpenAI-compatible model instead."])
 
 
 def compose_summary(messages: list[Message], instructions: str | None = None) -> str:
-    """A deterministic compaction summary: the first line of each user message and a few counts."""
-    requests: list[str] = []
-    counts = {"assistant": 0, "toolResult": 0}
-    for message in messages:
-        role = message.get("role")
-        if role in counts:
-            counts[role] += 1
-        if role != "user":
-            continue
-        text = content_text(message.get("content")).strip()
-        if text.startswith(COMPACTION_PREFIX.strip()):
-            requests.append("(the summary of an earlier part of the conversation)")
-        elif text:
-            requests.append(_clip(text.splitlines()[0].strip(), _SUMMARY_LINE_WIDTH))
-        else:
-            requests.append("(a message without text)")
+    """A compaction summary: the first line of each user message and a few counts."""
+    asked = [content_text(m.get("content"), separator="\n").strip() for m in messages if m.get("role") == "user"]
+    asked = ["(the summary of an earlier part)" if t.startswith(COMPACTION_PREFIX.strip()) else t for t in asked]
+    replies, tools = (sum(m.get("role") == role for m in messages) for role in ("assistant", "toolResult"))
+    counts = f"{_count(len(asked), 'user message')}, {_count(replies, 'assistant reply')}"
     lines = [
         "## Summary (offline responder, deterministic)",
         "",
-        f"{_count(len(requests), 'user message')}, {_count(counts['assistant'], 'assistant reply')}"
-        + (f", {_count(counts['toolResult'], 'tool result')}." if counts["toolResult"] else "."),
-        "",
-        "### User messages",
-        "",
-        *([f"- {line}" for line in requests] or ["- (none)"]),
+        counts + (f", {_count(tools, 'tool result')}." if tools else "."),
     ]
+    lines += ["", "### User messages", ""]
+    lines += [f"- {clip(t.splitlines()[0], 120) if t else '(no text)'}" for t in asked] or ["- (none)"]
     if instructions and instructions.strip():
         lines += ["", "### Requested focus", "", instructions.strip()]
     return "\n".join(lines)
+
+
+def _quote(text: str, most: int = 5) -> list[str]:
+    source = text.strip().splitlines()
+    quoted = [f"> {clip(line, 200)}".rstrip() for line in source[:most]]
+    return quoted + ([f"> … ({len(source) - most} more lines)"] if len(source) > most else [])
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun if number == 1 else noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"

@@ -1,461 +1,231 @@
-"""A backend for any server speaking OpenAI's Chat Completions API (OpenAI, llama.cpp, Ollama, vLLM, …).
+"""A backend for any server speaking OpenAI's Chat Completions API (OpenAI, llama.cpp, Ollama, vLLM…)
+through the official ``openai`` SDK, which streams, times out and raises typed errors; this module turns
+those into deltas and error messages a user can act on. The timeout bounds connecting and each wait for
+more data, not the whole reply: a long answer that keeps streaming is fine, a silent server is not.
 
-Only the standard library is used (``http.client``): one POST with ``stream: true``, read as
-server-sent events line by line. ``http.client`` rather than ``urllib.request`` because it gives
-access to the socket, which ``cancel()`` shuts down from another thread to end a blocked read at
-once, and because it does not turn 4xx/5xx into exceptions that hide the streaming response.
-Note it does not honour ``HTTP(S)_PROXY``; pitree usually talks to a local server.
-
-``PITREE_OPENAI_TIMEOUT`` bounds connecting and each wait for more data, not the whole reply: a long
-answer that keeps streaming is fine, a server that goes silent for that long is an error.
-
-Message conversion (pitree does not run tools and sends no tool definitions, so tool traffic from
-pi sessions is shown to the model as plain text it can read but not continue as a call):
-
-* text blocks of one message are joined with newlines; a message with only text becomes a string,
-  which every server accepts (some reject content arrays);
-* user images become ``image_url`` parts with a ``data:`` URL;
-* thinking blocks are dropped (they are signed/provider-specific and other servers cannot use them);
-* ``toolCall`` blocks become ``[Tool call name {json arguments}]`` lines in the assistant text;
-* ``toolResult`` messages become user messages starting ``[Tool result from name]``;
-* assistant replies that ended in ``error``/``aborted`` are skipped, as pi does, since they may be cut off;
-* consecutive messages of the same role are merged, because many local chat templates (llama.cpp
-  with Gemma/Mistral templates) reject two user or two assistant turns in a row.
+pitree runs no tools, so the conversation goes as text a model can read: a message's text blocks joined
+by newlines (a plain string when there is no image, which every server accepts), user images as
+``image_url`` parts, thinking dropped (signed, provider-specific), tool calls and results as bracketed
+text, replies that ended in error/aborted skipped (as pi does), and consecutive messages of one role
+merged, because many local chat templates reject two user turns in a row.
 """
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
-import socket
-import ssl
-from collections.abc import Generator, Iterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import openai
+from openai.types.chat import ChatCompletion
+
 from sessions_app.sessionfiles.context import Message
+from sessions_app.sessionfiles.entries import clip
 
-from .base import Assistant, Cancel, Finish, StopReason, content_text, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish, make_usage
 
-API = "openai-completions"  # pi's name for the Chat Completions API
-USER_AGENT = "pitree/0.1"
-MAX_LINE_BYTES = 4 * 1024 * 1024  # one SSE line; a larger one means something is wrong
-MAX_JSON_BYTES = 32 * 1024 * 1024  # a whole non-streamed response
-MAX_ERROR_BYTES = 64 * 1024  # enough of an error body to find its message
-TOOL_RESULT_SUMMARY_CHARS = 2000
-
+MODELS_TTL = 30.0  # seconds a model list is reused: a picker opened twice should not ask twice
+_models_cache: dict[tuple[str, str], tuple[float, list[str]]] = {}
 SUMMARY_SYSTEM_PROMPT = (
-    "You write summaries of conversations between a user and an AI assistant, so that the "
-    "conversation can later continue from your summary alone. Do not continue the conversation "
-    "and do not answer questions asked in it: only summarise it."
+    "You summarise conversations between a user and an AI assistant so that they can continue from your "
+    "summary alone. Do not continue the conversation and do not answer questions asked in it."
 )
-
 SUMMARY_FORMAT = """Summarise the conversation above for whoever continues it. Be concise, keep exact names,
-paths, numbers and code that matter, and use this Markdown structure:
-
-## Goal
-What the user wants to achieve.
-
-## Progress
-What has been done, found out or decided so far.
-
-## Open questions
-Anything unresolved (leave this section out if there is nothing).
-
-## Next steps
-What should happen next."""
-
-
-class _Failure(Exception):
-    """An expected failure; its message is the ``errorMessage`` stored on the reply."""
+paths, numbers and code that matter, and use these Markdown sections: ## Goal, ## Progress (what was
+done, found out or decided), ## Open questions (only if there are any), ## Next steps."""
 
 
 class OpenAICompatAssistant(Assistant):
     name = "openai"
-    api = API
+    api = "openai-completions"  # pi's name for the Chat Completions API
 
     def __init__(
-        self, base_url: str, model: str, api_key: str = "", timeout: float = 60.0, provider: str | None = None
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        timeout: float = 60.0,
+        provider: str | None = None,
+        max_retries: int = 0,
     ) -> None:
-        self.base_url = base_url.strip()
-        self.model = model
-        self.api_key = api_key.strip()
-        self.timeout = timeout
+        self.base_url, self.model, self.timeout, self._key = base_url.strip(), model, timeout, api_key.strip()
+        self._retries = max_retries
+        # The SDK wants a key even for local servers that take none: then it sends no Authorization header.
+        self._headers: dict[str, Any] = {} if self._key else {"Authorization": openai.omit}
         parts = urlsplit(self.base_url)
-        self.endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
-        # URLs shown in the UI and in error messages never include credentials.
-        self.display_endpoint = _without_userinfo(self.endpoint)
+        # What the UI and error messages show: never credentials, neither from the URL nor the key.
+        self.public_url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="")).rstrip("/")
+        self.endpoint = f"{self.public_url}/chat/completions"
         self.provider = provider or ("openai" if parts.hostname == "api.openai.com" else "openai-compatible")
-        self.label = f"{model} (OpenAI-compatible server at {_without_userinfo(self.base_url)})"
+        self.label = f"{model} (OpenAI-compatible server at {self.public_url})"
 
-    def _reply(self, messages: list[Message], cancel: Cancel) -> Generator[str, None, Finish]:
-        return (yield from self._chat(to_openai_messages(messages), cancel))
+    def _client(self) -> openai.AsyncOpenAI:
+        """A client per call: it belongs to the calling event loop and closes its connection with the call."""
+        if urlsplit(self.base_url).scheme not in ("http", "https") or not urlsplit(self.base_url).hostname:
+            raise AssistantError(f"Bad PITREE_OPENAI_BASE_URL {self.public_url!r}: expected an http(s):// URL")
+        key, timeout, retries = self._key or "none", self.timeout, self._retries
+        return openai.AsyncOpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=retries)
 
-    def _summary(
-        self, messages: list[Message], instructions: str | None, cancel: Cancel
-    ) -> Generator[str, None, Finish]:
+    async def models(self) -> list[str]:
+        cached = _models_cache.get((self.base_url, self._key))
+        if cached and time.monotonic() - cached[0] < MODELS_TTL:
+            return cached[1]
+        try:
+            async with self._client() as client:
+                names = sorted({model.id async for model in client.models.list(extra_headers=self._headers)})
+        except openai.OpenAIError as error:
+            raise AssistantError(self._explain(error, f"{self.public_url}/models")) from None
+        except (ValueError, TypeError, AttributeError):
+            raise AssistantError(f"Malformed model list from {self.public_url}/models") from None
+        _models_cache[self.base_url, self._key] = (time.monotonic(), names)
+        return names
+
+    def _reply(self, messages: list[Message], model: str, variant: int) -> Deltas:
+        return self._chat(to_openai_messages(messages), model)
+
+    def _summary(self, messages: list[Message], instructions: str | None) -> Deltas:
         prompt = f"<conversation>\n{transcript(messages)}\n</conversation>\n\n{SUMMARY_FORMAT}"
         if instructions and instructions.strip():
             prompt += f"\n\nAdditional instructions from the user:\n{instructions.strip()}"
-        request = [{"role": "system", "content": SUMMARY_SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
-        return (yield from self._chat(request, cancel))
+        return self._chat([{"role": "system", "content": SUMMARY_SYSTEM_PROMPT}, {"role": "user", "content": prompt}])
 
-    def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "messages": messages,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-
-    def _chat(self, messages: list[dict[str, Any]], cancel: Cancel) -> Generator[str, None, Finish]:
-        """One streamed completion; every expected failure becomes ``Finish.error``."""
-        url = self.display_endpoint
+    async def _chat(self, messages: list[dict[str, Any]], model: str | None = None) -> Deltas:
+        """One streamed completion; every expected failure is raised as ``AssistantError``."""
+        finish_reason, usage = None, None
         try:
-            conn, path = _connection(self.endpoint, self.timeout)
-        except ValueError as exc:
-            return Finish.error(f"Bad PITREE_OPENAI_BASE_URL {self.base_url!r}: {exc}")
-        waiting = f"connecting to {url}"
-        try:
-            conn.connect()
-            # Kept here: once a response that ends by closing is read, ``conn.sock`` is reset to None.
-            sock = conn.sock
-            cancel.on_cancel(lambda: _shut(sock))
-            if cancel.requested:
-                return Finish("aborted")
-            waiting = f"waiting for {url}"
-            conn.request("POST", path, json.dumps(self.request_body(messages)).encode(), self._headers())
-            response = conn.getresponse()
-            if not 200 <= response.status < 300:
-                return Finish.error(f"HTTP {response.status} from {url}: {_error_detail(response)}")
-            if "application/json" in (response.getheader("Content-Type") or ""):
-                return (yield from _read_json(response, url))  # a server that ignored stream: true
-            return (yield from _read_sse(response, url))
-        except _Failure as exc:
-            return Finish.error(str(exc))
-        except TimeoutError:
-            return Finish.error(f"Timed out after {self.timeout:g} s {waiting}")
-        except ConnectionRefusedError:
-            return Finish.error(f"Connection refused by {url}")
-        except ssl.SSLError as exc:
-            return Finish.error(f"TLS error with {url}: {exc}")
-        except (OSError, http.client.HTTPException) as exc:
-            what = "Could not connect to" if waiting.startswith("connecting") else "Connection lost with"
-            return Finish.error(f"{what} {url}: {_describe(exc)}")
-        finally:
-            conn.close()
+            async with self._client() as client:
+                stream = await client.chat.completions.create(  # type: ignore[call-overload]
+                    model=model or self.model,
+                    messages=messages,
+                    stream=True,
+                    stream_options={"include_usage": True},  # servers that ignore it just send no usage
+                    extra_headers=self._headers,
+                )
+                async for event in _events(stream):
+                    choices = getattr(event, "choices", None) or []
+                    if not isinstance(choices, list) or not all(isinstance(c, openai.BaseModel) for c in choices):
+                        raise ValueError(f"'choices' is not a list of objects: {choices!r}")
+                    for choice in choices[:1]:  # pitree asks for one
+                        said = getattr(choice, "delta", None) or getattr(choice, "message", None)
+                        if isinstance(text := getattr(said, "content", None), str) and text:
+                            yield text
+                        finish_reason = getattr(choice, "finish_reason", None) or finish_reason
+                    usage = getattr(event, "usage", None) or usage
+        except openai.OpenAIError as error:
+            raise AssistantError(self._explain(error, self.endpoint)) from None
+        except ValueError as error:  # a data line that is not JSON, or JSON not shaped like a chunk
+            raise AssistantError(
+                f"Malformed stream from {self.endpoint}: {clip(getattr(error, 'doc', str(error)), 1000)}"
+            ) from None
+        if finish_reason is None:
+            raise AssistantError(f"Connection closed by {self.endpoint} before the reply was complete")
+        yield Finish("length" if finish_reason == "length" else "stop", _usage(usage) if usage else None)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream",
-            "User-Agent": USER_AGENT,
-        }
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
+    def _explain(self, error: openai.OpenAIError, where: str) -> str:
+        """What went wrong, for the stored ``errorMessage``; the key is masked should a server echo it."""
+        if isinstance(error, openai.APITimeoutError):
+            message = f"Timed out after {self.timeout:g} s waiting for {where}"
+        elif isinstance(error, openai.APIConnectionError):
+            refused = any(isinstance(cause, ConnectionRefusedError) for cause in _causes(error))
+            message = f"Connection refused by {where}" if refused else f"No connection to {where}: {error.__cause__}"
+        elif isinstance(error, openai.APIStatusError):
+            message = f"HTTP {error.status_code} from {where}: {_message(error.body) or error.response.reason_phrase}"
+        else:  # an error event inside the stream
+            message = f"Error from {where}: {_message(getattr(error, 'body', None)) or error}"
+        return message.replace(self._key, "***") if self._key else message
 
 
-# -- HTTP -------------------------------------------------------------------------------------
+async def _events(stream: openai.AsyncStream[Any]) -> AsyncIterator[Any]:
+    """The stream's chunks, or the whole completion from a server that ignored ``stream: true``."""
+    if "json" in stream.response.headers.get("content-type", ""):
+        body = json.loads(await stream.response.aread())
+        yield ChatCompletion.construct(**body) if isinstance(body, dict) else body
+    else:
+        async for chunk in stream:
+            yield chunk
 
 
-def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("expected an http:// or https:// URL")
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    if parts.scheme == "https":
-        return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout), path
-    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout), path
-
-
-def _shut(sock: socket.socket | None) -> None:
-    """Wake a read blocked in another thread. The plain socket method is used even for TLS sockets,
-    whose own ``shutdown`` would also drop the TLS state under the reading thread."""
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-
-
-def _without_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc) or type(exc).__name__
-
-
-def _clip(text: str, width: int = 300) -> str:
-    text = text.strip()
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _error_detail(response: http.client.HTTPResponse) -> str:
-    """The server's own explanation of an HTTP error, or the status phrase when it gives none."""
-    try:
-        raw = response.read(MAX_ERROR_BYTES)
-    except (OSError, http.client.HTTPException):
-        raw = b""
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        message = error_message(json.loads(text))
-    except ValueError:
-        message = None
-    return message or _clip(text) or response.reason or "no details"
-
-
-def error_message(body: Any) -> str | None:
-    """The message in the error shapes servers use: OpenAI/vLLM ``{error:{message}}``, Ollama and
-    llama.cpp ``{error:"…"}``, and the generic ``{message}`` / ``{detail}``."""
-    if not isinstance(body, dict):
-        return None
-    error = body.get("error")
-    if isinstance(error, dict):
-        found = error.get("message") or error.get("msg")
-        if found:
-            return _clip(str(found), 1000)
-    elif isinstance(error, str) and error:
-        return _clip(error, 1000)
-    for key in ("message", "detail"):
-        found = body.get(key)
-        if isinstance(found, str) and found:
-            return _clip(found, 1000)
-        if found:
-            return _clip(json.dumps(found, ensure_ascii=False), 1000)
-    return None
-
-
-# -- responses --------------------------------------------------------------------------------
-
-
-def _sse_data(response: http.client.HTTPResponse, url: str) -> Iterator[str]:
-    """The ``data`` of each server-sent event (multi-line data joined with newlines, as the SSE spec
-    says). Comments and other fields (``event``, ``id``, ``retry``, unknown names) are ignored."""
-    data: list[str] = []
-    while True:
-        raw = response.readline(MAX_LINE_BYTES)
-        if not raw:
-            break
-        if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            raise _Failure(f"Malformed stream from {url}: a line longer than {MAX_LINE_BYTES} bytes")
-        try:
-            line = raw.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError:
-            raise _Failure(f"Malformed stream from {url}: a line that is not UTF-8") from None
-        if not line:
-            if data:
-                yield "\n".join(data)
-                data = []
-            continue
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data:
-        yield "\n".join(data)
-
-
-def _read_sse(response: http.client.HTTPResponse, url: str) -> Generator[str, None, Finish]:
-    finish_reason: Any = None
-    usage: Mapping[str, Any] | None = None
-    complete = False
-    for payload in _sse_data(response, url):
-        if payload.strip() == "[DONE]":
-            complete = True
-            break
-        event = _parse_event(payload, url)
-        for choice in _choices(event, url):
-            delta = choice.get("delta")
-            content = delta.get("content") if isinstance(delta, dict) else None
-            if isinstance(content, str) and content:
-                yield content
-            finish_reason = choice.get("finish_reason") or finish_reason
-        if isinstance(event.get("usage"), dict):
-            usage = event["usage"]
-    if not complete and finish_reason is None:
-        raise _Failure(f"Connection closed by {url} before the reply was complete")
-    return Finish(stop_reason(finish_reason), usage_from_openai(usage) if usage else None)
-
-
-def _read_json(response: http.client.HTTPResponse, url: str) -> Generator[str, None, Finish]:
-    body = _parse_event(response.read(MAX_JSON_BYTES).decode("utf-8", errors="replace"), url)
-    finish_reason: Any = None
-    for choice in _choices(body, url):
-        message = choice.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str) and content:
-            yield content
-        finish_reason = choice.get("finish_reason")
-    usage = body.get("usage")
-    return Finish(stop_reason(finish_reason), usage_from_openai(usage) if isinstance(usage, dict) else None)
-
-
-def _parse_event(payload: str, url: str) -> dict[str, Any]:
-    try:
-        event = json.loads(payload)
-    except ValueError:
-        raise _Failure(f"Malformed stream from {url}: {_clip(payload, 200)!r} is not JSON") from None
-    if not isinstance(event, dict):
-        raise _Failure(f"Malformed stream from {url}: {_clip(payload, 200)!r} is not a JSON object")
-    if event.get("error"):
-        raise _Failure(f"Error from {url}: {error_message(event) or _clip(payload, 300)}")
-    return event
-
-
-def _choices(event: dict[str, Any], url: str) -> list[dict[str, Any]]:
-    """The first choice (pitree asks for one), or none (e.g. the final usage-only chunk)."""
-    choices = event.get("choices")
-    if choices is None:
-        return []
-    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-        raise _Failure(f"Malformed stream from {url}: 'choices' is not a list of objects")
-    return [c for c in choices if c.get("index", 0) == 0][:1]
-
-
-def stop_reason(finish_reason: Any) -> StopReason:
-    """``length`` stays ``length``; everything else (stop, tool_calls, content_filter, none) is ``stop``."""
-    return "length" if finish_reason == "length" else "stop"
-
-
-def usage_from_openai(usage: Mapping[str, Any]) -> dict[str, Any]:
-    """OpenAI usage in pi's shape. pi counts cached prompt tokens as ``cacheRead``, not ``input``."""
+def _usage(usage: Any) -> dict[str, Any]:
+    """OpenAI usage in pi's shape: pi counts cached prompt tokens as ``cacheRead``, not ``input``."""
 
     def number(value: Any) -> int:
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
-    prompt = number(usage.get("prompt_tokens"))
-    details = usage.get("prompt_tokens_details")
-    cached = min(number(details.get("cached_tokens")) if isinstance(details, dict) else 0, prompt)
-    return make_usage(prompt - cached, number(usage.get("completion_tokens")), cache_read=cached)
+    prompt = number(getattr(usage, "prompt_tokens", 0))
+    cached = min(number(getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0)), prompt)
+    return make_usage(prompt - cached, number(getattr(usage, "completion_tokens", 0)), cache_read=cached)
 
 
-# -- requests ---------------------------------------------------------------------------------
+def _message(body: object) -> str:
+    """The message in the error shapes servers use: OpenAI and vLLM ``{error: {message}}`` (the SDK
+    unwraps ``error``), Ollama and llama.cpp ``{error: "…"}``, FastAPI ``{detail}``, or plain text."""
+    while isinstance(body, Mapping):
+        body = next((body[key] for key in ("error", "message", "msg", "detail") if body.get(key)), "")
+    return clip(body.strip() if isinstance(body, str) else json.dumps(body, ensure_ascii=False) if body else "", 1000)
+
+
+def _causes(error: BaseException | None) -> Iterator[BaseException]:
+    """The chain of errors behind ``error`` (the SDK wraps httpx, which wraps the socket's error)."""
+    for _ in range(20):
+        if error is None:
+            return
+        yield error
+        error = error.__cause__ or error.__context__
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """pitree's provider messages (``convert_to_llm`` output) as Chat Completions messages."""
-    turns: list[tuple[str, list[dict[str, Any]]]] = []
-    for message in messages:
-        role = message.get("role")
-        content = message.get("content")
-        if role == "system":
-            target, parts = "system", _squash(_text_parts(content))
-        elif role == "user":
-            target, parts = "user", _squash(_user_parts(content))
-        elif role == "assistant":
-            if message.get("stopReason") in ("error", "aborted"):
-                continue
-            target, parts = "assistant", _squash(_assistant_parts(content))
-        elif role == "toolResult":
-            target, parts = "user", _squash(_tool_result_parts(message))
-        else:
-            continue
-        if not parts:
-            continue
-        if turns and turns[-1][0] == target and target != "system":
-            turns[-1] = (target, _squash(turns[-1][1] + parts, "\n\n"))
-        else:
-            turns.append((target, parts))
-    return [{"role": role, "content": _content(parts)} for role, parts in turns]
+    turns: list[tuple[str, list[str], list[dict[str, Any]]]] = []
+    for role, text, images in map(_readable, messages):
+        if turns and turns[-1][0] == role != "system":
+            turns[-1][1].append(text)
+            turns[-1][2].extend(images)
+        elif text or images:
+            turns.append((role, [text], images))
+    return [
+        {"role": role, "content": _content("\n\n".join(filter(None, texts)), images)} for role, texts, images in turns
+    ]
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def _content(text: str, images: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A plain string when there is no image: every server accepts that, not all accept parts."""
+    return ([{"type": "text", "text": text}] if text else []) + images if images else text
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [_text(content)]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
-
-
-def _text_parts(content: Any) -> list[dict[str, Any]]:
-    return [_text(b["text"]) for b in _blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
-
-
-def _image_part(block: dict[str, Any]) -> dict[str, Any] | None:
-    data, mime = block.get("data"), block.get("mimeType")
-    if not isinstance(data, str) or not isinstance(mime, str):
-        return None
-    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
-
-
-def _user_parts(content: Any) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    for block in _blocks(content):
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(_text(block["text"]))
-        elif block.get("type") == "image" and (image := _image_part(block)):
-            parts.append(image)
-    return parts
-
-
-def _assistant_parts(content: Any) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    for block in _blocks(content):
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(_text(block["text"]))
+def _readable(message: Message) -> tuple[str, str, list[dict[str, Any]]]:
+    """A message as (role, text, images) a model can read; the role is "" for what it should not see."""
+    role, content = message.get("role"), message.get("content")
+    texts, images = [content] if isinstance(content, str) and content else [], []
+    for block in content if isinstance(content, list) else []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
+            texts.append(block["text"])
         elif kind == "toolCall":
-            parts.append(_text(_tool_call_text(block)))
-        # "thinking" blocks are dropped on purpose (see the module docstring)
-    return parts
-
-
-def _tool_call_text(block: Mapping[str, Any]) -> str:
-    arguments = json.dumps(block.get("arguments", {}), ensure_ascii=False, sort_keys=True)
-    return f"[Tool call {block.get('name')} {arguments}]"
-
-
-def _tool_result_parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    header = f"[Tool result from {message.get('toolName')}{' (error)' if message.get('isError') else ''}]"
-    return [_text(header), *_user_parts(message.get("content"))]
-
-
-def _squash(parts: list[dict[str, Any]], separator: str = "\n") -> list[dict[str, Any]]:
-    """Adjacent text parts merged into one; empty text dropped."""
-    merged: list[dict[str, Any]] = []
-    for part in parts:
-        if part["type"] == "text":
-            if not part["text"]:
-                continue
-            if merged and merged[-1]["type"] == "text":
-                merged[-1] = _text(merged[-1]["text"] + separator + part["text"])
-                continue
-        merged.append(part)
-    return merged
-
-
-def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return parts[0]["text"]
-    return parts
+            texts.append(
+                f"[Tool call {block.get('name')} {json.dumps(block.get('arguments', {}), ensure_ascii=False, sort_keys=True)}]"
+            )
+        elif kind == "image" and isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str):
+            images.append(
+                {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
+            )
+    if role == "toolResult":
+        error = " (error)" if message.get("isError") else ""
+        return "user", "\n".join([f"[Tool result from {message.get('toolName')}{error}]", *texts]), images
+    if role in ("system", "user") or (role == "assistant" and message.get("stopReason") not in ("error", "aborted")):
+        return str(role), "\n".join(texts), images if role == "user" else []
+    return "", "", []
 
 
 def transcript(messages: Sequence[Message]) -> str:
     """The conversation as plain text for the summariser (tool results clipped: they can be huge)."""
     lines: list[str] = []
     for message in messages:
-        role = message.get("role")
-        content = message.get("content")
-        if role == "user":
-            text = content_text(content)
-            images = sum(1 for b in _blocks(content) if b.get("type") == "image")
-            lines.append(f"User: {text}" + " [image]" * images)
-        elif role == "assistant":
-            parts = _squash(_assistant_parts(content))
-            if parts:
-                lines.append(f"Assistant: {parts[0]['text']}")
-        elif role == "toolResult":
-            text = _clip(content_text(content), TOOL_RESULT_SUMMARY_CHARS)
-            lines.append(f"Tool result from {message.get('toolName')}: {text}")
+        role, text, images = _readable(message)
+        if message.get("role") == "toolResult":
+            result = text.partition("\n")[2]  # the text after the "[Tool result from …]" line
+            lines.append(f"Tool result from {message.get('toolName')}: {clip(result, 2000)}")
+        elif role == "user" or (role == "assistant" and text):
+            lines.append(f"{role.capitalize()}: {text}" + " [image]" * len(images))
     return "\n\n".join(lines)

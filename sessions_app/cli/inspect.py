@@ -1,8 +1,8 @@
-"""``inspect --json``: the document pitree-rules §6 defines, written without recursion.
+"""``inspect --json``: the document docs/format.md §12 defines, written without recursion.
 
-orjson refuses nesting deeper than 255 levels and the stdlib ``json`` overflows near 1000, but a chat
-tree nests one level per entry. So the ``tree`` value is written here by an explicit-stack writer over
-``tree.tree(index)``'s nodes, and orjson writes every other (flat) value.
+orjson refuses nesting deeper than 254 levels and the stdlib ``json`` overflows near 1000, but a chat
+tree nests one level per entry (and a hostile entry may nest a thousand levels). Every value goes
+through ``entries.dump_json``, which falls back to an explicit-stack writer when orjson refuses.
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
+from ..sessionfiles.entries import dump_json
 from ..sessionfiles.store import AT_LEAF, SessionFile
 from ..sessionfiles.tree import tree as tree_nodes
 
@@ -19,7 +18,7 @@ KEYS = ("sessionId", "version", "cwd", "parentSession", "leaf", "name", "labels"
 
 
 def inspect_fields(session: SessionFile, leaf: Any = AT_LEAF) -> dict[str, Any]:
-    """Every §6 field except ``tree`` (which is deep), in §6's order. ``leaf``: an entry id, or AT_LEAF."""
+    """Every field of docs/format.md §12.1 except ``tree`` (which is deep), in that order. ``leaf``: an entry id, or AT_LEAF."""
     index = session.index
     leaf_id = index.leaf_id if leaf is AT_LEAF else leaf
     rows = session.path_rows(leaf)
@@ -37,39 +36,11 @@ def inspect_fields(session: SessionFile, leaf: Any = AT_LEAF) -> dict[str, Any]:
 
 
 def inspect_json(session: SessionFile, leaf: Any = AT_LEAF) -> bytes:
-    """The whole §6 object as compact JSON bytes (no trailing newline)."""
-    values = {key: orjson.dumps(value) for key, value in inspect_fields(session, leaf).items()}
-    values["tree"] = tree_json(tree_nodes(session.index))
-    values["skipped"] = orjson.dumps([{"line": line, "reason": reason} for line, reason in session.index.skipped()])
-    return b"{" + b",".join(orjson.dumps(key) + b":" + values[key] for key in KEYS) + b"}"
-
-
-def tree_json(nodes: list[dict[str, Any]]) -> bytes:
-    """``[{..., "children": [...]}, ...]`` as JSON, at any depth: each node's own keys go through
-    orjson, ``children`` are walked with an explicit stack."""
-    out = bytearray(b"[")
-    stack = [iter(nodes)]
-    first = [True]
-    dumps = orjson.dumps
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            first.pop()
-            out += b"]}" if stack else b"]"
-            continue
-        if first[-1]:
-            first[-1] = False
-        else:
-            out += b","
-        out += b"{"
-        for key, value in node.items():
-            if key != "children":
-                out += dumps(key) + b":" + dumps(value) + b","
-        out += b'"children":['
-        stack.append(iter(node.get("children") or ()))
-        first.append(True)
-    return bytes(out)
+    """The whole object of docs/format.md §12 as compact JSON bytes (no trailing newline)."""
+    values = {key: dump_json(value) for key, value in inspect_fields(session, leaf).items()}
+    values["tree"] = dump_json(tree_nodes(session.index))
+    values["skipped"] = dump_json([{"line": line, "reason": reason} for line, reason in session.index.skipped()])
+    return b"{" + b",".join(dump_json(key) + b":" + values[key] for key in KEYS) + b"}"
 
 
 def summary_lines(session: SessionFile, leaf: Any = AT_LEAF) -> Iterator[str]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..sessionfiles.catalog import SessionInfo, describe
-from .transcript import one_line
+from .transcript import terminal_line
 
 MIN_SHORT_ID = 8
 TITLE_WIDTH = 72
@@ -82,8 +82,9 @@ def ls_lines(forest: Sequence[tuple[SessionInfo, int]], now_ms: int) -> Iterator
         for info, depth in members:
             count, when = columns[info.path]
             nest = "   " * (depth - 1) + "↳ " if depth else ""
-            title = one_line(info.title, TITLE_WIDTH)
-            yield f"  {info.id[:width]:<{width}}  {count:>{count_width}}  {when:<{age_width}}  {nest}{title}"
+            title = terminal_line(info.title, TITLE_WIDTH)
+            short = terminal_line(info.id)[:width]  # an id may hold line breaks or escape sequences
+            yield f"  {short:<{width}}  {count:>{count_width}}  {when:<{age_width}}  {nest}{title}"
 
 
 def ls_json(forest: Sequence[tuple[SessionInfo, int]]) -> list[dict[str, Any]]:

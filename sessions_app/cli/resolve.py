@@ -13,12 +13,12 @@ class FileArgumentError(SessionError):
     """A FILE argument that names no readable session file."""
 
 
-def resolve_file(argument: str, sessions_dir: Path) -> Path:
+def resolve_file(argument: str, catalog: Catalog) -> Path:
     """The session file a FILE argument names.
 
     An existing path wins. Something that looks like a path (ends in ``.jsonl`` or contains a path
     separator) but does not exist is an error; anything else is looked up as a session id, then as a
-    unique id prefix, under ``sessions_dir``.
+    unique id prefix, in the catalog's folder (which opens only the session found).
     """
     path = Path(argument).expanduser()
     if path.is_dir():
@@ -30,10 +30,10 @@ def resolve_file(argument: str, sessions_dir: Path) -> Path:
     if not argument.strip():
         raise FileArgumentError("empty FILE argument")
     try:
-        return Catalog(sessions_dir).find(argument).path
+        return catalog.find(argument).path
     except UnknownSession:
         raise FileArgumentError(
-            f"{argument}: no such file, and no session id starting with it in {sessions_dir}"
+            f"{argument}: no such file, and no session id starting with it in {catalog.root}"
         ) from None
 
 

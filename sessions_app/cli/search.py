@@ -9,7 +9,7 @@ from typing import Any
 from ..search.index import Hit, Segment
 from ..search.results import Results
 from .listing import short_id_length
-from .transcript import one_line
+from .transcript import terminal_line
 
 TITLE_WIDTH = 60
 # Control characters (C0 and C1) could drive the terminal: text from session files never carries them out.
@@ -24,9 +24,9 @@ def search_lines(results: Results) -> Iterator[str]:
         return
     width = short_id_length([hit.session_id for hit in results.hits])
     for hit in results.hits:
-        title = _safe(one_line(hit.title, TITLE_WIDTH))
+        title = _safe(terminal_line(hit.title, TITLE_WIDTH))
         yield f"{hit.session_id[:width]}  {_safe(hit.entry_id)}  {hit.kind}  {hit.when}  {title}"
-        yield "    " + _safe(one_line("".join(f"**{s.text}**" if s.match else s.text for s in hit.snippet)))
+        yield "    " + _safe(terminal_line("".join(f"**{s.text}**" if s.match else s.text for s in hit.snippet)))
     if results.has_next:
         yield f"(more: --page {results.page + 1})"
 

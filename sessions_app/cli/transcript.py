@@ -1,7 +1,7 @@
 """Entries as text: transcript blocks for ``show``, one-line previews for ``tree``.
 
 Every entry type pi writes has a rendering; an unknown type (or message role) is shown as its raw JSON.
-``leaf`` markers never reach this module: they are not on any path (pitree-rules §2).
+``leaf`` markers never reach this module: they are not on any path (docs/format.md §5.3).
 """
 
 from __future__ import annotations
@@ -10,36 +10,43 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import orjson
+from ..sessionfiles.entries import dump_json, one_line
 
 Entry = dict[str, Any]
 INDENT = "  "
-_SPACES = re.compile(r"\s+")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 # ---------------------------------------------------------------------------------- small pieces
 
 
 def raw_json(value: Any) -> str:
-    """Compact JSON, as stored (non-ASCII raw)."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return repr(value)
+    """Compact JSON, as stored (non-ASCII raw), at any depth."""
+    return dump_json(value).decode()
 
 
-def one_line(text: str, width: int | None = None) -> str:
-    """``text`` with every whitespace run as one space, cut to ``width`` characters with an ellipsis."""
-    flat = _SPACES.sub(" ", text).strip()
-    if width is not None and len(flat) > width:
-        return flat[: max(width - 1, 0)] + "…"
-    return flat
+def text(value: Any) -> str:
+    """A stored value where text is expected: a string as is, other scalars as ``str`` writes them,
+    lists and objects as JSON (``str`` of a value nested a thousand levels deep would overflow)."""
+    return raw_json(value) if isinstance(value, list | dict) else str(value)
+
+
+def printable(line: str) -> str:
+    """``line`` safe to print: control characters (an escape sequence in a session file could rewrite
+    the terminal) and lone surrogates (a file name that is not UTF-8) become U+FFFD; tabs and
+    newlines stay."""
+    return _UNPRINTABLE.sub("\ufffd", line)
+
+
+def terminal_line(text: str, width: int | None = None) -> str:
+    """``one_line`` made safe to print (see ``printable``)."""
+    return printable(one_line(text, width))
 
 
 def when(timestamp: Any) -> str:
     """An entry's ISO timestamp, shortened for reading (``2026-03-02 09:15:09``)."""
     if not isinstance(timestamp, str) or len(timestamp) < 19 or timestamp[10] != "T":
-        return str(timestamp) if timestamp else "?"
+        return text(timestamp) if timestamp else "?"
     return f"{timestamp[:10]} {timestamp[11:19]}"
 
 
@@ -49,14 +56,16 @@ def block_text(block: Any) -> str:
         return raw_json(block)
     kind = block.get("type")
     if kind == "text":
-        return str(block.get("text", ""))
+        return text(block.get("text", ""))
     if kind == "image":
-        return f"[image {block.get('mimeType', '')}]".replace(" ]", "]")
+        return f"[image {text(block.get('mimeType', ''))}]".replace(" ]", "]")
     return raw_json(block)
 
 
-def content_text(content: Any) -> str:
-    """A message ``content`` (string or block list) as text, blocks on separate lines."""
+def content_as_shown(content: Any) -> str:
+    """A message ``content`` as a transcript shows it: every block on its own line, images and other
+    blocks as markers. (The core's ``content_text`` keeps text blocks only: what a preview or the model
+    reads, not what a reader must be shown.)"""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -75,11 +84,11 @@ def tool_call(block: Mapping[str, Any]) -> str:
         inner = ""
     else:
         inner = raw_json(arguments)
-    return f"{block.get('name', '?')}({inner})"
+    return f"{text(block.get('name', '?'))}({inner})"
 
 
 def _model_name(provider: Any, model: Any) -> str:
-    return "/".join(str(part) for part in (provider, model) if part)
+    return "/".join(text(part) for part in (provider, model) if part)
 
 
 # ---------------------------------------------------------------------------------- previews (tree)
@@ -88,7 +97,7 @@ def _model_name(provider: Any, model: Any) -> str:
 def preview(entry: Entry, width: int = 70) -> str:
     """``kind: text`` on one line — what ``tree`` shows for a node."""
     kind, text = _preview_parts(entry)
-    text = one_line(text, width)
+    text = terminal_line(text, width)
     return f"{kind}: {text}" if text else kind
 
 
@@ -104,37 +113,37 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
             return "assistant", _assistant_preview(content)
         if role == "toolResult":
             error = " (error)" if message.get("isError") else ""
-            return f"toolResult {message.get('toolName', '?')}{error}", content_text(content)
+            return f"toolResult {text(message.get('toolName', '?'))}{error}", content_as_shown(content)
         if role == "bashExecution":
-            return "bash", f"$ {message.get('command', '')}{_exit_note(message)}"
+            return "bash", f"$ {text(message.get('command', ''))}{_exit_note(message)}"
         if role == "custom":
-            return f"custom {message.get('customType', '')}".strip(), content_text(content)
+            return f"custom {text(message.get('customType', ''))}".strip(), content_as_shown(content)
         if role in ("user", "system"):
-            return str(role), content_text(content)
+            return str(role), content_as_shown(content)
         return f"message {role}" if isinstance(role, str) else "message", raw_json(message)
     if kind == "model_change":
         return kind, _model_name(entry.get("provider"), entry.get("modelId"))
     if kind == "thinking_level_change":
-        return kind, str(entry.get("thinkingLevel"))
+        return kind, text(entry.get("thinkingLevel"))
     if kind == "compaction":
-        return kind, str(entry.get("summary", ""))
+        return kind, text(entry.get("summary", ""))
     if kind == "branch_summary":
-        return kind, str(entry.get("summary", ""))
+        return kind, text(entry.get("summary", ""))
     if kind == "custom_message":
-        return f"custom_message {entry.get('customType', '')}".strip(), content_text(entry.get("content"))
+        return f"custom_message {text(entry.get('customType', ''))}".strip(), content_as_shown(entry.get("content"))
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return "custom", f"{entry.get('customType', '')}{data}"
+        return "custom", f"{text(entry.get('customType', ''))}{data}"
     if kind == "label":
         return kind, _label_text(entry)
     if kind == "session_info":
         name = entry.get("name")
-        return kind, f"name {name!r}" if name else "name cleared"
+        return kind, f"name {text(name)!r}" if name else "name cleared"
     if kind == "context_edit":
         return kind, _context_edit_text(entry)
     if kind == "usage":
         return kind, _usage_text(entry)
-    return str(kind), raw_json(entry)
+    return text(kind), raw_json(entry)
 
 
 def _assistant_preview(content: Any) -> str:
@@ -143,8 +152,8 @@ def _assistant_preview(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    if any(str(text).strip() for text in texts):
-        return " ".join(str(text) for text in texts)
+    if any(text(part).strip() for part in texts):
+        return " ".join(text(part) for part in texts)
     calls = [tool_call(b) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
     if calls:
         return "→ " + ", ".join(calls)
@@ -157,32 +166,32 @@ def _exit_note(message: Mapping[str, Any]) -> str:
     if message.get("cancelled"):
         return "  (cancelled)"
     code = message.get("exitCode")
-    return f"  (exit {code})" if code is not None else ""
+    return f"  (exit {text(code)})" if code is not None else ""
 
 
 def _label_text(entry: Entry) -> str:
     label = entry.get("label")
     target = entry.get("targetId")
-    return f"{label!r} on {target}" if label else f"cleared on {target}"
+    return f"{text(label)!r} on {text(target)}" if label else f"cleared on {text(target)}"
 
 
 def _context_edit_text(entry: Entry) -> str:
     replacement = entry.get("replacement")
     target = entry.get("targetId")
     if replacement is None:
-        return f"{target} dropped from the context"
+        return f"{text(target)} dropped from the context"
     content = replacement.get("content") if isinstance(replacement, dict) else replacement
-    return f"{target} replaced by {one_line(content_text(content))!r}"
+    return f"{text(target)} replaced by {terminal_line(content_as_shown(content))!r}"
 
 
 def _usage_text(entry: Entry) -> str:
     usage = entry.get("usage")
     total = usage.get("totalTokens") if isinstance(usage, dict) else None
-    parts = [str(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
+    parts = [text(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
     if total is not None:
-        parts.append(f"{total} tokens")
+        parts.append(f"{text(total)} tokens")
     if entry.get("note"):
-        parts.append(str(entry["note"]))
+        parts.append(text(entry["note"]))
     return " · ".join(part for part in parts if part)
 
 
@@ -198,7 +207,8 @@ def render_transcript(entries: Iterable[Entry], labels: Mapping[str, Any]) -> It
     """
     previous_single = None
     for entry in entries:
-        label = labels.get(str(entry.get("id")))
+        entry_id = entry.get("id")
+        label = labels.get(entry_id) if isinstance(entry_id, str) else None
         if isinstance(label, tuple):
             label = label[0]
         lines = render_entry(entry, label)
@@ -214,7 +224,7 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
 
     Settings changes and other metadata are single lines starting with ``·``.
     """
-    entry_id = entry.get("id", "?")
+    entry_id = text(entry.get("id", "?"))
     label_note = f"  (label: {label})" if label else ""
     one_liner = _one_liner(entry)
     if one_liner is not None:
@@ -224,8 +234,8 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
     if details:
         header += "  " + " · ".join(details)
     lines = [header + label_note]
-    for text in body:
-        lines.extend(INDENT + line for line in text.split("\n"))
+    for part in body:
+        lines.extend(INDENT + line for line in part.split("\n"))
     return lines
 
 
@@ -234,15 +244,15 @@ def _one_liner(entry: Entry) -> str | None:
     if kind == "model_change":
         return f"model → {_model_name(entry.get('provider'), entry.get('modelId'))}"
     if kind == "thinking_level_change":
-        return f"thinking level → {entry.get('thinkingLevel')}"
+        return f"thinking level → {text(entry.get('thinkingLevel'))}"
     if kind == "label":
         return f"label {_label_text(entry)}"
     if kind == "session_info":
         name = entry.get("name")
-        return f"session name → {name!r}" if name else "session name cleared"
+        return f"session name → {text(name)!r}" if name else "session name cleared"
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return f"custom {entry.get('customType', '')}{data}"
+        return f"custom {text(entry.get('customType', ''))}{data}"
     if kind == "context_edit":
         return f"context edit: {_context_edit_text(entry)}"
     if kind == "usage":
@@ -256,58 +266,61 @@ def _block(entry: Entry) -> tuple[str, list[str], list[str]]:
     if kind == "message" and isinstance(entry.get("message"), dict):
         return _message_block(entry["message"], entry)
     if kind == "compaction":
-        details = [f"keeps from {entry.get('firstKeptEntryId')}", f"{entry.get('tokensBefore')} tokens before"]
-        return "compaction", details, [str(entry.get("summary", ""))]
+        details = [
+            f"keeps from {text(entry.get('firstKeptEntryId'))}",
+            f"{text(entry.get('tokensBefore'))} tokens before",
+        ]
+        return "compaction", details, [text(entry.get("summary", ""))]
     if kind == "branch_summary":
-        return "branch summary", [f"from {entry.get('fromId')}"], [str(entry.get("summary", ""))]
+        return "branch summary", [f"from {text(entry.get('fromId'))}"], [text(entry.get("summary", ""))]
     if kind == "custom_message":
-        details = [str(entry.get("customType", ""))]
+        details = [text(entry.get("customType", ""))]
         if not entry.get("display"):
             details.append("not displayed")
-        return "custom message", details, [content_text(entry.get("content"))]
-    return str(kind), ["unknown entry type, raw"], [raw_json(entry)]
+        return "custom message", details, [content_as_shown(entry.get("content"))]
+    return text(kind), ["unknown entry type, raw"], [raw_json(entry)]
 
 
 def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[str], list[str]]:
     role = message.get("role")
     content = message.get("content")
     if role == "user":
-        return "user", [], [content_text(content)]
+        return "user", [], [content_as_shown(content)]
     if role == "assistant":
         details = [_model_name(message.get("provider"), message.get("model"))]
         stop = message.get("stopReason")
         if stop not in (None, "stop", "toolUse"):
-            details.append(f"stopped: {stop}")
+            details.append(f"stopped: {text(stop)}")
         body = _assistant_body(content)
         if message.get("errorMessage"):
-            body.append(f"[error] {message['errorMessage']}")
+            body.append(f"[error] {text(message['errorMessage'])}")
         return "assistant", [d for d in details if d], body
     if role == "toolResult":
-        details = [str(message.get("toolName", "?"))]
+        details = [text(message.get("toolName", "?"))]
         if message.get("isError"):
             details.append("ERROR")
-        return "tool result", details, [content_text(content)]
+        return "tool result", details, [content_as_shown(content)]
     if role == "bashExecution":
         details = []
         if message.get("cancelled"):
             details.append("cancelled")
         elif message.get("exitCode") is not None:
-            details.append(f"exit code {message.get('exitCode')}")
+            details.append(f"exit code {text(message.get('exitCode'))}")
         if message.get("truncated"):
             details.append("output truncated")
         if message.get("excludeFromContext"):
             details.append("not in context")
-        output = str(message.get("output") or "").rstrip("\n")
-        body = [f"$ {message.get('command', '')}"] + ([output] if output else [])
+        output = text(message.get("output") or "").rstrip("\n")
+        body = [f"$ {text(message.get('command', ''))}"] + ([output] if output else [])
         return "bash", details, body
     if role == "custom":
-        details = [str(message.get("customType", ""))]
+        details = [text(message.get("customType", ""))]
         if message.get("display") is False:
             details.append("not displayed")
-        return "custom", [d for d in details if d], [content_text(content)]
+        return "custom", [d for d in details if d], [content_as_shown(content)]
     if role == "system":
-        return "system", [], [content_text(content)]
-    return f"message {role}", ["unknown role, raw"], [raw_json(entry)]
+        return "system", [], [content_as_shown(content)]
+    return f"message {text(role)}", ["unknown role, raw"], [raw_json(entry)]
 
 
 def _assistant_body(content: Any) -> list[str]:
@@ -322,7 +335,7 @@ def _assistant_body(content: Any) -> list[str]:
             if block.get("redacted"):
                 body.append("(thinking, redacted)")
             else:
-                body.append("(thinking) " + str(block.get("thinking", "")))
+                body.append("(thinking) " + text(block.get("thinking", "")))
         elif kind == "toolCall":
             body.append("→ " + tool_call(block))
         else:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import iso_to_ms
+from ..sessionfiles.instants import iso_to_ms
 from ..sessionfiles.store import SessionFile
 from .entries import EntryView, present, preview
 from .worddiff import Budget, WordDiff, word_diff

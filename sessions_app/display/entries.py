@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import content_text
+from ..sessionfiles.entries import content_text, dump_json, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 
@@ -69,6 +69,7 @@ class EntryView:
     meta: str = ""
     raw: str = ""
     navigator: Navigator | None = None
+    line: tuple[str, int, int] = ("", 0, 0)  # (file, byte offset, length): which stored line this shows
 
     @property
     def dom_id(self) -> str:
@@ -119,6 +120,7 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
         parent_id=index.ids[parent] if parent >= 0 else None,
         label=label[0] if label else None,
         navigator=navigator,
+        line=(str(session.path), index.offsets[row], index.lengths[row]),
     )
     _fill(view, entry)
     return view
@@ -226,10 +228,11 @@ def image_data_url(block: dict[str, Any]) -> str:
 
 
 def _pretty(value: Any) -> str:
+    """Indented JSON for a raw view; a value nested deeper than orjson writes is shown compact."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        return repr(value)
+    except orjson.JSONEncodeError:
+        return dump_json(value).decode()
 
 
 def navigator_for(index: SessionIndex, row: int) -> Navigator | None:
@@ -279,5 +282,4 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
         text = f"thinking {entry.get('thinkingLevel')}"
     else:
         text = str(kind)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)

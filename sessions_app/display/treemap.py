@@ -75,7 +75,9 @@ def tree_map(session: SessionFile, position: int | None, forks: Sequence[Fork] =
     """The map of ``session`` seen from ``position`` (the tab's leaf: its path is highlighted)."""
     index = session.index
     parents = index.parents
-    children_count = Counter(parents)  # leaf markers and superseded rows have no parent: not counted
+    # Rows of this snapshot only (the columns may be longer); leaf markers and superseded rows have no
+    # parent, so they count as nobody's child.
+    children_count = Counter(parents[: len(index)])
     branch_points = {row for row, count in children_count.items() if count > 1 and row != NO_PARENT}
     ends = {row for row in set(range(len(index))).difference(children_count) if index.is_node(row)}
     heads = {child for row in branch_points for child in index.children(row)}
@@ -90,11 +92,15 @@ def tree_map(session: SessionFile, position: int | None, forks: Sequence[Fork] =
     kept = levels[level]
 
     on_path = set(ancestors(index, position)) if position is not None else set()
-    rows = sorted(kept, key=index.child_key)
+    drawn_parents = {row: _drawn_parent(parents, row, kept) for row in sorted(kept)}
+    siblings: dict[int, list[int]] = {}
+    for row, (above, _) in drawn_parents.items():
+        siblings.setdefault(above, []).append(row)
+    rows = [row for group in siblings.values() for row in index.order_children(group)]  # pi's child order
     previews = [preview(entry, 160) for entry in session.entries(rows)]
     nodes = [MapNode(START, None, "start")]
     for row, text in zip(rows, previews):
-        above, folded = _drawn_parent(parents, row, kept)
+        above, folded = drawn_parents[row]
         label = index.labels.get(index.ids[row])
         nodes.append(
             MapNode(
@@ -121,7 +127,7 @@ def tree_map(session: SessionFile, position: int | None, forks: Sequence[Fork] =
                 fork_leaf=fork.leaf,
             )
         )
-    hidden = sorted(labelled - kept, key=index.child_key)
+    hidden = sorted(labelled - kept)
     return TreeMap(
         nodes=nodes,
         entries=index.node_count,

@@ -169,8 +169,7 @@ def _shown_children(session: SessionFile, shown: set[int]) -> dict[int, list[int
             nearest[row] = row
         else:
             nearest[row] = above
-    key = index.child_key
-    for siblings in children.values():
+    for above, siblings in children.items():
         if len(siblings) > 1:
-            siblings.sort(key=key)
+            children[above] = index.order_children(siblings)
     return children

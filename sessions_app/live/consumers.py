@@ -38,8 +38,12 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Tabs only listen; anything they send is ignored."""
 
-    async def reply_chunk(self, event: dict[str, Any]) -> None:
-        """Append a piece of a reply in progress to the tab that asked for it (others have no such element)."""
+    async def reply_progress(self, event: dict[str, Any]) -> None:
+        """The whole text so far of a reply being written, into the tab that shows its placeholder (other
+        tabs have no such element; the Live work will show it there too)."""
         await self.send(
-            text_data=f'<span id="stream-{escape(event["stream"])}" hx-swap-oob="beforeend">{escape(event["text"])}</span>'
+            text_data=f'<div id="stream-{escape(event["reply"])}" hx-swap-oob="innerHTML">{escape(event["text"])}</div>'
         )
+
+    async def reply_finished(self, event: dict[str, Any]) -> None:
+        """The stored entry reaches this tab with the answer to its request; nothing to do here yet."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -25,11 +24,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from ..sessionfiles.catalog import SessionInfo
 from ..sessionfiles.errors import SessionError
-from ..sessionfiles.store import SessionFile, read_chunks
+from ..sessionfiles.lines import BadLine, loads_line
+from ..sessionfiles.store import MAX_LINE_BYTES, LongLine, SessionFile, open_regular, read_chunks
 from .extract import searchable_text
 from .query import fts_query
 from .text import MATCH_END, MATCH_START, TOKEN_CATEGORIES, display_form, index_form
@@ -254,13 +252,10 @@ class SearchIndex:
         ).fetchone()
         known = _Known(*found) if found else None
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
-        except OSError:
+            fd, st = open_regular(path)  # a FIFO or a device swapped in must neither block nor be read
+        except (OSError, SessionError):
             return None
-        with open(fd, "rb", buffering=0) as handle:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None
+        with open(fd, "rb", buffering=0):  # closes the descriptor
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             if known is not None and (known.device, known.inode, known.size, known.mtime_ns) == stamp:
                 return None  # another writer caught up on it while this one waited for the lock
@@ -270,7 +265,7 @@ class SearchIndex:
             if info.version < 3:
                 rows, offset = _legacy_rows(info.path)
             else:
-                rows, offset = _rows_after(handle, start)
+                rows, offset = _rows_after(fd, start, st.st_size)
             start_prefix = max(0, offset - _PREFIX_CHECK)
             prefix = os.pread(fd, offset - start_prefix, start_prefix)
         values = (info.id, *stamp, info.version, offset, prefix)
@@ -345,14 +340,21 @@ def _grew(known: _Known, info: SessionInfo, st: os.stat_result, fd: int) -> bool
     return os.pread(fd, len(known.prefix), start) == known.prefix
 
 
-def _rows_after(handle: object, start: int) -> tuple[list[Row], int]:
-    """Searchable entries of the whole lines from ``start`` on, and the offset after the last one.
+def _rows_after(fd: int, start: int, stop: int) -> tuple[list[Row], int]:
+    """Searchable entries of the whole lines from ``start`` to ``stop``, and the offset after the last one.
 
-    An unterminated last line that holds a whole JSON object is an entry (pi reads it so), but the
-    offset stays before it: it is read again once complete, and its row replaced by the same one."""
+    Lines are read as the session reader reads them (``read_chunks``, ``loads_line``): a line over the
+    length limit is passed over, never buffered. An unterminated last line that holds a whole JSON object
+    is an entry (pi reads it so), but the offset stays before it: it is read again once complete, and its
+    row replaced by the same one."""
     rows: list[Row] = []
     offset = start
-    for buf, base, end in read_chunks(handle, start):
+    for piece in read_chunks(fd, start, stop, MAX_LINE_BYTES):
+        if isinstance(piece, LongLine):
+            if piece.terminated:
+                offset = piece.end + 1
+            continue
+        buf, base, end = piece
         view = memoryview(buf)
         if not end:
             if buf.strip():
@@ -369,8 +371,8 @@ def _rows_after(handle: object, start: int) -> tuple[list[Row], int]:
 
 def _add_row(line: memoryview, rows: list[Row]) -> None:
     try:
-        entry = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        entry = loads_line(bytes(line))
+    except BadLine:
         return  # not an entry: the session's own reader reports it
     if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
         return

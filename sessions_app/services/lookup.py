@@ -10,34 +10,29 @@ from django.conf import settings
 from django.http import Http404
 
 from ..sessionfiles.catalog import AmbiguousId, Catalog, UnknownSession
-from ..sessionfiles.errors import NotASession
 from ..sessionfiles.store import SessionFile
 
 
 @lru_cache(maxsize=4)
-def _catalog_for(root: Path) -> Catalog:
-    return Catalog(root)
+def _catalog_for(root: Path, max_line_bytes: int) -> Catalog:
+    return Catalog(root, max_line_bytes=max_line_bytes)
 
 
 def catalog() -> Catalog:
-    """The catalog of the configured sessions folder (one per folder, so its listing cache is shared)."""
-    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR))
+    """The catalog of the configured sessions folder (one per folder, so its caches are shared)."""
+    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR), settings.PITREE_MAX_LINE_BYTES)
 
 
 def open_session(session_id: str) -> SessionFile:
     """The session with this id, up to date; 404 when there is none (or the id is held twice).
 
-    A file named for this id that is not a readable session raises NotASession with the reason, so
-    the user learns why it does not open instead of seeing "not found"."""
-    cat = catalog()
+    A file named for this id that is not a readable session raises NotASession (from ``locate``) with
+    the reason, so the user learns why it does not open instead of seeing "not found"."""
     try:
-        path = cat.locate(session_id)
+        path = catalog().locate(session_id)
     except (UnknownSession, AmbiguousId) as error:
-        for broken, reason in cat.problems.items():
-            if broken.name.endswith(f"_{session_id}.jsonl"):
-                raise NotASession(f"{broken.name}: {reason}") from None
         raise Http404(str(error)) from None
-    return SessionFile.open(path, fsync=settings.PITREE_FSYNC)
+    return SessionFile.open(path, fsync=settings.PITREE_FSYNC, max_line_bytes=settings.PITREE_MAX_LINE_BYTES)
 
 
 def entry_row(session: SessionFile, entry_id: str) -> int:

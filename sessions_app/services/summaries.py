@@ -34,7 +34,9 @@ async def compact(
     if not folded:
         raise SessionError("Nothing before that entry to compact")
     context = build_session_context(path)
-    reply = await get_assistant().asummarize(convert_to_llm(build_session_context(folded).messages), instructions)
+    reply = (
+        await get_assistant().summarize(convert_to_llm(build_session_context(folded).messages), instructions).collect()
+    )
     if not reply.ok or not reply.text.strip():
         raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")
     return await asyncio.to_thread(
@@ -57,9 +59,13 @@ async def summarize_abandoned_branch(
         return None
     abandoned.reverse()
     entries = await asyncio.to_thread(session.entries, abandoned)
-    reply = await get_assistant().asummarize(
-        convert_to_llm(build_session_context(entries).messages),
-        "Summarise this abandoned branch of the conversation: what was tried and what came of it.",
+    reply = (
+        await get_assistant()
+        .summarize(
+            convert_to_llm(build_session_context(entries).messages),
+            "Summarise this abandoned branch of the conversation: what was tried and what came of it.",
+        )
+        .collect()
     )
     if not reply.ok or not reply.text.strip():
         raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")

@@ -1,26 +1,43 @@
 """A folder of sessions in pi's layout (``<root>/--<encoded cwd>--/<ts>_<id>.jsonl``, or flat).
 
-Listing gives pi's SessionInfo fields (pi-format 3.10) and re-reads only files whose (inode, size,
-mtime) changed since the last listing. Lineage comes from headers' ``parentSession``: matched by path,
-then by file name (the name carries the session id), so a sessions folder copied from elsewhere still
-nests its forks.
+A sessions folder is shared with other programs, so anything may be in it. Only regular files are
+opened; FIFOs, sockets, devices, folders and broken or looping links named ``*.jsonl`` are reported,
+never opened. Whatever one file holds, the others are listed: each file's failure is its own report.
+
+Three caches keep the folder from being read again and again:
+
+- the listing (pi's SessionInfo fields, pi-format 3.10) re-reads only files whose (device, inode,
+  size, mtime) changed since the last listing; a file that failed is remembered the same way;
+- a session is found by its id from file names (``<ts>_<id>.jsonl``), so opening one session reads
+  no other file; only an id that no file name carries makes the catalog read headers;
+- lineage (which file was forked from which) comes from headers' ``parentSession``, and headers never
+  change once written: it is rebuilt only when a file is added or removed, which a folder's mtime
+  tells, and then reads only the headers of files it has not seen. Parents are matched by path, then
+  by file name (the name carries the session id), so a sessions folder copied from elsewhere still
+  nests its forks.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .entries import content_text, format_iso, iso_to_ms
-from .errors import SessionError
-from .store import SessionFile
+from .entries import content_text
+from .errors import NotASession, SessionError
+from .index import MAX_LINE_BYTES
+from .instants import format_iso, iso_to_ms
+from .store import SessionFile, file_kind, read_header
 
 NO_MESSAGES = "(no messages)"
+
+URL_SAFE_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
+"""pi's rule for the session ids it accepts, at most 128 characters: what a session URL may carry."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +65,12 @@ class SessionInfo:
         """What pi's picker shows: the name, else the first message."""
         return self.name or self.first_message
 
+    @property
+    def url_id(self) -> str | None:
+        """The id, when a URL can carry it (pi's id rule); None for a header id with ``/``, spaces,
+        ``%`` and the like, or longer than 128 characters: such a session is listed without a link."""
+        return self.id if URL_SAFE_ID.fullmatch(self.id) else None
+
 
 def session_info(session: SessionFile) -> SessionInfo:
     """pi's SessionInfo for an open file (name, counts, first message, activity time)."""
@@ -55,8 +78,8 @@ def session_info(session: SessionFile) -> SessionInfo:
     header = session.header
     created = header.get("timestamp")
     modified = index.last_activity_ms
-    if modified is None:
-        modified = iso_to_ms(created)
+    if modified is None or modified <= 0:  # pi: no positive activity time, then the header's
+        modified = iso_to_ms(created) if isinstance(created, str) else None
     if modified is None:
         modified = session.path.stat().st_mtime_ns // 1_000_000
     return SessionInfo(
@@ -76,10 +99,10 @@ def session_info(session: SessionFile) -> SessionInfo:
 
 def _first_message(session: SessionFile) -> str:
     index = session.index
-    for row, role in enumerate(index.roles):
-        if role == "user" and index.types[row] == "message":
-            message = session.entries([row])[0].get("message") or {}
-            text = content_text(message.get("content"))
+    for row in range(len(index)):
+        if index.roles[row] == "user" and index.types[row] == "message":
+            message = session.entries([row])[0].get("message")
+            text = content_text(message.get("content")) if isinstance(message, dict) else ""
             if text.strip():
                 return text
     return NO_MESSAGES
@@ -93,120 +116,251 @@ class UnknownSession(SessionError):
     """No session with that id."""
 
 
+@dataclass(frozen=True)
+class _Header:
+    """What lineage and lookups need of a header (which never changes once written)."""
+
+    id: str
+    parent: str | None
+
+
+Stamp = tuple[int, int, int, int]  # device, inode, size, mtime: a file unchanged since it was read
+
+
+def _stamp(st: os.stat_result) -> Stamp:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass
+class _Folder:
+    """The headers of every session file and who was forked from whom, as of ``key``."""
+
+    key: tuple[tuple[str, int], ...]
+    headers: dict[str, _Header]
+    parents: dict[str, str]
+    forks: dict[str, list[str]]
+
+
 class Catalog:
     """The sessions under one root folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self.root = Path(root).expanduser()
-        self._infos: dict[str, tuple[tuple[int, int, int, int], SessionInfo]] = {}
-        self.problems: dict[Path, str] = {}  # files that are not readable sessions, and why
+        self.max_line_bytes = max_line_bytes
+        self.problems: dict[Path, str] = {}  # what was not listed at the last listing, and why
         self._lock = threading.Lock()
-        self._located: dict[str, Path] = {}
+        self._infos: dict[str, tuple[Stamp, SessionInfo]] = {}  # the listing, by path
+        self._failures: dict[str, tuple[Stamp, str]] = {}  # files that are no readable session, and why
+        self._headers: dict[str, tuple[Stamp, _Header | str]] = {}
+        self._folder: _Folder | None = None
+        self._located: dict[str, str] = {}
 
-    def locate(self, session_id: str) -> Path:
-        """The file of the session with exactly this id, without listing the folder when it was seen
-        before: a web request resolves its URL's id here on every hit."""
-        path = self._located.get(session_id)
-        if path is not None:
-            try:
-                if SessionFile.open(path).session_id == session_id:
-                    return path
-            except (SessionError, OSError):
-                pass
-        matches = [info for info in self.sessions() if info.id == session_id]
-        if not matches:
-            raise UnknownSession(f"no session with id {session_id!r} under {self.root}")
-        if len(matches) > 1:
-            raise AmbiguousId(
-                f"{len(matches)} files hold session {session_id!r}: {', '.join(str(m.path) for m in matches)}"
-            )
-        self._located[session_id] = matches[0].path
-        return matches[0].path
+    # ------------------------------------------------------------------ the folder
 
-    def files(self) -> Iterator[tuple[Path, os.stat_result]]:
-        """Every ``*.jsonl`` file in the root and its sub-folders (symlinked folders followed, broken links ignored)."""
-        for path, st in self._scan():
-            yield Path(path), st
-
-    def _scan(self) -> Iterator[tuple[str, os.stat_result]]:
-        """``files()`` with plain string paths (a ``Path`` per file is most of a warm listing's cost)."""
+    def _folders(self) -> list[str]:
+        """The root and its sub-folders (broken and looping links are no folders)."""
         if not self.root.is_dir():
-            return
-        folders = [str(self.root)]
-        with os.scandir(self.root) as it:
-            folders += sorted(e.path for e in it if _is_dir(e))
-        for folder in folders:
+            return []
+        try:
+            with os.scandir(self.root) as it:
+                return [str(self.root), *sorted(e.path for e in it if _is_dir(e))]
+        except OSError:
+            return [str(self.root)]
+
+    def _scan(self) -> tuple[list[tuple[str, os.stat_result]], dict[Path, str]]:
+        """The regular ``*.jsonl`` files with their stat (plain string paths: a ``Path`` per file is
+        most of a warm listing's cost), and the other ``*.jsonl`` names of sub-folders with what they are."""
+        files: list[tuple[str, os.stat_result]] = []
+        odd: dict[Path, str] = {}
+        root = str(self.root)
+        for folder in self._folders():
             try:
                 with os.scandir(folder) as it:
-                    found = [e for e in it if e.name.endswith(".jsonl")]
+                    found = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
             except OSError:
                 continue
-            found.sort(key=lambda e: e.name)
             for item in found:
                 try:
-                    st = item.stat()
-                except OSError:
+                    st = item.stat()  # follows symbolic links
+                except FileNotFoundError:
+                    odd[Path(item.path)] = "a broken symbolic link"
                     continue
-                if not stat.S_ISDIR(st.st_mode):  # the stat above followed links already
-                    yield item.path, st
+                except OSError as error:
+                    odd[Path(item.path)] = f"cannot be opened: {error.strerror or error}"
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    files.append((item.path, st))
+                elif not (folder == root and stat.S_ISDIR(st.st_mode)):  # a root sub-folder is a folder of sessions
+                    odd[Path(item.path)] = f"{file_kind(st.st_mode)}, not a session file"
+        return files, odd
+
+    # ------------------------------------------------------------------ listing
 
     def sessions(self) -> list[SessionInfo]:
         """Every readable session, most recent activity first (pi's ``listAll`` order)."""
-        seen: dict[str, tuple[tuple[int, int, int, int], SessionInfo]] = {}
-        problems: dict[Path, str] = {}
-        infos = self._infos
-        for path, st in self._scan():
+        files, problems = self._scan()
+        listed: dict[str, tuple[Stamp, SessionInfo]] = {}
+        failed: dict[str, tuple[Stamp, str]] = {}
+        infos, failures = self._infos, self._failures
+        for path, st in files:
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             cached = infos.get(path)
             if cached is not None and cached[0] == stamp:
-                seen[path] = cached
+                listed[path] = cached
                 continue
-            try:
-                info = session_info(SessionFile(Path(path)))
-            except (SessionError, OSError, KeyError) as error:
-                problems[Path(path)] = str(error)
-                continue
-            seen[path] = (stamp, info)
+            failure = failures.get(path)
+            result = failure[1] if failure is not None and failure[0] == stamp else self._read_info(path)
+            if isinstance(result, str):
+                failed[path] = (stamp, result)
+                problems[Path(path)] = result
+            else:
+                listed[path] = (stamp, result)
         with self._lock:
-            self._infos = seen
+            self._infos, self._failures = listed, failed
             self.problems = problems
-        return sorted((info for _, info in seen.values()), key=lambda info: info.modified_ms, reverse=True)
+        return sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
+
+    def _read_info(self, path: str) -> SessionInfo | str:
+        """A file's SessionInfo, or what is wrong with it."""
+        try:
+            return session_info(SessionFile(Path(path), fsync=False, max_line_bytes=self.max_line_bytes))
+        except Exception as error:  # one file must never keep the others from being listed
+            return _reason(path, error)
+
+    def info(self, path: Path | str) -> SessionInfo:
+        """One session's SessionInfo, read again only when the file changed since the catalog last read it."""
+        key = str(path)
+        stamp = _stamp(os.stat(key))
+        cached = self._infos.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        info = session_info(SessionFile.open(key, max_line_bytes=self.max_line_bytes))
+        with self._lock:
+            self._infos[key] = (stamp, info)
+        return info
+
+    # ------------------------------------------------------------------ finding a session
+
+    def locate(self, session_id: str) -> Path:
+        """The file of the session with exactly this id: a web request resolves its URL's id here on
+        every hit, so only files named for the id are looked at, and the answer is remembered.
+
+        A file named for the id that is no readable session raises NotASession with the reason, so the
+        user learns why it does not open instead of seeing "not found"."""
+        known = self._located.get(session_id)
+        if known is not None and self._header_of(known) == session_id:
+            return Path(known)
+        matches, failures = self._matching(session_id, prefix=False)
+        if len(matches) > 1:
+            raise AmbiguousId(f"{len(matches)} files hold session {session_id!r}: {', '.join(sorted(matches))}")
+        if not matches:
+            if failures:
+                raise NotASession(failures[0])
+            raise UnknownSession(f"no session with id {session_id!r} under {self.root}")
+        (path,) = matches
+        self._located[session_id] = path
+        return Path(path)
 
     def find(self, id_or_prefix: str) -> SessionInfo:
-        """A session by id, else by a unique id prefix (pi's ``--session <id>``).
-
-        File names carry the session id (``<ts>_<id>.jsonl``), so only the files whose name fits are
-        opened; the whole folder is listed only when none does (a file named some other way)."""
-        named = [path for path, _ in self.files() if path.stem.partition("_")[2].startswith(id_or_prefix)]
-        infos = []
-        for path in named:
-            try:
-                infos.append(session_info(SessionFile(path)))
-            except (SessionError, OSError):
-                continue
-        if not any(info.id.startswith(id_or_prefix) for info in infos):
-            infos = self.sessions()
-        exact = [info for info in infos if info.id == id_or_prefix]
-        if len(exact) == 1:
-            return exact[0]
-        matches = exact or [info for info in infos if info.id.startswith(id_or_prefix)]
-        if not matches:
+        """A session by id, else by a unique id prefix (pi's ``--session <id>``), opening only the one found."""
+        matches, _ = self._matching(id_or_prefix, prefix=True)
+        exact = [path for path, session_id in matches.items() if session_id == id_or_prefix]
+        found = exact or list(matches)
+        if not found:
             raise UnknownSession(f"no session with id {id_or_prefix!r} under {self.root}")
-        if len(matches) > 1:
-            raise AmbiguousId(
-                f"{id_or_prefix!r} matches {len(matches)} sessions: {', '.join(m.id for m in matches[:5])}"
-            )
-        return matches[0]
+        if len(found) > 1:
+            ids = sorted(matches[path] for path in found)
+            raise AmbiguousId(f"{id_or_prefix!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
+        return self.info(found[0])
+
+    def _matching(self, wanted: str, *, prefix: bool) -> tuple[dict[str, str], list[str]]:
+        """Files whose header id is ``wanted`` (or starts with it): first among files named for it, then,
+        when none is, among every file's header. Also what is wrong with files named for it."""
+        matches: dict[str, str] = {}
+        failures: list[str] = []
+        files, _ = self._scan()
+        for path, st in files:
+            named = Path(path).stem.partition("_")[2]
+            if named.startswith(wanted) if prefix else named == wanted:
+                header = self._header(path, st)
+                if isinstance(header, str):
+                    failures.append(f"{os.path.basename(path)}: {header}")
+                elif header.id.startswith(wanted) if prefix else header.id == wanted:
+                    matches[path] = header.id
+        if not matches:
+            for path, header in self._folder_now().headers.items():
+                if header.id.startswith(wanted) if prefix else header.id == wanted:
+                    matches[path] = header.id
+        return matches, failures
+
+    def _header_of(self, path: str) -> str | None:
+        """The session id in a file's header (None when it is gone or no session)."""
+        try:
+            header = self._header(path, os.stat(path))
+        except OSError:
+            return None
+        return header.id if isinstance(header, _Header) else None
+
+    def _header(self, path: str, st: os.stat_result) -> _Header | str:
+        """A file's header facts, read once per inode (a failure: once per change of the file)."""
+        stamp = _stamp(st)
+        cached = self._headers.get(path)
+        if cached is not None and (
+            cached[0] == stamp or (isinstance(cached[1], _Header) and cached[0][:2] == stamp[:2])
+        ):
+            return cached[1]
+        result: _Header | str
+        try:
+            header = read_header(path, max_line_bytes=self.max_line_bytes)
+            parent = header.get("parentSession")
+            result = _Header(header["id"], parent if isinstance(parent, str) else None)
+        except Exception as error:  # one file must never break the lookup of another
+            result = _reason(path, error)
+        with self._lock:
+            self._headers[path] = (stamp, result)
+        return result
+
+    # ------------------------------------------------------------------ lineage
+
+    def _folder_now(self) -> _Folder:
+        """Every file's header and the lineage between them, rebuilt only when a folder's listing
+        changed (a file added, removed or renamed changes its folder's mtime)."""
+        key = tuple((folder, _mtime(folder)) for folder in self._folders())
+        folder = self._folder
+        if folder is not None and folder.key == key:
+            return folder
+        files, _ = self._scan()
+        headers = {path: header for path, st in files if isinstance(header := self._header(path, st), _Header)}
+        parents = _link((path, header.parent) for path, header in headers.items())
+        forks: dict[str, list[str]] = {}
+        for child, parent in parents.items():
+            forks.setdefault(parent, []).append(child)
+        folder = self._folder = _Folder(key, headers, parents, forks)
+        return folder
 
     def parent_of(self, info: SessionInfo, infos: list[SessionInfo] | None = None) -> SessionInfo | None:
-        """The session this one was forked from, if it is in the catalog."""
+        """The session this one was forked from, if it is in the catalog. With ``infos`` (a listing in
+        hand) nothing is read; without, only the parent's file, if it changed."""
         if not info.parent_session_path:
             return None
-        return _lineage(infos if infos is not None else self.sessions()).parents.get(info.path)
+        if infos is not None:
+            return _lineage(infos).parents.get(info.path)
+        parent = self._folder_now().parents.get(str(info.path))
+        return None if parent is None else self._info_or_none(parent)
 
     def forks_of(self, info: SessionInfo, infos: list[SessionInfo] | None = None) -> list[SessionInfo]:
-        """Sessions forked from this one, most recent first."""
-        return _lineage(infos if infos is not None else self.sessions()).forks.get(info.path, [])
+        """Sessions forked from this one, most recent first (``infos`` as for ``parent_of``)."""
+        if infos is not None:
+            return _lineage(infos).forks.get(info.path, [])
+        paths = self._folder_now().forks.get(str(info.path), [])
+        forks = [fork for fork in map(self._info_or_none, paths) if fork is not None]
+        return sorted(forks, key=lambda fork: fork.modified_ms, reverse=True)
+
+    def _info_or_none(self, path: str) -> SessionInfo | None:
+        try:
+            return self.info(path)
+        except (SessionError, OSError):
+            return None
 
     def forest(self, infos: list[SessionInfo] | None = None) -> list[tuple[SessionInfo, int]]:
         """Sessions with forks nested under their parent: (info, depth) in display order; groups sorted by
@@ -246,43 +400,59 @@ class _Lineage:
 
 
 def _lineage(infos: list[SessionInfo]) -> _Lineage:
-    by_path = {str(info.path.absolute()): info for info in infos}
-    by_name: dict[str, list[SessionInfo]] = {}
-    for info in infos:
-        by_name.setdefault(info.path.name, []).append(info)
+    by_path = {str(info.path): info for info in infos}
     parents: dict[Path, SessionInfo] = {}
     forks: dict[Path, list[SessionInfo]] = {}
-    for info in infos:
-        ref = info.parent_session_path
-        if not ref:
-            continue
-        parent = by_path.get(ref) or _unique(by_name.get(Path(ref).name, []))
-        if parent is None or parent.path == info.path:
-            continue
-        parents[info.path] = parent
-        forks.setdefault(parent.path, []).append(info)
+    for child, parent in _link((str(info.path), info.parent_session_path) for info in infos).items():
+        parents[Path(child)] = by_path[parent]
+        forks.setdefault(Path(parent), []).append(by_path[child])
     for children in forks.values():
         children.sort(key=lambda info: info.modified_ms, reverse=True)
-    _break_cycles(parents, forks)
     return _Lineage(parents, forks)
 
 
-def _unique(candidates: list[SessionInfo]) -> SessionInfo | None:
-    return candidates[0] if len(candidates) == 1 else None
-
-
-def _break_cycles(parents: dict[Path, SessionInfo], forks: dict[Path, list[SessionInfo]]) -> None:
-    """Hand-edited headers could make two files each other's parent; such a loop is cut so that it lists."""
+def _link(files: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """``{child path: parent path}`` from each file's ``parentSession``: the file at that absolute path,
+    else the only file with that name; a file is never its own parent, and a loop (hand-edited headers
+    can make two files each other's parent) is cut so that everything still lists."""
+    refs = dict(files)
+    by_path = {os.path.abspath(path): path for path in refs}
+    by_name: dict[str, list[str]] = {}
+    for path in refs:
+        by_name.setdefault(os.path.basename(path), []).append(path)
+    parents: dict[str, str] = {}
+    for path, ref in refs.items():
+        if not ref:
+            continue
+        named = by_name.get(os.path.basename(ref), [])
+        parent = by_path.get(os.path.abspath(ref)) or (named[0] if len(named) == 1 else None)
+        if parent is not None and parent != path:
+            parents[path] = parent
     for start in list(parents):
         seen = {start}
         node = parents.get(start)
         while node is not None:
-            if node.path in seen:
-                cut = parents.pop(node.path)
-                forks[cut.path] = [fork for fork in forks[cut.path] if fork.path != node.path]
+            if node in seen:
+                del parents[node]
                 break
-            seen.add(node.path)
-            node = parents.get(node.path)
+            seen.add(node)
+            node = parents.get(node)
+    return parents
+
+
+def _reason(path: str, error: Exception) -> str:
+    """Why a file is no readable session, without its path (reports list the path beside it)."""
+    if isinstance(error, OSError):
+        return f"cannot be read: {error.strerror or error}"
+    message = str(error).removeprefix(f"{path}: ")
+    return message if isinstance(error, SessionError) else f"could not be read ({type(error).__name__}: {message})"
+
+
+def _mtime(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return -1
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -295,7 +465,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 def describe(info: SessionInfo) -> dict[str, Any]:
     """pi's SessionInfo as JSON-ready fields (the names pi's ``list()`` uses)."""
     return {
-        "path": str(info.path),
+        "path": os.fsencode(info.path).decode("utf-8", "replace"),  # JSON holds no undecodable name
         "id": info.id,
         "cwd": info.cwd,
         "name": info.name,

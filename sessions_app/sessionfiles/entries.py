@@ -14,10 +14,11 @@ import time
 import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+
+from .instants import format_iso
 
 SESSION_VERSION = 3
 
@@ -37,24 +38,6 @@ ZERO_USAGE: Mapping[str, Any] = {
 def now_iso() -> str:
     """The current time as JS ``new Date().toISOString()`` prints it (UTC, milliseconds, ``Z``)."""
     return format_iso(time.time_ns() // 1_000_000)
-
-
-def format_iso(ms: int) -> str:
-    seconds, millis = divmod(ms, 1000)
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
-
-
-def iso_to_ms(value: Any) -> int | None:
-    """Milliseconds since the epoch for an ISO timestamp, or None when it is not one (JS Date.parse → NaN)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
 
 
 def new_session_id() -> str:
@@ -82,7 +65,65 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 
 def dump_line(obj: Mapping[str, Any]) -> bytes:
     """One whole line, newline included, ready for a single ``os.write``."""
-    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        return _dump_deep(obj) + b"\n"
+
+
+def dump_json(value: Any) -> bytes:
+    """Compact JSON of a decoded value, at any depth, with any string.
+
+    orjson writes 254 levels at most, but reads 1024, and ``JSON.parse`` reads deeper still: an entry
+    pitree reads may hold more levels than orjson writes. Those go through an explicit-stack writer
+    (orjson still writes every scalar), so copying, inspecting or measuring such an entry never fails.
+    The same writer puts U+FFFD for lone surrogates, which no UTF-8 file can hold: Python gives them to
+    file names that are not UTF-8 (a fork's ``parentSession``), as Node gives U+FFFD to pi."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return _dump_deep(value)
+
+
+_END = object()
+
+
+def _dump_deep(value: Any) -> bytes:
+    out = bytearray()
+    # Open containers: (their remaining items, closing bracket, items are key/value pairs, first item to come).
+    stack: list[tuple[Any, bytes, bool, list[bool]]] = [(iter((value,)), b"", False, [True])]
+    while stack:
+        items, closer, pairs, first = stack[-1]
+        item: Any = next(items, _END)
+        if item is _END:
+            stack.pop()
+            out += closer
+            continue
+        if first[0]:
+            first[0] = False
+        else:
+            out += b","
+        if pairs:
+            key, item = item
+            out += _dump_scalar(key) + b":"
+        if isinstance(item, dict):
+            out += b"{"
+            stack.append((iter(item.items()), b"}", True, [True]))
+        elif isinstance(item, list | tuple):
+            out += b"["
+            stack.append((iter(item), b"]", False, [True]))
+        else:
+            out += _dump_scalar(item)
+    return bytes(out)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dump_scalar(value: Any) -> bytes:
+    if isinstance(value, str):
+        value = _SURROGATE.sub("\ufffd", value)
+    return orjson.dumps(value)
 
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
@@ -210,6 +251,18 @@ def custom_message(custom_type: str, content: Any, display: bool, details: Any =
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, an ellipsis marking the cut (quotes, previews and server
+    messages can be any size)."""
+    return text if len(text) <= width else text[: max(width - 1, 0)].rstrip() + "…"
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` with every run of whitespace as one space, clipped to ``width`` characters if given."""
+    flat = " ".join(text.split())
+    return flat if width is None else clip(flat, width)
 
 
 def content_text(content: Any, *, separator: str = " ") -> str:

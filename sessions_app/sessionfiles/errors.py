@@ -27,3 +27,11 @@ class ReadOnlySession(SessionError):
 
 class WriteFailed(SessionError):
     """An append did not reach the file whole (short write, full disk, …)."""
+
+
+class NotARegularFile(SessionError):
+    """A path that is a FIFO, socket, device or folder: never opened for reading (it could block or never end)."""
+
+
+class FileChanged(SessionError):
+    """The bytes of an entry already read are not there any more: someone rewrote the file in place."""

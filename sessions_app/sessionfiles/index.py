@@ -4,34 +4,52 @@ Nothing here decodes a message body. A row holds what the tree needs (id, type, 
 byte span); everything shown is decoded from the file on demand by the store. Columns of plain arrays
 and interned strings keep a 100k-entry file's index far smaller than the file itself.
 
+Two classes share the columns. ``IndexBuilder`` reads lines and links rows; only the store's refresh
+uses it, one thread at a time. ``SessionIndex`` is what everyone else reads: an immutable snapshot that
+sees the first ``len(index)`` rows and the state derived from exactly those rows. Several threads read
+a cached file while one refreshes it, so a refresh must never show a reader a half-added row:
+
+- columns and ``by_id`` only ever grow, and a row is complete before a snapshot counts it; a snapshot
+  ignores rows (and ``first child`` links) at or past its length;
+- what a refresh changes about earlier rows is copied before it is changed (labels, the lists of
+  children of branching nodes), once per refresh, so a snapshot's copies never change;
+- the two changes that would rewrite earlier rows in place (a later line reusing an earlier id, a
+  missing parent appearing later) make the store read the whole file into a new builder instead.
+
+Publishing a length costs nothing per row, which is why it beat the alternatives: copying the columns
+on each refresh costs O(rows) (a 100k-row file: milliseconds, against ~30 µs for a refresh that reads
+one line), and a lock would make every reader wait for a refresh's disk reads.
+
 Rules implemented here (pitree-rules §2, §5; pi-format 3.1, 3.6–3.9):
 - bad lines are skipped and reported with their 1-based line number, never fatal — except a file whose
   first JSON object is not a ``session`` header, which is refused;
+- a line longer than ``max_line_bytes`` is skipped and reported without being decoded;
 - the leaf after load: each entry moves it to itself, a ``leaf`` marker to its (earlier, real) target;
 - ``leaf`` markers and superseded duplicates are rows but not tree nodes;
 - a parent that is missing, the entry itself, a ``leaf`` marker, or closes a cycle is reported and the
-  entry becomes a root, so every walk over ``parents`` ends.
+  entry becomes a root, so every walk over ``parents`` ends;
+- roots keep file order; children are in the order pi's ``getTree()`` sorts them (``order_children``).
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
+import math
 import sys
 from array import array
-from bisect import insort
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .entries import iso_to_ms
-from .errors import NotASession, UnsupportedFormat
+from .instants import MAX_MS, iso_to_ms, js_date_ms
 from .lines import (
     DECODE_ERRORS,
     UNSET,
     BadLine,
     Head,
     decode_head,
-    is_harness_v4_header,
-    is_header,
+    header_of,
     parse_value,
     read_head,
 )
@@ -39,9 +57,15 @@ from .lines import (
 NO_PARENT = -1
 PENDING = -2  # a parent id not resolved while reading (not seen yet, or unusual): see ``commit``
 LEAF = "leaf"
+MAX_LINE_BYTES = 64 << 20
+"""The longest line read by default; a longer one is skipped and reported (the settings may change it)."""
 # Types whose lines change more than their own row (the leaf, labels, the name), or are not entries.
 _SPECIAL_TYPES = frozenset({LEAF, "label", "session_info", "session"})
 _UTF8_STEP = 1 << 14
+
+
+class NeedsRebuild(Exception):
+    """Raised by a refresh whose lines change earlier rows: the store reads the file again, whole."""
 
 
 def _is_utf8(data: bytes | memoryview) -> bool:
@@ -57,18 +81,57 @@ def _is_utf8(data: bytes | memoryview) -> bool:
     return True
 
 
-class SessionIndex:
-    """Columns over the entry lines of one file, plus the derived state pi computes on load."""
+def _instant(timestamps: list[str], odd_timestamps: dict[int, Any], row: int) -> float:
+    odd = odd_timestamps.get(row, UNSET)
+    if odd is not UNSET:
+        return js_date_ms(odd)
+    return js_date_ms(timestamps[row]) if timestamps[row] else math.nan  # "" here: absent (undefined)
 
-    def __init__(self, source: str = "") -> None:
+
+def _js_compare(a: tuple[float, int], b: tuple[float, int]) -> int:
+    """pi's comparator, ``a - b`` on instants, where JS's sort takes a NaN result for "equal"."""
+    difference = a[0] - b[0]
+    if math.isnan(difference):
+        return 0
+    return (difference > 0) - (difference < 0)
+
+
+_JS_ORDER = functools.cmp_to_key(_js_compare)
+
+
+def order_children(rows: Sequence[int], instant: Callable[[int], float]) -> list[int]:
+    """Rows in the order pi's ``getTree()`` sorts a node's children: its comparator, applied by a
+    TimSort to the children in file order.
+
+    With valid instants this is by instant, ties in file order. An invalid timestamp is NaN in pi,
+    which makes the comparator call it "equal" to everything; the result then depends on the sort
+    algorithm itself. V8's ``Array.prototype.sort`` is a port of CPython's list sort, so Python's
+    sort with the same comparator gives pi's order — up to 127 siblings exactly (checked against
+    node); beyond that, CPython 3.11 merges runs in another order than V8, and with invalid
+    timestamps among 128 or more siblings the two may place some of them differently.
+    """
+    keyed = [(instant(row), row) for row in sorted(rows)]
+    if any(math.isnan(ms) for ms, _ in keyed):
+        keyed.sort(key=_JS_ORDER)
+    else:
+        keyed.sort(key=lambda item: item[0])
+    return [row for _, row in keyed]
+
+
+class IndexBuilder:
+    """Reads lines into the columns and links rows into the tree; ``snapshot()`` publishes the result."""
+
+    def __init__(self, source: str = "", *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self.source = source
+        self.max_line_bytes = max_line_bytes
         self.header: dict[str, Any] | None = None
         self.version = 1
         # One row per entry line, in file order (leaf markers and superseded duplicates included).
         self.ids: list[str] = []
         self.types: list[str] = []
         self.roles: list[str | None] = []
-        self.timestamps: list[str] = []
+        self.timestamps: list[str] = []  # "" where the timestamp is not a string
+        self.odd_timestamps: dict[int, Any] = {}  # rows whose timestamp is present but not a string
         self.parents = array("l")
         self.offsets = array("q")
         self.lengths = array("l")
@@ -77,38 +140,35 @@ class SessionIndex:
         self.shadowed: set[int] = set()  # rows superseded by a later duplicate id
         # Tree structure over node rows; most nodes have one child, so lists only where there are more.
         self.roots: list[int] = []
-        self._first_child = array("l")
-        self._more_children: dict[int, list[int]] = {}
+        self.first_child = array("l")
+        self.more_children: dict[int, list[int]] = {}  # copied before a refresh changes it
         self._orphans: dict[str, list[int]] = {}  # missing parent id -> rows waiting for it
         # State pi derives while loading.
         self.leaf_id: str | None = None
-        self.labels: dict[str, tuple[str, str]] = {}  # target id -> (label, timestamp of the label line)
+        self.labels: dict[str, tuple[str, str]] = {}  # target id -> (label, timestamp); copied before a change
         self.name: str | None = None
         self.message_count = 0
         self.last_activity_ms: int | None = None
         self.leaf_rows: list[int] = []
-        self._leaf_targets: dict[int, str | None] = {}  # valid leaf markers -> where they moved the leaf
+        self.leaf_targets: dict[int, str | None] = {}  # valid leaf markers -> where they moved the leaf
         self.reports: list[tuple[int, str]] = []  # (1-based line, what is wrong)
         # Reading position.
         self.offset = 0  # bytes consumed from the start of the file
         self.line_count = 0  # physical lines consumed
         self.tail_pending: tuple[int, str] | None = None  # an unterminated last line not consumed yet
         self.swallow_newline = False  # an unterminated last line was taken; its "\n" may follow
-        self.needs_rebuild = False  # a late duplicate id changed what earlier parent ids mean
+        self.skip_from: int | None = None  # start of an over-long line whose end is not read yet
         self.forward_parents = False  # some entry's parent comes later in the file (not in files pi writes)
-        self._batch_first = 0  # rows from here on are read but not linked yet (``commit``)
+        self._batch_first = 0  # rows from here on are read but not linked or published yet
         self._pending: dict[int, str] = {}  # batch rows whose parent id was not resolved while reading
         self._batch_duplicates = False  # a batch row reused an id: parents are resolved again by id
+        self._shared_labels = False  # ``labels`` belongs to a published snapshot: copy before changing
+        self._shared_children = False  # likewise ``more_children``
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
-        self._v1_ids: dict[int, str] = {}
+        self.v1_ids: dict[int, str] = {}
         self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
 
     # ------------------------------------------------------------------ reading
-
-    @property
-    def read_only(self) -> bool:
-        """v1/v2 files are migrated in memory only and never appended to (pitree-rules §1)."""
-        return self.version < 3
 
     def feed(self, buf: bytes, base_offset: int, *, at_eof: bool, end: int | None = None) -> None:
         """Index the complete lines of ``buf[:end]``, which starts at byte ``base_offset`` of the file.
@@ -128,17 +188,42 @@ class SessionIndex:
             self.swallow_newline = False
         find = buf.find
         index_line = self._index_line
+        limit = self.max_line_bytes
         while pos < end:
             nl = find(b"\n", pos, end)
             if nl < 0:
                 break
             self.line_count += 1
-            index_line(view[pos:nl], base_offset + pos, nl - pos)
+            if nl - pos > limit:
+                self._report_long_line(nl - pos)
+            else:
+                index_line(view[pos:nl], base_offset + pos, nl - pos)
             pos = nl + 1
         self.offset = base_offset + pos
         self.tail_pending = None
         if pos < end:
             self._tail(view[pos:end], base_offset + pos, end - pos, at_eof)
+
+    def long_line(self, start: int, end: int, *, terminated: bool) -> None:
+        """The reader met a line longer than the limit, from byte ``start`` to ``end`` (its newline,
+        or as far as the file went). It is skipped without being held in memory; an unterminated one
+        is skipped on until its newline arrives."""
+        if terminated:
+            self.line_count += 1
+            self._report_long_line(end - start)
+            self.offset = end + 1
+            self.skip_from = None
+        else:
+            self.offset = end
+            self.skip_from = start
+            self.tail_pending = (
+                self.line_count + 1,
+                f"skipped: longer than {self.max_line_bytes:,} bytes (not terminated yet)",
+            )
+
+    def _report_long_line(self, length: int) -> None:
+        where = "skipped before the header" if self.header is None else "skipped"
+        self.reports.append((self.line_count, f"{where}: {length:,} bytes, longer than {self.max_line_bytes:,}"))
 
     def _tail(self, line: memoryview, offset: int, length: int, at_eof: bool) -> None:
         if not bytes(line).strip():
@@ -197,7 +282,7 @@ class SessionIndex:
         if self.version == 1:
             entry_id = self._v1_id(lineno)
             parent_id = self.ids[-1] if self.ids else None
-            self._v1_ids[self._v1_parsed] = entry_id
+            self.v1_ids[self._v1_parsed] = entry_id
             self._v1_parsed += 1
         elif head.id is None:
             self.reports.append((lineno, "skipped: no string 'id'"))
@@ -206,19 +291,18 @@ class SessionIndex:
             entry_id = head.id
 
         previous = self.by_id.get(entry_id)
+        if previous is not None and previous < self._batch_first:
+            raise NeedsRebuild  # earlier parent ids now name this line: published rows would change
         row = self._add_row(entry_id, head, offset, length, parent_id)
         if previous is not None:
             self.shadowed.add(previous)
             self.reports.append((self.line_numbers[previous], f"duplicate id {entry_id}: superseded by line {lineno}"))
             self._batch_duplicates = True
-            if previous < self._batch_first:
-                self.needs_rebuild = True
         kind = self.types[row]
-        timestamp = self.timestamps[row]
         if kind == LEAF:
             self._move_leaf(row, head.targetId, lineno)
         elif kind == "label":
-            self._apply_label(head.targetId, head.label, timestamp)
+            self._apply_label(head.targetId, head.label, self.timestamps[row])
         elif kind == "session_info":
             self.name = head.name.strip() or None if isinstance(head.name, str) else None
 
@@ -229,12 +313,16 @@ class SessionIndex:
         role = head.role
         if role is not None:
             role = sys.intern(role)
-        timestamp = head.timestamp if head.timestamp is not None else ""
+        timestamp = head.timestamp
+        if type(timestamp) is not str:
+            if timestamp is not UNSET:
+                self.odd_timestamps[row] = timestamp
+            timestamp = ""
         self.ids.append(entry_id)
         self.types.append(kind)
         self.roles.append(role)
         self.timestamps.append(timestamp)
-        self._first_child.append(NO_PARENT)
+        self.first_child.append(NO_PARENT)
         self.offsets.append(offset)
         self.lengths.append(length)
         self.line_numbers.append(self.line_count)
@@ -251,7 +339,7 @@ class SessionIndex:
         if kind == "message":
             self.message_count += 1
             if role in {"user", "assistant"}:
-                self._note_activity(head.message.timestamp, timestamp)  # type: ignore[union-attr]
+                self._note_activity(head.message.timestamp, head.timestamp)  # type: ignore[union-attr]
         self.by_id[entry_id] = row
         return row
 
@@ -264,13 +352,7 @@ class SessionIndex:
         if not isinstance(value, dict):
             self.reports.append((lineno, "skipped before the header: not a JSON object"))
             return
-        if is_harness_v4_header(value):
-            raise UnsupportedFormat(
-                f'{self.source}: a pi harness JSONL v4 session ("kind":"header"); pitree reads format v3 only'
-            )
-        if not is_header(value):
-            raise NotASession(f"{self.source}: not a pi session (line {lineno} is not a session header)")
-        self.header = value
+        self.header = header_of(value, self.source, lineno)
         version = value.get("version")
         self.version = version if isinstance(version, int) and not isinstance(version, bool) else 1
 
@@ -283,41 +365,46 @@ class SessionIndex:
                 return candidate
         raise AssertionError("unreachable: 1000 hash collisions")
 
-    def v1_id_for_parsed_index(self, parsed_index: int) -> str | None:
-        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (pi-format 3.9)."""
-        return self._v1_ids.get(parsed_index - 1)
-
     def _move_leaf(self, row: int, target: Any, lineno: int) -> None:
         self.leaf_rows.append(row)
         if target is UNSET:
             self.reports.append((lineno, "leaf entry without 'targetId': ignored"))
         elif target is None:
             self.leaf_id = None
-            self._leaf_targets[row] = None
+            self.leaf_targets[row] = None
         else:
             target_row = self.by_id.get(target) if isinstance(target, str) else None
             if target_row is None or self.types[target_row] == LEAF:
                 self.reports.append((lineno, f"leaf entry targets {target!r}, not an earlier entry: ignored"))
             else:
                 self.leaf_id = target
-                self._leaf_targets[row] = target
+                self.leaf_targets[row] = target
 
-    def _note_activity(self, message_ts: Any, entry_ts: str) -> None:
-        """pi's ``modified``: the newest user/assistant message time (``message.timestamp``, else the entry's)."""
-        if isinstance(message_ts, (int, float)) and not isinstance(message_ts, bool):
-            activity: int | None = int(message_ts)
+    def _note_activity(self, message_ts: Any, entry_ts: Any) -> None:
+        """pi's ``modified``: the newest user/assistant message time (``message.timestamp`` when it is a
+        number, else the entry's). A number outside JS's date range would be an invalid date: ignored."""
+        if type(message_ts) is int and -MAX_MS <= message_ts <= MAX_MS:
+            activity: int | None = message_ts  # what pi writes: one test instead of a call per message
+        elif isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
+            activity = iso_to_ms(message_ts)
         else:
-            activity = iso_to_ms(entry_ts)
+            activity = None if entry_ts is UNSET else iso_to_ms(entry_ts)
         if activity is not None and (self.last_activity_ms is None or activity > self.last_activity_ms):
             self.last_activity_ms = activity
 
     def _apply_label(self, target: Any, text: Any, timestamp: str) -> None:
         if not isinstance(target, str):
             return
+        if self._shared_labels:
+            self.labels = dict(self.labels)
+            self._shared_labels = False
         if text:
             self.labels[target] = (text if isinstance(text, str) else str(text), timestamp)
         else:
             self.labels.pop(target, None)
+
+    def instant(self, row: int) -> float:
+        return _instant(self.timestamps, self.odd_timestamps, row)
 
     # ------------------------------------------------------------------ linking
 
@@ -329,12 +416,12 @@ class SessionIndex:
         the same batch is seen whole. Only an edge to a later row can close a cycle, and normal appends
         have none, so the check costs nothing on the common path.
         """
-        rows = range(self._batch_first, len(self.ids))
-        self._batch_first = len(self.ids)
+        published = self._batch_first
+        rows = range(published, len(self.ids))
         pending, self._pending = self._pending, {}
         duplicates, self._batch_duplicates = self._batch_duplicates, False
         parents, ids, types, shadowed = self.parents, self.ids, self.types, self.shadowed
-        first_child = self._first_child
+        first_child = self.first_child
         later_edge = False
         for row in rows:
             parent = parents[row]
@@ -356,6 +443,9 @@ class SessionIndex:
                         (self.line_numbers[row], f"parent {ids[parent]} closes a cycle: shown as a root")
                     )
                     parents[row] = NO_PARENT
+        if self._orphans:
+            self._check_orphans(rows)
+        branching: dict[int, list[int]] = {}
         for row in rows:
             if types[row] == LEAF or row in shadowed:
                 continue
@@ -363,21 +453,28 @@ class SessionIndex:
             if parent == NO_PARENT:
                 self.roots.append(row)
             elif first_child[parent] == NO_PARENT:
-                first_child[parent] = row  # the common case of ``_attach``, inline: one child so far
+                first_child[parent] = row  # most nodes have one child: no list for them
             else:
-                self._attach(row, parent)
-        if self._orphans:
-            for row in rows:
-                waiting = self._orphans.pop(ids[row], None) if self.is_node(row) else None
-                for child in waiting or ():
-                    if not self._is_ancestor(child, row):
-                        self.roots.remove(child)
-                        self._attach(child, row)
-                        self.forward_parents = self.forward_parents or row > child
+                branching.setdefault(parent, []).append(row)
+        if branching:
+            if self._shared_children:
+                self.more_children = dict(self.more_children)
+                self._shared_children = False
+            for parent, added in branching.items():
+                known = self.more_children.get(parent) or [first_child[parent]]
+                self.more_children[parent] = order_children([*known, *added], self.instant)
+        self._batch_first = len(self.ids)
         return list(rows)
 
-    def is_node(self, row: int) -> bool:
-        """Rows that are tree nodes: not a ``leaf`` marker, not superseded by a later duplicate."""
+    def _check_orphans(self, rows: range) -> None:
+        """Rows of earlier refreshes whose parent was missing and has now appeared would change parent
+        in place; that is a rebuild. A parent that would close a cycle leaves them roots."""
+        for row in rows:
+            waiting = self._orphans.pop(self.ids[row], None) if self._is_node(row) else None
+            if waiting and any(not self._is_ancestor(child, row) for child in waiting):
+                raise NeedsRebuild
+
+    def _is_node(self, row: int) -> bool:
         return self.types[row] != LEAF and row not in self.shadowed
 
     def _resolve_parent(self, row: int, parent_id: str | None) -> int:
@@ -406,27 +503,138 @@ class SessionIndex:
             node = self.parents[node]
         return False
 
-    def _attach(self, row: int, parent: int) -> None:
-        self.parents[row] = parent
-        first = self._first_child[parent]
-        if first == NO_PARENT:
-            self._first_child[parent] = row
-            return
-        siblings = self._more_children.get(parent)
-        key = self.child_key
-        if siblings is None:
-            siblings = self._more_children[parent] = sorted([first, row], key=key)
-        else:
-            insort(siblings, row, key=key)
+    def snapshot(self) -> SessionIndex:
+        """What readers may see now: every committed row and the state derived from them."""
+        self._shared_labels = self._shared_children = True
+        return SessionIndex(self)
 
-    def child_key(self, row: int) -> tuple[str, int]:
-        """Children are ordered by timestamp, then file order (pi-format 3.6)."""
-        return (self.timestamps[row], row)
 
-    # ------------------------------------------------------------------ queries
+class RowsById:
+    """``id -> row`` for the rows a snapshot sees (``in``, ``get``, ``[]``); the dict it reads keeps growing."""
+
+    __slots__ = ("_by_id", "_length")
+
+    def __init__(self, by_id: dict[str, int], length: int) -> None:
+        self._by_id = by_id
+        self._length = length
+
+    def get(self, entry_id: str, default: int | None = None) -> int | None:
+        row = self._by_id.get(entry_id)
+        return row if row is not None and row < self._length else default
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self.get(entry_id) is not None
+
+    def __getitem__(self, entry_id: str) -> int:
+        row = self.get(entry_id)
+        if row is None:
+            raise KeyError(entry_id)
+        return row
+
+
+class SessionIndex:
+    """A file's index as of one refresh: the first ``len(index)`` rows, and pi's derived state for them.
+
+    Columns (``ids``, ``types``, ``roles``, ``timestamps``, ``parents``, ``offsets``, ``lengths``,
+    ``line_numbers``) are shared with later snapshots and may be longer than this one: index them with
+    rows below ``len(index)`` only (rows, children, roots and paths handed out here always are).
+    """
+
+    __slots__ = (
+        "_first_child",
+        "_labels",
+        "_leaf_count",
+        "_leaf_rows",
+        "_leaf_targets",
+        "_length",
+        "_more_children",
+        "_odd_timestamps",
+        "_report_count",
+        "_reports",
+        "_root_count",
+        "_roots",
+        "_shadowed",
+        "_shadowed_count",
+        "_v1_ids",
+        "by_id",
+        "forward_parents",
+        "header",
+        "ids",
+        "last_activity_ms",
+        "leaf_id",
+        "lengths",
+        "line_numbers",
+        "message_count",
+        "name",
+        "offset",
+        "offsets",
+        "parents",
+        "roles",
+        "source",
+        "tail_pending",
+        "timestamps",
+        "types",
+        "version",
+    )
+
+    def __init__(self, built: IndexBuilder) -> None:
+        self._length = length = len(built.ids)
+        self.source = built.source
+        self.header = built.header
+        self.version = built.version
+        self.ids = built.ids
+        self.types = built.types
+        self.roles = built.roles
+        self.timestamps = built.timestamps
+        self.parents = built.parents
+        self.offset = built.offset  # bytes of the file this snapshot reflects (a reader's cursor)
+        self.offsets = built.offsets
+        self.lengths = built.lengths
+        self.line_numbers = built.line_numbers
+        self.by_id = RowsById(built.by_id, length)
+        self.leaf_id = built.leaf_id
+        self.name = built.name
+        self.message_count = built.message_count
+        self.last_activity_ms = built.last_activity_ms
+        self.tail_pending = built.tail_pending
+        self.forward_parents = built.forward_parents
+        self._labels = built.labels
+        self._roots = built.roots
+        self._root_count = len(built.roots)
+        self._first_child = built.first_child
+        self._more_children = built.more_children
+        self._leaf_rows = built.leaf_rows
+        self._leaf_count = len(built.leaf_rows)
+        self._leaf_targets = built.leaf_targets
+        self._shadowed = built.shadowed
+        self._shadowed_count = len(built.shadowed)
+        self._reports = built.reports
+        self._report_count = len(built.reports)
+        self._odd_timestamps = built.odd_timestamps
+        self._v1_ids = built.v1_ids
+
+    @property
+    def read_only(self) -> bool:
+        """v1/v2 files are migrated in memory only and never appended to (pitree-rules §1)."""
+        return self.version < 3
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self._length
+
+    @property
+    def labels(self) -> dict[str, tuple[str, str]]:
+        """``{target id: (label, timestamp of the label line)}`` (pi-format 3.7). Do not change it."""
+        return self._labels
+
+    @property
+    def roots(self) -> list[int]:
+        """Rows without a parent, in file order (pi keeps roots in file order)."""
+        return self._roots[: self._root_count]
+
+    @property
+    def leaf_rows(self) -> list[int]:
+        """The ``leaf`` marker rows, in file order."""
+        return self._leaf_rows[: self._leaf_count]
 
     def row(self, entry_id: str) -> int | None:
         """The row of a tree node with this id (None for unknown ids and ``leaf`` markers)."""
@@ -434,11 +642,24 @@ class SessionIndex:
         return row if row is not None and self.types[row] != LEAF else None
 
     def children(self, row: int) -> list[int]:
+        """A node's children in pi's order (see ``order_children``)."""
         more = self._more_children.get(row)
         if more is not None:
             return list(more)
         first = self._first_child[row]
-        return [] if first == NO_PARENT else [first]
+        return [first] if 0 <= first < self._length else []
+
+    def instant(self, row: int) -> float:
+        """The row's timestamp as pi's ``new Date(timestamp).getTime()`` (NaN when invalid or absent)."""
+        return _instant(self.timestamps, self._odd_timestamps, row)
+
+    def order_children(self, rows: Sequence[int]) -> list[int]:
+        """``rows`` (siblings, in any order) as pi orders children: for views that show a filtered tree."""
+        return order_children(rows, self.instant)
+
+    def is_node(self, row: int) -> bool:
+        """Rows that are tree nodes: not a ``leaf`` marker, not superseded by a later duplicate."""
+        return self.types[row] != LEAF and row not in self._shadowed
 
     def leaf_target_row(self, marker: int) -> int | None:
         """The node a valid ``leaf`` marker moved the position to (None: before the first entry, or invalid)."""
@@ -451,11 +672,15 @@ class SessionIndex:
 
     @property
     def node_count(self) -> int:
-        return len(self.ids) - len(self.leaf_rows) - len(self.shadowed)
+        return self._length - self._leaf_count - self._shadowed_count
+
+    def v1_id_for_parsed_index(self, parsed_index: int) -> str | None:
+        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (pi-format 3.9)."""
+        return self._v1_ids.get(parsed_index - 1)
 
     def skipped(self) -> list[tuple[int, str]]:
         """Every line skipped or reported, in line order (an unterminated tail included)."""
-        reports = sorted(self.reports)
+        reports = sorted(self._reports[: self._report_count])
         if self.tail_pending is not None:
             reports.append(self.tail_pending)
         return reports

@@ -1,17 +1,28 @@
-"""What the index reads of one line, fast: type, id, parentId and the few fields that steer the tree.
+"""Reading one line: what the index keeps of it (fast), and the whole value (``loads_line``).
 
 msgspec decodes a typed Struct and skips every other key (the message body, often kilobytes) without
 building Python objects for it; that is most of the cost of opening a large file. A line the Struct does
-not fit (odd but valid shapes pi would accept, or garbage) goes the slow way: ``orjson`` + checks, which
-also yields the reason a bad line is reported with.
+not fit (odd but valid shapes pi would accept, or garbage) goes the slow way: ``loads_line`` + checks,
+which also yields the reason a bad line is reported with.
+
+``loads_line`` is the one judge of what a line holds: the index's slow path and the store's entry
+decoder both call it, so a line is an entry for both or skipped by both. The fast Struct accepts a
+subset of what it accepts: whatever is valid JSON (it skips unknown keys without checking that their
+numbers fit a double, and ``loads_line`` reads those; it gives up on nesting where the interpreter's
+recursion budget ends, and ``loads_line`` reads any depth).
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import orjson
+
+from .errors import NotASession, UnsupportedFormat
 
 UNSET = msgspec.UNSET
 
@@ -28,7 +39,7 @@ class Head(msgspec.Struct, gc=False):
     type: str
     id: str | None = None
     parentId: str | None = None
-    timestamp: str | None = None
+    timestamp: Any = UNSET  # JS dates null, numbers and strings alike (``instants.js_date_ms``)
     targetId: str | msgspec.UnsetType | None = msgspec.UNSET
     label: Any = None
     name: Any = None
@@ -41,7 +52,9 @@ class Head(msgspec.Struct, gc=False):
 
 
 decode_head = msgspec.json.Decoder(Head).decode
-DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+# msgspec raises RecursionError, not DecodeError, on deeply nested input: such a line is decoded the
+# slow way (``loads_line`` reads any depth).
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
 class _Block(msgspec.Struct, gc=False):
@@ -94,14 +107,138 @@ def parse_value(line: bytes | memoryview) -> Any:
     raw = bytes(line)
     if not raw.strip():
         raise BadLine("blank line")
+    return loads_line(raw)
+
+
+def loads_line(raw: bytes) -> Any:
+    """The JSON value of a line, or BadLine: orjson, and what ``JSON.parse`` reads beyond it.
+
+    orjson refuses three things pi's ``JSON.parse`` reads. A string with a lone surrogate escape
+    (``"\\ud83d"``: pi's ``JSON.stringify`` writes one when a text was cut inside an emoji) gets U+FFFD
+    in its place; a number beyond a double's range (``1e400``) becomes null, which is what
+    ``JSON.stringify`` writes for the Infinity pi would read; and nesting deeper than orjson's 1024
+    levels is read by an explicit-stack parser. So every valid JSON line is read, whatever the
+    interpreter's recursion limit (which decides how deep msgspec's Struct decoder goes).
+    """
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
+        pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadLine("not valid UTF-8") from None
+    if text.startswith("\ufeff"):
+        raise BadLine("not valid JSON (starts with a byte order mark)")
+    repaired = _TOKEN.sub(_repair, text)
+    if repaired != text:
         try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadLine("not valid UTF-8") from None
+            return orjson.loads(repaired)
+        except orjson.JSONDecodeError:
+            pass
+    if repaired.count("[") + repaired.count("{") > _ORJSON_DEPTH:
+        return _loads_deep(repaired)
+    raise BadLine("not valid JSON")
+
+
+_ORJSON_DEPTH = 1024
+# A JSON string, or a number outside strings (the alternation consumes whole strings first).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?', re.DOTALL)
+# Inside a string: a surrogate pair, a lone surrogate escape, or any other escape (so ``\\\\`` is one unit).
+_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|\\."
+)
+
+
+def _repair(match: re.Match[str]) -> str:
+    token = match.group()
+    if token[0] == '"':
+        return _ESCAPE.sub(lambda m: "\\ufffd" if m.group(1) else m.group(), token)
+    return "null" if float(token) in (float("inf"), float("-inf")) else token
+
+
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_KEY_END = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_LITERALS = {"true": True, "false": False, "null": None}
+_INT64 = range(-(2**63), 2**64)  # orjson's integers; a larger one is a double, as in JS
+
+
+def _loads_deep(text: str) -> Any:
+    """One JSON value at any depth, with an explicit stack (``text`` already repaired, see above)."""
+    stack: list[tuple[list[Any] | dict[str, Any], str | None]] = []  # open containers, each with its pending key
+    pos = _SPACE.match(text).end()  # type: ignore[union-attr]
+    while True:
+        opener = text[pos : pos + 1]
+        value: Any
+        if opener in ("[", "{"):
+            container: list[Any] | dict[str, Any] = [] if opener == "[" else {}
+            pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+            if text[pos : pos + 1] != ("]" if opener == "[" else "}"):
+                key = None
+                if opener == "{":
+                    key, pos = _key(text, pos)
+                stack.append((container, key))
+                continue  # its first member is the next value
+            value, pos = container, pos + 1
+        elif opener == '"':
+            value, pos = _string(text, pos + 1)
+        else:
+            match = _SCALAR.match(text, pos)
+            if match is None:
+                raise BadLine("not valid JSON")
+            value, pos = _scalar(match.group()), match.end()
+        # Put the value into its container; close every container that ends here.
+        while True:
+            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if not stack:
+                if pos != len(text):
+                    raise BadLine("not valid JSON")
+                return value
+            container, key = stack[-1]
+            if key is None:
+                container.append(value)  # type: ignore[union-attr]
+            else:
+                container[key] = value  # type: ignore[call-overload]
+            closer = "]" if isinstance(container, list) else "}"
+            separator = text[pos : pos + 1]
+            if separator == ",":
+                pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+                if isinstance(container, dict):
+                    key, pos = _key(text, pos)
+                    stack[-1] = (container, key)
+                break
+            if separator != closer:
+                raise BadLine("not valid JSON")
+            stack.pop()
+            value, pos = container, pos + 1
+
+
+def _string(text: str, start: int) -> tuple[str, int]:
+    try:
+        return _scanstring(text, start)
+    except json.JSONDecodeError:
         raise BadLine("not valid JSON") from None
+
+
+def _key(text: str, pos: int) -> tuple[str, int]:
+    if text[pos : pos + 1] != '"':
+        raise BadLine("not valid JSON")
+    key, pos = _string(text, pos + 1)
+    colon = _KEY_END.match(text, pos)
+    if colon is None:
+        raise BadLine("not valid JSON")
+    return key, colon.end()
+
+
+def _scalar(token: str) -> Any:
+    if token in _LITERALS:
+        return _LITERALS[token]
+    if "." in token or "e" in token or "E" in token:
+        return float(token)
+    number = int(token)
+    return number if number in _INT64 else float(number)
 
 
 def _slow_head(line: bytes | memoryview) -> Head:
@@ -114,12 +251,11 @@ def _slow_head(line: bytes | memoryview) -> Head:
     entry_id = value.get("id")
     parent_id = value.get("parentId")
     msg = value.get("message")
-    timestamp = value.get("timestamp")
     return Head(
         kind,
         entry_id if isinstance(entry_id, str) else None,
         parent_id if isinstance(parent_id, str) else None,
-        timestamp if isinstance(timestamp, str) else None,
+        value.get("timestamp", UNSET),
         value.get("targetId", UNSET),
         value.get("label"),
         value.get("name"),
@@ -127,10 +263,13 @@ def _slow_head(line: bytes | memoryview) -> Head:
     )
 
 
-def is_header(value: Any) -> bool:
-    """pi's header test: an object with ``type: "session"`` and a string ``id``."""
-    return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
-
-
-def is_harness_v4_header(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("kind") == "header"
+def header_of(value: dict[str, Any], source: str, lineno: int) -> dict[str, Any]:
+    """The first JSON object of a file as its header, or why the file is not a session: pi's test is an
+    object with ``type: "session"`` and a string ``id``; a harness v4 header is named as such."""
+    if value.get("kind") == "header":
+        raise UnsupportedFormat(
+            f'{source}: a pi harness JSONL v4 session ("kind":"header"); pitree reads format v3 only'
+        )
+    if value.get("type") != "session" or not isinstance(value.get("id"), str):
+        raise NotASession(f"{source}: not a pi session (line {lineno} is not a session header)")
+    return value

@@ -38,7 +38,8 @@ def migrate_entry(
 
 def migrate_header(header: dict[str, Any]) -> dict[str, Any]:
     """The header as pi's rewrite leaves it: ``version: 3`` appended at the end."""
-    if header.get("version", 1) >= 3:
+    version = header.get("version", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version >= 3:
         return header
     migrated = {key: value for key, value in header.items() if key != "version"}
     migrated["version"] = 3

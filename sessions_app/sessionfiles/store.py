@@ -5,32 +5,43 @@ The write path (pitree-rules §4): ``flock`` the file, catch up on whatever othe
 fresh id, write the whole line with one ``os.write`` on an ``O_APPEND`` descriptor (after a lone ``\\n``
 if a torn write left the file unterminated), optionally ``fdatasync``, unlock. Writers never notify
 anyone: whoever watches the file sees the new line.
+
+Threads share a cached ``SessionFile``. ``index`` is an immutable snapshot (see ``index``), replaced
+whole by each refresh, so a reader that keeps ``index = session.index`` sees one consistent state however
+long it walks. Refreshes take a lock of their own and appends another: a reader calling ``open`` waits
+at most for another thread's read of newly appended bytes, never for an append's ``flock`` or ``fsync``.
+
+Only regular files are opened, without blocking (``O_NONBLOCK``, then ``S_ISREG`` on the descriptor):
+a FIFO or a device named ``*.jsonl`` would otherwise hang a reader or never end. A refresh reads up to
+the size the file had when it started, and no line is held in memory beyond ``max_line_bytes``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
-
-import orjson
+from typing import Any, Final, NamedTuple
 
 from . import entries as E
 from .context import SessionContext, build_session_context
 from .entries import Draft
 from .errors import (
     EntryNotFound,
+    FileChanged,
+    NotARegularFile,
     NotASession,
     ReadOnlySession,
     SessionError,
     WriteFailed,
 )
-from .index import SessionIndex
+from .index import MAX_LINE_BYTES, IndexBuilder, NeedsRebuild, SessionIndex
+from .lines import BadLine, header_of, loads_line
 from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
 
@@ -61,82 +72,130 @@ class _Stamp:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words (for the reports of a folder listing)."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` and its ``fstat`` if it is a regular file, else NotARegularFile; never blocks.
+
+    ``stat`` first, so that a socket or a device is refused with a clear message before any open;
+    then the checks of ``reopen_regular``, since the path may be swapped in between."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(f"{path}: {file_kind(mode)}, not a session file")
+    return reopen_regular(path, flags)
+
+
+def reopen_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """``open_regular`` for a path that was a regular file when last read (the hot path of a refresh,
+    without the ``stat``): ``O_NONBLOCK`` so that a FIFO swapped in meanwhile cannot make the open wait
+    for a writer forever, ``O_NOCTTY`` for a terminal, and the descriptor checked before it is used."""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(f"{path}: {file_kind(st.st_mode)}, not a session file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
 class SessionFile:
     """One session file: its index, decoded entries on demand, and appends."""
 
-    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+    def __init__(self, path: Path, *, fsync: bool = True, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        self._lock = threading.RLock()
+        self.max_line_bytes = max_line_bytes
+        self._read_lock = threading.Lock()  # one refresh at a time
+        self._write_lock = threading.Lock()  # one append at a time (across processes: flock)
         self._stamp: _Stamp | None = None
         self._prefix = b""
-        self.index = self._load()
+        self._builder = IndexBuilder(str(self.path), max_line_bytes=max_line_bytes)
+        self.index: SessionIndex = self._load()
 
     # ------------------------------------------------------------------ opening and refreshing
 
     @classmethod
-    def open(cls, path: Path | str, *, fsync: bool | None = None) -> SessionFile:
+    def open(cls, path: Path | str, *, fsync: bool | None = None, max_line_bytes: int | None = None) -> SessionFile:
         """The cached SessionFile for ``path``, brought up to date (a re-open after one append parses one line).
 
-        ``fsync`` None keeps the cached file's setting (on for a new one)."""
-        return _cache.get(Path(path), fsync)
+        ``fsync`` and ``max_line_bytes`` None keep the cached file's settings (the defaults for a new one)."""
+        return _cache.get(Path(path), fsync, max_line_bytes)
 
     def _load(self) -> SessionIndex:
-        index = SessionIndex(str(self.path))
-        with open(self.path, "rb", buffering=0) as handle:
-            st = os.fstat(handle.fileno())
-            self._read(handle, index, at_eof=True)
-            if index.header is None:
+        """Read the whole file into a new builder and publish it."""
+        builder = IndexBuilder(str(self.path), max_line_bytes=self.max_line_bytes)
+        fd, st = open_regular(self.path)
+        try:
+            _read(fd, builder, st.st_size, at_eof=True)
+            if builder.header is None:
                 empty = "; the file is empty" if st.st_size == 0 else ""
                 raise NotASession(f"{self.path}: not a pi session (no session header{empty})")
-            index.commit()
-            self._remember(handle, st, index)
-        return index
+            builder.commit()
+            self._remember(fd, st, builder)
+        finally:
+            os.close(fd)
+        self._builder = builder
+        return builder.snapshot()
 
-    def _read(self, handle: Any, index: SessionIndex, *, at_eof: bool) -> None:
-        for buf, base, end in read_chunks(handle, index.offset):
-            if end:
-                index.feed(buf, base, at_eof=False, end=end)
-            elif buf or at_eof:
-                index.feed(buf, base, at_eof=at_eof)
-
-    def _remember(self, handle: Any, st: os.stat_result, index: SessionIndex) -> None:
+    def _remember(self, fd: int, st: os.stat_result, builder: IndexBuilder) -> None:
         """Note what was read, so that the next refresh can tell growth from a rewrite."""
         self._stamp = _Stamp.of(st)
-        start = max(0, index.offset - _PREFIX_CHECK)
-        self._prefix = os.pread(handle.fileno(), index.offset - start, start)
+        start = max(0, builder.offset - _PREFIX_CHECK)
+        self._prefix = os.pread(fd, builder.offset - start, start)
 
     def refresh(self) -> list[int]:
         """Read what was appended since the last read; returns the new rows (file order).
 
-        A file that shrank, was replaced or whose already-read bytes changed is loaded again from
-        scratch (the returned rows are then all of them).
+        A file that shrank, was replaced, or whose already-read bytes changed is loaded again from
+        scratch, and so is one whose new lines would change earlier rows (a reused id, a parent that
+        was missing); the returned rows are then all of them.
         """
-        with self._lock:
-            with open(self.path, "rb", buffering=0) as handle:
-                st = os.fstat(handle.fileno())
+        with self._read_lock:
+            fd, st = reopen_regular(self.path)
+            try:
                 stamp = _Stamp.of(st)
                 if stamp == self._stamp:
                     return []
-                index = self.index
-                if not self._same_prefix(handle, stamp):
-                    self.index = self._load()
-                    return list(range(len(self.index)))
-                before = len(index)
-                self._read(handle, index, at_eof=False)
-                if index.needs_rebuild:
-                    self.index = self._load()
-                    return list(range(len(self.index)))
-                index.commit()
-                self._remember(handle, st, index)
-            return list(range(before, len(index)))
+                builder = self._builder
+                if not self._same_prefix(fd, stamp):
+                    return self._reload()
+                before = len(self.index)
+                try:
+                    _read(fd, builder, st.st_size, at_eof=False)
+                    builder.commit()
+                except NeedsRebuild:
+                    return self._reload()
+                self._remember(fd, st, builder)
+            finally:
+                os.close(fd)
+            self.index = builder.snapshot()
+            return list(range(before, len(self.index)))
 
-    def _same_prefix(self, handle: Any, stamp: _Stamp) -> bool:
+    def _reload(self) -> list[int]:
+        self.index = self._load()
+        return list(range(len(self.index)))
+
+    def _same_prefix(self, fd: int, stamp: _Stamp) -> bool:
         old = self._stamp
-        if old is None or (stamp.device, stamp.inode) != (old.device, old.inode) or stamp.size < self.index.offset:
+        offset = self._builder.offset
+        if old is None or (stamp.device, stamp.inode) != (old.device, old.inode) or stamp.size < offset:
             return False
-        start = self.index.offset - len(self._prefix)
-        return os.pread(handle.fileno(), len(self._prefix), start) == self._prefix
+        start = offset - len(self._prefix)
+        return os.pread(fd, len(self._prefix), start) == self._prefix
 
     # ------------------------------------------------------------------ reading
 
@@ -170,10 +229,7 @@ class SessionFile:
 
     def row_of(self, entry_id: str) -> int:
         """The row of a tree node, or EntryNotFound."""
-        row = self.index.row(entry_id)
-        if row is None:
-            raise EntryNotFound(entry_id)
-        return row
+        return _row_of(self.index, entry_id)
 
     def raw_line(self, row: int) -> bytes:
         """The bytes of an entry's line as stored (shown in the raw view)."""
@@ -181,23 +237,40 @@ class SessionFile:
 
     def raw_lines(self, rows: Iterable[int]) -> Iterable[bytes]:
         """The stored bytes of each row's line, read with one open file."""
-        offsets, lengths = self.index.offsets, self.index.lengths
-        with open(self.path, "rb", buffering=0) as handle:
-            fd = handle.fileno()
+        index = self.index
+        offsets, lengths = index.offsets, index.lengths
+        fd, _ = reopen_regular(self.path)
+        try:
             for row in rows:
                 yield os.pread(fd, lengths[row], offsets[row])
+        finally:
+            os.close(fd)
 
     def entries(self, rows: Iterable[int]) -> list[dict[str, Any]]:
         """Decoded entries for ``rows`` (v1/v2 ones migrated to v3 in memory). Each call decodes afresh,
-        so callers may change what they get."""
+        so callers may change what they get.
+
+        A row the index accepted decodes the same way again (one judge, ``lines.loads_line``); bytes
+        that no longer hold that entry mean the file was rewritten in place: FileChanged."""
         rows = list(rows)
-        decoded = [orjson.loads(line) for line in self.raw_lines(rows)]
-        if self.index.read_only:
-            return [self._migrated(row, entry) for row, entry in zip(rows, decoded)]
+        index = self.index
+        decoded = []
+        for row, line in zip(rows, self.raw_lines(rows)):
+            try:
+                entry = loads_line(line)
+            except BadLine:
+                entry = None
+            if not isinstance(entry, dict) or (index.version > 1 and entry.get("id") != index.ids[row]):
+                raise FileChanged(
+                    f"{self.path}: line {index.line_numbers[row]} no longer holds entry {index.ids[row]}; "
+                    "the file was rewritten in place"
+                )
+            decoded.append(entry)
+        if index.read_only:
+            return [self._migrated(index, row, entry) for row, entry in zip(rows, decoded)]
         return decoded
 
-    def _migrated(self, row: int, entry: dict[str, Any]) -> dict[str, Any]:
-        index = self.index
+    def _migrated(self, index: SessionIndex, row: int, entry: dict[str, Any]) -> dict[str, Any]:
         parent = index.parents[row]
         parent_id = index.ids[parent] if parent >= 0 else None
         return migrate_entry(entry, index.version, index.ids[row], parent_id, index.v1_id_for_parsed_index)
@@ -207,9 +280,10 @@ class SessionFile:
 
     def path_rows(self, leaf_id: str | _AtLeaf | None = AT_LEAF) -> list[int]:
         """Rows from the root to ``leaf_id`` (default: the file's leaf; None: before the first entry)."""
+        index = self.index
         if isinstance(leaf_id, _AtLeaf):
-            return tree_path(self.index, self.index.leaf_row)
-        return tree_path(self.index, None if leaf_id is None else self.row_of(leaf_id))
+            return tree_path(index, index.leaf_row)
+        return tree_path(index, None if leaf_id is None else _row_of(index, leaf_id))
 
     def path_entries(self, leaf_id: str | _AtLeaf | None = AT_LEAF) -> list[dict[str, Any]]:
         return self.entries(self.path_rows(leaf_id))
@@ -304,8 +378,8 @@ class SessionFile:
             raise ReadOnlySession(
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
             )
-        with self._lock:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        with self._write_lock:
+            fd, _ = reopen_regular(self.path, os.O_RDWR | os.O_APPEND)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
@@ -324,20 +398,109 @@ class SessionFile:
                 os.close(fd)
 
 
-def read_chunks(handle: Any, offset: int) -> Iterator[tuple[bytes, int, int]]:
-    """The file from ``offset`` on, 1 MB at a time, as ``(buffer, its file offset, end of its last
-    whole line)``; a line longer than a chunk is carried into the next one. The last item is whatever
-    follows the last newline (often ``b""``), with end 0. Buffers are handed on uncut, never copied."""
-    handle.seek(offset)
-    carry = b""
-    while chunk := handle.read(_CHUNK):
-        buf = carry + chunk if carry else chunk
-        end = buf.rfind(b"\n") + 1
+def _row_of(index: SessionIndex, entry_id: str) -> int:
+    row = index.row(entry_id)
+    if row is None:
+        raise EntryNotFound(entry_id)
+    return row
+
+
+class LongLine(NamedTuple):
+    """A line longer than the limit, from byte ``start`` to ``end`` (its newline, or how far the file went)."""
+
+    start: int
+    end: int
+    terminated: bool
+
+
+def read_chunks(
+    fd: int, offset: int, stop: int, max_line: int = MAX_LINE_BYTES, *, skip_from: int | None = None
+) -> Iterator[tuple[bytes, int, int] | LongLine]:
+    """Bytes ``offset`` to ``stop`` of the file, 1 MB at a time, as ``(buffer, its file offset, end of
+    its last whole line)``; a line longer than a chunk is carried into the next one. The last item is
+    whatever follows the last newline (often ``b""``), with end 0. Buffers are handed on uncut, and a
+    carried line is joined once, when its newline arrives.
+
+    A line that grows past ``max_line`` bytes is not carried any further: it comes out as a
+    ``LongLine`` once its newline is found, or as an unterminated one at the end. ``skip_from`` resumes
+    such a line: the read starts inside it, at ``offset``."""
+    parts: list[bytes] = []  # an unfinished line, carried over
+    carried = 0
+    long_start = skip_from
+    pos = offset
+    while pos < stop:
+        chunk = os.pread(fd, min(_CHUNK, stop - pos), pos)
+        if not chunk:
+            break  # the file shrank under us: the next refresh sees it
+        base = pos
+        pos += len(chunk)
+        if long_start is not None:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                continue
+            yield LongLine(long_start, base + newline, True)
+            long_start = None
+            chunk = chunk[newline + 1 :]
+            base += newline + 1
+        end = chunk.rfind(b"\n") + 1
         if end:
-            yield buf, offset, end
-            offset += end
-        carry = buf[end:]
-    yield carry, offset, 0
+            yield (b"".join([*parts, chunk]) if parts else chunk), base - carried, carried + end
+            parts = [chunk[end:]] if end < len(chunk) else []
+            carried = len(chunk) - end
+        else:
+            parts.append(chunk)
+            carried += len(chunk)
+        if carried > max_line:
+            long_start = pos - carried
+            parts, carried = [], 0
+    if long_start is not None:
+        yield LongLine(long_start, pos, False)
+    else:
+        yield b"".join(parts), pos - carried, 0
+
+
+def _read(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:
+    """Feed the builder the file from where it stopped up to ``stop`` (the size seen when the read began)."""
+    pieces = read_chunks(fd, builder.offset, stop, builder.max_line_bytes, skip_from=builder.skip_from)
+    for piece in pieces:
+        if isinstance(piece, LongLine):
+            builder.long_line(piece.start, piece.end, terminated=piece.terminated)
+            continue
+        buf, base, end = piece
+        if end:
+            builder.feed(buf, base, at_eof=False, end=end)
+        elif buf or at_eof:
+            builder.feed(buf, base, at_eof=at_eof)
+
+
+def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> dict[str, Any]:
+    """A session file's header, reading no further than the line that holds it (headers never change,
+    so a folder's lineage and ids need no more); NotASession or UnsupportedFormat as for a full open."""
+    fd, st = open_regular(path)
+    try:
+        lineno = 0
+        for piece in read_chunks(fd, 0, st.st_size, max_line_bytes):
+            if isinstance(piece, LongLine):
+                lineno += piece.terminated
+                continue
+            buf, _, end = piece
+            pos, end = 0, end or len(buf)
+            while pos < end:
+                newline = buf.find(b"\n", pos, end)
+                line = buf[pos : end if newline < 0 else newline]
+                pos = end if newline < 0 else newline + 1
+                lineno += 1
+                if not line.strip():
+                    continue
+                try:
+                    value = loads_line(line)
+                except BadLine:
+                    continue
+                if isinstance(value, dict):
+                    return header_of(value, str(path), lineno)
+    finally:
+        os.close(fd)
+    raise NotASession(f"{path}: not a pi session (no session header)")
 
 
 def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:
@@ -353,12 +516,41 @@ def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:
 
 
 def create_file(path: Path, lines: list[dict[str, Any]], *, fsync: bool = True) -> None:
-    """Write a new session file whole, refusing to replace an existing one (pi's exclusive create)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a new session file whole, refusing to replace an existing one (pi's exclusive create).
+
+    With ``fsync`` the file survives a power cut once this returns: its data, its name in its folder,
+    and the names of any folders created for it (each in its own parent)."""
+    folders = _make_folders(path.parent)
     data = b"".join(E.dump_line(line) for line in lines)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
-        _write_line(fd, data, fsync=fsync)
+        _write_line(fd, data, fsync=False)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if fsync:
+        for folder in (path.parent, *folders):
+            _fsync_folder(folder)
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the folders whose listing gained a new name
+    (the parent of each one created), deepest first."""
+    missing = []
+    current = folder
+    while not current.is_dir():
+        missing.append(current)
+        current = current.parent
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+    return [created.parent for created in missing]
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -372,14 +564,18 @@ class _FileCache:
         self._files: OrderedDict[Path, SessionFile] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path: Path, fsync: bool | None) -> SessionFile:
+    def get(self, path: Path, fsync: bool | None, max_line_bytes: int | None) -> SessionFile:
         key = path.absolute()
         with self._lock:
             cached = self._files.get(key)
             if cached is not None:
                 self._files.move_to_end(key)
         if cached is None:
-            cached = SessionFile(key, fsync=True if fsync is None else fsync)
+            cached = SessionFile(
+                key,
+                fsync=True if fsync is None else fsync,
+                max_line_bytes=MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes,
+            )
             with self._lock:
                 self._files[key] = cached
                 while len(self._files) > self._size:

@@ -1,8 +1,9 @@
-"""Writes that need the assistant: send a message, regenerate an answer, compact, navigate with a
-summary. They are async views: a reply can take a minute, and under ASGI every sync view shares one
-thread, so waiting on a model there would stall every other request. File work runs in a thread.
-The core's refusals (unknown ids, read-only files, a failed summary) become answers in
-``SessionErrorMiddleware``.
+"""Writes that need the assistant: send a message, regenerate an answer, stop a reply, compact,
+navigate with a summary. They are async views: a reply can take a minute, and under ASGI every sync
+view shares one thread, so waiting on a model there would stall every other request. File work runs
+in a thread. A reply runs as a task of its own: the view waits for it, but a client that goes away
+does not take the reply with it. The core's refusals (unknown ids, read-only files, a failed summary,
+stopping a reply that is not running) become answers in ``SessionErrorMiddleware``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
-from ..services import chat, summaries
+from ..services import chat, replies, summaries
 from ..services.lookup import open_session
 from ..sessionfiles import entries as E
 from ..sessionfiles.errors import EntryNotFound, ReadOnlySession
@@ -60,6 +61,18 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
         return form_error(request, "This answer has nothing before it to answer again.", status=409)
     reply = await chat.answer(session, entry["parentId"], form.cleaned_data["stream"] or None)
     return await _moved(request, session, reply["id"])
+
+
+@require_POST
+async def stop(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Stop the reply ``reply`` (from any tab, served by any server process): its text so far is
+    stored as ``aborted``, and arrives in the tab that asked for it with the answer to its request."""
+    session = await asyncio.to_thread(open_session, session_id)
+    reply_id = request.POST.get("reply", "")
+    if not replies.REPLY_ID.fullmatch(reply_id):
+        return form_error(request, "Say which reply to stop.")
+    await replies.stop(session.session_id, reply_id)
+    return HttpResponse(status=204)
 
 
 @require_POST

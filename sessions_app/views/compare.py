@@ -26,7 +26,7 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
-from ..converters import SessionIdConverter
+from ..converters import MAX_ID_CHARS, SessionIdConverter
 from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, compare, diff_rows
 from ..display.treemap import Fork, MapNode, fork_point, tree_map
 from ..display.worddiff import Budget
@@ -38,7 +38,8 @@ from ..sessionfiles.tree import ancestors, siblings
 
 # All word diffs of one page together; each diff alone gets at most worddiff.DIFF_SECONDS.
 DIFF_PAGE_SECONDS = 1.5
-_REF = re.compile(r"[^\x00-\x1f]{1,400}")
+# An entry id of this session, or "<session id>:<entry id>".
+_REF = re.compile(rf"[^\x00-\x1f]{{1,{MAX_ID_CHARS + 129}}}")
 _SESSION_ID = re.compile(SessionIdConverter.regex)
 
 
@@ -57,7 +58,9 @@ class EntryRefsField(forms.Field):
         super().validate(value)
         for ref in value:
             if not _REF.fullmatch(ref):
-                raise forms.ValidationError("Not an entry id: an id is 1 to 400 characters, no control characters.")
+                raise forms.ValidationError(
+                    f"Not an entry id: an id is 1 to {MAX_ID_CHARS} characters, no control characters."
+                )
 
 
 class CompareForm(forms.Form):

@@ -6,43 +6,73 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..assistants import get_assistant
-from ..display.entries import Block, EntryView, content_blocks
+from ..display.entries import Block, EntryView, content_blocks, present
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
-from ..forms import MessageForm, NewSessionForm, TreeFilterForm
+from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
 from ..services.lookup import catalog, entry_row, open_session
-from ..sessionfiles.catalog import SessionInfo, session_info
+from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
+from ..sessionfiles.entries import one_line
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
+from .responses import form_error, is_htmx
+
+LIST_PAGE_SIZE = 50
 
 
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
-    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``."""
+    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``, a page
+    of ``LIST_PAGE_SIZE`` at a time (``?page=``) so a folder of thousands renders as fast as a few."""
+    form = ListForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
     cat = catalog()
     infos = cat.sessions()
-    query = request.GET.get("q", "").strip()
+    query = form.cleaned_data["q"].strip()
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
+    page = Paginator(_list_rows(cat, infos), LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
-    for info, depth in cat.forest(infos):
-        groups.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
+    for cwd, item in page:
+        groups.setdefault(cwd, []).append(item)
     return render(
         request,
         "sessions_app/list.html",
         {
-            "groups": sorted(groups.items()),
+            "groups": list(groups.items()),
+            "page": page,
             "query": query,
             "problems": sorted(cat.problems.items()),
             "new_form": NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD}),
         },
     )
+
+
+# The last list's rows, with the listing they came from (the catalog hands out the same SessionInfo
+# objects while no file changed): nesting forks and grouping thousands of sessions cost more than the
+# rest of the list page.
+_last_list: dict[str, tuple[list[SessionInfo], list[tuple[str, tuple[SessionInfo, int]]]]] = {}
+
+
+def _list_rows(cat: Catalog, infos: list[SessionInfo]) -> list[tuple[str, tuple[SessionInfo, int]]]:
+    """(workspace, (session, fork depth)) in display order: workspaces by name, forks under parents."""
+    known, rows = _last_list.get("rows", ([], []))
+    if infos and len(known) == len(infos) and all(a is b for a, b in zip(known, infos)):
+        return rows
+    by_workspace: dict[str, list[tuple[SessionInfo, int]]] = {}
+    for info, depth in cat.forest(infos):
+        by_workspace.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
+    rows = [(cwd, item) for cwd, items in sorted(by_workspace.items()) for item in items]
+    _last_list["rows"] = (infos, rows)
+    return rows
 
 
 @require_GET
@@ -56,16 +86,15 @@ def session_page(request: HttpRequest, session_id: str, entry_id: str | None = N
 def session_context(session: SessionFile, position: int | None, **extra: Any) -> dict[str, Any]:
     """Everything the session page and its transcript partial need, for the tab at ``position``."""
     cat = catalog()
-    infos = cat.sessions()
-    info = next((i for i in infos if i.path == session.path), None) or session_info(session)
-    parent = cat.parent_of(info, infos)
+    info = session_info(session)
+    parent = cat.parent_of(info)
     return {
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
         "parent": parent,
         "forked_at": _forked_at(session, parent) if parent else None,
-        "forks": cat.forks_of(info, infos),
+        "forks": cat.forks_of(info),
         **transcript_context(session, position),
         **extra,
     }
@@ -94,7 +123,8 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
     users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
     default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
     return [
-        (e.id, " ".join(b.text for b in e.blocks if b.kind == "text")[:80], e.id == default) for e in reversed(users)
+        (e.id, one_line(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
+        for e in reversed(users)
     ]
 
 
@@ -120,23 +150,25 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     """The page of path entries before ``?before=`` (scrolled into view), or, with ``unfold``, the
     entries a compaction card folds."""
     session = open_session(session_id)
-    before = request.GET.get("before", "")
-    row = entry_row(session, before)
+    form = OlderForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    row = entry_row(session, form.cleaned_data["before"])
     parent = session.index.parents[row]
     if parent == NO_PARENT:
         raise Http404("Nothing is older than the first entry")
-    unfold = request.GET.get("unfold") == "1"
+    unfold = form.cleaned_data["unfold"]
     page = transcript_page(
         session,
         parent,
-        fold_before=request.GET.get("fold_before") or None,
-        fold_id=request.GET.get("fold_id") or None,
+        fold_before=form.cleaned_data["fold_before"] or None,
+        fold_id=form.cleaned_data["fold_id"] or None,
         fold=not unfold,
     )
     return render(
         request,
         "sessions_app/partials/_older.html",
-        {"session_id": session.session_id, "page": page, "unfold": unfold},
+        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None},
     )
 
 
@@ -159,6 +191,28 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
 
 
 @require_GET
+def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """An entry's "⋯" menu: its forms, fetched when the menu is first opened, for the tab at ``?at=``
+    (a page of its own for a browser without JavaScript)."""
+    session = open_session(session_id)
+    form = PositionForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    row = entry_row(session, entry_id)
+    at = form.cleaned_data["at"]
+    position = entry_row(session, at) if at else session.index.leaf_row
+    context = {
+        "session_id": session.session_id,
+        "e": present(session, session.entries([row])[0], row),
+        "position": session.index.ids[position] if position is not None else None,
+        "read_only": session.index.read_only,
+    }
+    if is_htmx(request):
+        return render(request, "sessions_app/partials/_entry_menu.html", context)
+    return render(request, "sessions_app/entry_actions.html", context)
+
+
+@require_GET
 def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
     """The entry's line exactly as stored (for unknown types and the curious)."""
     session = open_session(session_id)
@@ -166,15 +220,13 @@ def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpRespo
     return HttpResponse(line, content_type="application/json; charset=utf-8")
 
 
-def _tree_context(request: HttpRequest, session: SessionFile, **extra: Any) -> dict[str, Any]:
+def _tree_context(session: SessionFile, form: TreeFilterForm, **extra: Any) -> dict[str, Any]:
     """What both tree views share: the filter and the tab's position (``?at=``, else the file's leaf)."""
-    form = TreeFilterForm(request.GET)
-    form.is_valid()
-    at = form.cleaned_data.get("at")
+    at = form.cleaned_data["at"]
     position = entry_row(session, at) if at else session.index.leaf_row
     return {
         "session_id": session.session_id,
-        "mode": form.cleaned_data.get("filter") or "default",
+        "mode": form.cleaned_data["filter"] or "default",
         "position_row": position,
         "position": session.index.ids[position] if position is not None else "",
         **extra,
@@ -185,7 +237,10 @@ def _tree_context(request: HttpRequest, session: SessionFile, **extra: Any) -> d
 def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
     """The whole tree as flat rows, filtered, with the tab's path highlighted."""
     session = open_session(session_id)
-    context = _tree_context(request, session, filters=[(name, name) for name in FILTERS])
+    form = TreeFilterForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    context = _tree_context(session, form, filters=[(name, name) for name in FILTERS])
     context["rows"] = tree_rows(session, context["position_row"], context["mode"])
     return render(request, "sessions_app/partials/_tree.html", context)
 
@@ -194,9 +249,12 @@ def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
 def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
     """The rows a "+N" fold of the tree panel stands for."""
     session = open_session(session_id)
-    context = _tree_context(request, session)
-    first = entry_row(session, request.GET.get("first", ""))
-    last = entry_row(session, request.GET.get("last", ""))
-    depth = int(request.GET["depth"]) if request.GET.get("depth", "").isdigit() else 0
+    form = TreeRunForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    context = _tree_context(session, form)
+    first = entry_row(session, form.cleaned_data["first"])
+    last = entry_row(session, form.cleaned_data["last"])
+    depth = form.cleaned_data["depth"] or 0
     context["rows"] = run_rows(session, first, last, context["position_row"], context["mode"], depth)
     return render(request, "sessions_app/partials/_tree_rows.html", context)

@@ -1,12 +1,20 @@
-"""How a write answers: htmx gets the re-rendered transcript (and the new URL to push), a plain form
-post gets a redirect to the permalink of where the tab now stands."""
+"""How a view answers, for htmx and for plain browsers alike (through django-htmx's helpers).
+
+A write answered to htmx gets the re-rendered transcript and the new URL to push; a plain form post
+gets a redirect to the permalink of where the tab now stands. A refused request says why: in the
+page's flash area for htmx, as a page of its own otherwise.
+"""
 
 from __future__ import annotations
+
+from typing import cast
 
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
+from django_htmx.middleware import HtmxDetails
 
 from ..forms import MessageForm
 from ..sessionfiles.store import SessionFile
@@ -14,17 +22,24 @@ from ..sessionfiles.store import SessionFile
 MOVED_EVENT = "pitree:moved"
 
 
+class HtmxHttpRequest(HttpRequest):
+    """A request that went through ``HtmxMiddleware``."""
+
+    htmx: HtmxDetails
+
+
 def is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
+    return bool(cast(HtmxHttpRequest, request).htmx)
 
 
 def permalink(session: SessionFile, entry_id: str | None) -> str:
-    """The URL of the session at ``entry_id`` (the session's own URL when the position is the start)."""
+    """The URL of the session at ``entry_id`` (the session's own URL when the position is the start,
+    or for the rare id no URL can carry: see ``converters.usable_id``)."""
     if entry_id is not None:
         try:
             return reverse("sessions:entry", args=[session.session_id, entry_id])
         except NoReverseMatch:
-            pass  # an id holding "/" has no URL of its own; the session's URL opens at its leaf
+            pass
     return reverse("sessions:session", args=[session.session_id])
 
 
@@ -46,28 +61,27 @@ def moved_to(
     response = render(
         request, "sessions_app/partials/_transcript.html", transcript_context(session, position, form), status=status
     )
-    response["HX-Push-Url"] = url
-    response["HX-Trigger-After-Swap"] = MOVED_EVENT
-    return response
+    push_url(response, url)
+    return trigger_client_event(response, MOVED_EVENT, after="swap")
 
 
 def form_error(request: HttpRequest, form: Form | str, *, status: int = 422) -> HttpResponse:
-    """A rejected write: nothing was written; say why where the user acted."""
-    errors = [form] if isinstance(form, str) else [str(e) for errs in form.errors.values() for e in errs]
+    """A refused request: nothing was written; say why where the user acted. A query string names
+    the parameter at fault (``depth: Enter a whole number.``)."""
+    errors = [form] if isinstance(form, str) else _messages(form, named=request.method == "GET")
     if not is_htmx(request):
-        return render(
-            request, "sessions_app/error.html", {"title": "Nothing was written", "errors": errors}, status=status
-        )
+        title = "This request cannot be answered" if request.method == "GET" else "Nothing was written"
+        return render(request, "sessions_app/error.html", {"title": title, "errors": errors}, status=status)
     response = render(request, "sessions_app/partials/_form_errors.html", {"errors": errors}, status=status)
-    response["HX-Retarget"] = "#flash"
-    response["HX-Reswap"] = "innerHTML"
-    return response
+    return reswap(retarget(response, "#flash"), "innerHTML")
+
+
+def _messages(form: Form, *, named: bool) -> list[str]:
+    return [f"{field}: {error}" if named else str(error) for field, errors in form.errors.items() for error in errors]
 
 
 def go_to(request: HttpRequest, url: str) -> HttpResponse:
     """A full navigation (a new session, a fork, a rename that changes the page header)."""
     if is_htmx(request):
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
-        return response
+        return HttpResponseClientRedirect(url)
     return redirect(url)

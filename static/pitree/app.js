@@ -1,6 +1,7 @@
 // pitree's little JavaScript: what htmx cannot do on its own.
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch to the previous/next sibling branch;
 // - a reply in progress: a placeholder the websocket streams text into until the POST returns;
+// - Stop: a button that names the reply this tab is waiting for;
 (function () {
   "use strict";
 
@@ -12,10 +13,11 @@
     },
   });
 
-  // Forms outside the transcript (rename) were rendered for the position the page opened at: every
-  // write names the position the tab stands on now.
+  // Forms outside the transcript (rename) were rendered for the position the page opened at, and an
+  // entry's menu is fetched long after: every request naming a position names the one the tab stands
+  // on now. (htmx's parameters are a FormData proxy: `in` does not see its keys.)
   document.addEventListener("htmx:configRequest", (ev) => {
-    if ("at" in ev.detail.parameters && document.getElementById("transcript")) {
+    if (ev.detail.parameters.at !== undefined && document.getElementById("transcript")) {
       ev.detail.parameters.at = pitree.position();
     }
   });
@@ -24,8 +26,9 @@
   document.body.addEventListener("pitree:moved", () => {
     const panel = document.getElementById("tree-panel");
     if (panel && panel.dataset.refresh && window.htmx) {
-      const at = encodeURIComponent(pitree.position());
-      htmx.ajax("GET", `${panel.dataset.refresh}&at=${at}`, { target: "#tree-panel", swap: "outerHTML" });
+      const url = new URL(panel.dataset.refresh, window.location.href);
+      url.searchParams.set("at", pitree.position());
+      htmx.ajax("GET", url.pathname + url.search, { target: "#tree-panel", swap: "outerHTML" });
     }
   });
 
@@ -121,6 +124,24 @@
     // 409/422 answers are swapped (they carry the reason), so htmx calls them successful: check the status.
     const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
     if (refused) undoPending(form, token);
+  });
+
+  // ---- Stop (the assistant work's section) -------------------------------------------------------
+  // While a form of this tab streams a reply, #stop-reply names that reply (the form's stream token is
+  // its id) and shows. Stopping stores the text so far; it arrives with the answer to the pending POST,
+  // which also re-renders the composer with the Stop form hidden again.
+  document.addEventListener("htmx:beforeRequest", (ev) => {
+    const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
+    const stop = document.getElementById("stop-reply");
+    if (!form || !form.dataset.pending || !stop) return;
+    stop.elements.reply.value = form.dataset.pending;
+    stop.hidden = false;
+  });
+
+  document.addEventListener("htmx:afterRequest", (ev) => {
+    const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
+    const stop = document.getElementById("stop-reply");
+    if (form && stop) stop.hidden = true;
   });
 
   // ---- after the transcript changed: keep focus where the reader was --------------------------

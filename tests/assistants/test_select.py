@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from sessions_app.assistants import (
-    OfflineAssistant,
-    OpenAICompatAssistant,
-    get_assistant,
-)
+from sessions_app.assistants import OfflineAssistant, OpenAICompatAssistant, get_assistant
 
 
 def test_offline_by_default_and_delay_from_settings(settings) -> None:
@@ -22,14 +18,14 @@ def test_offline_by_default_and_delay_from_settings(settings) -> None:
 
 def test_openai_backend_built_from_settings(settings) -> None:
     settings.PITREE_ASSISTANT = "openai"
-    settings.PITREE_OPENAI_BASE_URL = "http://127.0.0.1:11434/v1"
+    settings.PITREE_OPENAI_BASE_URL = "http://127.0.0.1:11434/v1/"
     settings.PITREE_OPENAI_MODEL = "llama3.2"
     settings.PITREE_OPENAI_API_KEY = "k"
     settings.PITREE_OPENAI_TIMEOUT = 12.5
     assistant = get_assistant()
     assert isinstance(assistant, OpenAICompatAssistant)
     assert assistant.endpoint == "http://127.0.0.1:11434/v1/chat/completions"
-    assert (assistant.model, assistant.api_key, assistant.timeout) == ("llama3.2", "k", 12.5)
+    assert (assistant.model, assistant.timeout) == ("llama3.2", 12.5)
     assert (assistant.provider, assistant.api) == ("openai-compatible", "openai-completions")
     assert "llama3.2" in assistant.label
 

@@ -16,13 +16,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,77 +53,31 @@ def pytest_configure(config: pytest.Config) -> None:
 # --- the server ----------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Server:
     url: str  # http://127.0.0.1:PORT (no trailing slash)
     root: Path  # the sessions folder it serves
-    log: Path
+    daphne: Any  # tests/conftest.py's Daphne
 
     def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
+        return self.daphne.log_tail(chars)
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """pitree under daphne (HTTP + websockets) on a free port, for the whole run."""
-    base = tmp_path_factory.mktemp("pitree-browser")
-    root = base / "sessions"
+def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Server:
+    """pitree under daphne (HTTP + websockets) on a free port, for the whole run; each test empties
+    its sessions folder (``sessions``)."""
+    root = tmp_path_factory.mktemp("pitree-browser") / "sessions"
     root.mkdir()
-    log = base / "daphne.log"
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "pitree_web.settings",
-        "PITREE_SESSIONS_DIR": str(root),
-        "PITREE_OFFLINE_DELAY": "0.02",
-        "PITREE_FSYNC": "0",
-        "PITREE_DEBUG": "1",
-        "PITREE_ASSISTANT": "offline",
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("PITREE_ALLOWED_HOSTS", None)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    srv = Server(url=f"http://127.0.0.1:{port}", root=root, log=log)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"daphne exited with {proc.returncode}:\n{srv.log_tail()}")
-            try:
-                with urllib.request.urlopen(srv.url + "/", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"daphne did not answer on {srv.url} within 30 s:\n{srv.log_tail()}")
-            time.sleep(0.1)
-        yield srv
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+    daphne = start_daphne(
+        {
+            "PITREE_SESSIONS_DIR": str(root),
+            "PITREE_OFFLINE_DELAY": "0.02",
+            "PITREE_FSYNC": "0",
+            "PITREE_ASSISTANT": "offline",
+        }
+    )
+    return Server(url=daphne.url, root=root, daphne=daphne)
 
 
 # --- sessions on disk ----------------------------------------------------------------------------
@@ -343,10 +290,11 @@ class UI:
         return self.position(page)
 
     def open_actions(self, page: Any, entry_id: str) -> Any:
-        """The ⋯ menu of an entry, opened; returns the menu's locator."""
+        """The ⋯ menu of an entry, opened and its forms loaded; returns the menu's locator."""
         actions = page.locator(f"#entry-{entry_id} > details.entry__actions")
         if actions.get_attribute("open") is None:
             actions.locator("> summary").click()
+        actions.locator(".actions form").first.wait_for()
         return actions
 
     def open_tree_filter(self, page: Any, name: str) -> None:

@@ -133,11 +133,12 @@ def test_hostile_text_and_ids_travel_as_data(client, write_session, make) -> Non
     m = make
     evil = "<img src=x onerror=alert(1)>"
     sid, _ = write_session(
-        [m.user("a/b", None, evil, 1), m.assistant("c", "a/b", "one", 2), m.assistant("d", "a/b", "two", 3)]
+        [m.user("a/b", None, evil, 1), m.assistant("c\x01", "a/b", "one", 2), m.assistant("d", "a/b", "two", 3)]
     )
     nodes = by_id(data(client, sid))
     assert nodes["a/b"]["text"] == evil  # map.js sets it as textContent
-    assert nodes["a/b"]["url"] == ""  # an id holding "/" has no URL
+    assert client.get(nodes["a/b"]["url"]).status_code == 200  # an id holding "/" has a URL too
+    assert nodes["c\x01"]["url"] == ""  # one with a control character has none
     page = client.get(f"/s/{sid}/map/").content.decode()
     assert "<script>" not in page and 'src="/static/vendor/d3-hierarchy-3.1.3.min.js"' in page
     assert f'data-src="/s/{sid}/map/data/?at=d"' in page

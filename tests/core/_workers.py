@@ -9,6 +9,7 @@ the crash test runs it as a script:
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,36 @@ def append_many(path: str, tag: str, count: int, barrier: Any = None, results: A
     if results is not None:
         results.put((tag, ids))
     return ids
+
+
+def churn(session: SessionFile, count: int, seed: int) -> None:
+    """``count`` writes of every kind a session sees: replies at the leaf, new branches under an older
+    entry, moves of the leaf (``leaf`` markers) and labels set and cleared."""
+    rng = random.Random(seed)
+    for i in range(count):
+        ids = session.index.ids
+        roll = rng.random()
+        if roll < 0.6 or len(ids) < 3:
+            session.append(E.user_message(f"{seed}-{i}"))
+        elif roll < 0.8:
+            session.append(E.user_message(f"{seed}-{i} branch"), parent=_earlier_entry(session, rng))
+        elif roll < 0.9:
+            session.navigate(_earlier_entry(session, rng))
+        else:
+            session.set_label(_earlier_entry(session, rng), rng.choice([f"label {i}", None]))
+
+
+def _earlier_entry(session: SessionFile, rng: random.Random) -> str:
+    index = session.index
+    while True:
+        row = rng.randrange(len(index))
+        if index.is_node(row):
+            return index.ids[row]
+
+
+def churn_file(path: str, count: int, seed: int) -> None:
+    """``churn`` from another process, with a SessionFile of its own."""
+    churn(SessionFile(Path(path), fsync=False), count, seed)
 
 
 def _write_forever(path: str, big_every: int) -> None:

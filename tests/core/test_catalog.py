@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from sessions_app.sessionfiles.catalog import (
     UnknownSession,
     describe,
 )
+from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.fork import fork_session
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -196,3 +199,190 @@ def test_symlinked_folders_are_followed_and_broken_links_ignored(samples_root: P
     assert samples_root / "--srv-app--" / "linked.jsonl" in paths
     assert len(paths) == 8
     assert catalog.problems == {}
+
+
+# ---------------------------------------------------------------------------------------------- a hostile folder
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Path], list[Path]]:
+    """(files fully read, files whose header was read) by the catalog from now on."""
+    opened: list[Path] = []
+    headers: list[Path] = []
+
+    class CountingSessionFile(SessionFile):
+        def __init__(self, path: Path, **kwargs: Any) -> None:
+            opened.append(Path(path))
+            super().__init__(path, **kwargs)
+
+    real_read_header = catalog_module.read_header
+
+    def counting_read_header(path: Any, **kwargs: Any) -> Any:
+        headers.append(Path(path))
+        return real_read_header(path, **kwargs)
+
+    monkeypatch.setattr(catalog_module, "SessionFile", CountingSessionFile)
+    monkeypatch.setattr(catalog_module, "read_header", counting_read_header)
+    return opened, headers
+
+
+def test_what_is_not_a_regular_file_is_reported_never_opened(samples_root: Path, tmp_path: Path) -> None:
+    folder = samples_root / FOLDER
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "zero.jsonl").symlink_to("/dev/zero")
+    (folder / "broken.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (folder / "loop.jsonl").symlink_to(folder / "loop.jsonl")
+    (folder / "dir.jsonl").mkdir()
+    listed: list[Any] = []
+    catalog = Catalog(samples_root)
+    worker = threading.Thread(target=lambda: listed.append(catalog.sessions()), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "listing blocked on a file"
+    assert len(listed[0]) == 7
+    problems = {path.name: reason for path, reason in catalog.problems.items()}
+    assert "a FIFO" in problems["pipe.jsonl"]
+    assert "a character device" in problems["zero.jsonl"]
+    assert "broken symbolic link" in problems["broken.jsonl"]
+    assert "symbolic links" in problems["loop.jsonl"]  # "Too many levels of symbolic links"
+    assert "a folder" in problems["dir.jsonl"]
+
+
+def test_a_bad_file_is_not_read_again_while_unchanged(samples_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = samples_root / FOLDER / "notes.jsonl"
+    bad.write_bytes(b'{"not": "a session"}\n')
+    catalog = Catalog(samples_root)
+    catalog.sessions()
+    opened, _ = _counting(monkeypatch)
+    catalog.sessions()
+    assert opened == [] and bad in catalog.problems
+    with open(bad, "ab") as handle:
+        handle.write(b"{}\n")
+    catalog.sessions()
+    assert opened == [bad]
+
+
+def test_one_file_failing_in_any_way_leaves_the_others_listed(
+    samples_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    victim = sorted((samples_root / FOLDER).iterdir())[0]
+    real = catalog_module.session_info
+
+    def failing(session: SessionFile) -> Any:
+        if session.path == victim:
+            raise ValueError("something nobody foresaw")
+        return real(session)
+
+    monkeypatch.setattr(catalog_module, "session_info", failing)
+    catalog = Catalog(samples_root)
+    assert len(catalog.sessions()) == 6
+    assert "ValueError: something nobody foresaw" in catalog.problems[victim]
+
+
+def test_locate_reads_only_the_file_named_for_the_id(samples_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = Catalog(samples_root)
+    opened, headers = _counting(monkeypatch)
+    path = catalog.locate("019cadd4-cb50-74dd-b0a5-3da75cdfe166")
+    assert path.name.endswith("_019cadd4-cb50-74dd-b0a5-3da75cdfe166.jsonl")
+    assert headers == [path] and opened == []
+    assert catalog.locate("019cadd4-cb50-74dd-b0a5-3da75cdfe166") == path
+    assert headers == [path]  # remembered: nothing read again
+
+
+def test_locate_finds_a_renamed_file_by_its_header_once(samples_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = samples_root / FOLDER
+    original = next(folder.glob("*_019cadd4-cb50-74dd-b0a5-3da75cdfe166.jsonl"))
+    renamed = original.rename(folder / "renamed by hand.jsonl")
+    catalog = Catalog(samples_root)
+    opened, headers = _counting(monkeypatch)
+    assert catalog.locate("019cadd4-cb50-74dd-b0a5-3da75cdfe166") == renamed
+    assert len(headers) == 7 and opened == []  # every header once, no file read whole
+    headers.clear()
+    with pytest.raises(UnknownSession):
+        catalog.locate("no-such-session")
+    assert headers == []  # headers never change: the folder did not either
+
+
+def test_locate_explains_a_broken_file_named_for_the_id(samples_root: Path) -> None:
+    (samples_root / FOLDER / "2026-03-02T09-00-00-000Z_broken-one.jsonl").write_bytes(b"garbage\n")
+    with pytest.raises(NotASession, match="not a pi session"):
+        Catalog(samples_root).locate("broken-one")
+
+
+def test_locate_refuses_an_id_held_by_two_files(samples_root: Path) -> None:
+    folder = samples_root / FOLDER
+    original = next(folder.glob("*_019cadd4-cb50-74dd-b0a5-3da75cdfe166.jsonl"))
+    shutil.copyfile(original, folder / f"copy_{original.name.partition('_')[2]}")
+    with pytest.raises(AmbiguousId, match="2 files hold session"):
+        Catalog(samples_root).locate("019cadd4-cb50-74dd-b0a5-3da75cdfe166")
+
+
+def test_lineage_of_one_session_reads_no_full_listing(
+    new_session: Any, sessions_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = new_session()
+    parent.append(E.user_message("parent"))
+    child = fork_session(parent, fsync=False)
+    others = [new_session(cwd=f"/other/{n}") for n in range(10)]
+    catalog = Catalog(sessions_root)
+    info = catalog_module.session_info(child)
+    opened, headers = _counting(monkeypatch)
+    parent_info = catalog.parent_of(info)
+    assert parent_info is not None and parent_info.path == parent.path
+    assert len(headers) == 12 and opened == []  # headers once; the parent's info from the open-file cache
+    headers.clear()
+    assert catalog.forks_of(catalog.info(parent.path)) == [catalog.info(child.path)]
+    assert catalog.parent_of(info) == parent_info
+    assert headers == []  # nothing added or removed: no header read again
+    late = fork_session(parent, fsync=False)
+    assert {fork.path for fork in catalog.forks_of(catalog.info(parent.path))} == {child.path, late.path}
+    assert headers == [late.path]  # only the new file's header
+    assert all(other.path not in opened for other in others)
+
+
+def test_ids_a_url_cannot_carry(new_session: Any, sessions_root: Path, L: Any) -> None:
+    weird = ["a/b", "what?", "a#b", "100%", "a&b", "has space", "x" * 300, "-leading", "trailing.", ""]
+    folder = sessions_root / "--weird--"
+    folder.mkdir()
+    for number, session_id in enumerate(weird):
+        (folder / f"w{number}.jsonl").write_bytes(L.dump(L.header(session_id)) + L.dump(L.user("a", None, "hi")))
+    (folder / "fine.jsonl").write_bytes(L.dump(L.header("Fine.id_1-2")))
+    infos = {info.id: info for info in Catalog(sessions_root).sessions()}
+    assert set(infos) == {*weird, "Fine.id_1-2"}
+    assert all(infos[session_id].url_id is None for session_id in weird)
+    assert infos["Fine.id_1-2"].url_id == "Fine.id_1-2"
+
+
+def test_times_out_of_any_range_list_without_crashing(sessions_root: Path, L: Any) -> None:
+    folder = sessions_root / "--times--"
+    folder.mkdir()
+    cases = {
+        "huge-message-time": [
+            L.user("a", None, "hi") | {"message": {"role": "user", "content": "hi", "timestamp": 1e300}}
+        ],
+        "year-99999": [
+            L.user("a", None, "hi", ts="+099999-01-01T00:00:00.000Z") | {"message": {"role": "user", "content": "hi"}}
+        ],
+        "year-0": [
+            L.user("a", None, "hi", ts="0000-01-01T00:00:00.000Z") | {"message": {"role": "user", "content": "hi"}}
+        ],
+    }
+    for name, entries in cases.items():
+        (folder / f"{name}.jsonl").write_bytes(b"".join(L.dump(line) for line in [L.header(name), *entries]))
+    catalog = Catalog(sessions_root)
+    infos = {info.id: info for info in catalog.sessions()}
+    assert catalog.problems == {}
+    assert infos["year-99999"].modified == "+099999-01-01T00:00:00.000Z"
+    assert infos["year-0"].modified == L.T0  # before 1970: pi takes only a positive activity time
+    assert infos["huge-message-time"].modified == L.T0  # an invalid date counts for nothing: the header's time
+    assert [describe(info) for info in infos.values()]
+
+
+def test_find_reads_only_headers_of_files_named_for_the_prefix(
+    samples_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog(samples_root)
+    opened, headers = _counting(monkeypatch)
+    info = catalog.find("019cadd4-cb50")
+    assert info.id == "019cadd4-cb50-74dd-b0a5-3da75cdfe166"
+    assert [path.name.partition("_")[2] for path in headers] == ["019cadd4-cb50-74dd-b0a5-3da75cdfe166.jsonl"]
+    assert opened == []  # the one session found is opened through the per-process cache, nothing else

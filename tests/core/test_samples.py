@@ -15,6 +15,7 @@ from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.catalog import Catalog, describe
 from sessions_app.sessionfiles.errors import ReadOnlySession
 from sessions_app.sessionfiles.fork import fork_session
+from sessions_app.sessionfiles.instants import iso_to_ms
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 V3_SAMPLES = SAMPLE_KEYS
@@ -109,11 +110,11 @@ def test_context_messages_are_the_stored_messages(samples_dir: Path) -> None:
         "content": "Reminder: run the tests before committing.",
         "display": True,
         "details": {"source": "todo-ext"},
-        "timestamp": E.iso_to_ms("2026-03-02T09:16:01.500Z"),
+        "timestamp": iso_to_ms("2026-03-02T09:16:01.500Z"),
     }
     branch = next(m for m in context.messages if m["role"] == "branchSummary")
     assert branch["fromId"] == "0f649aff"
-    assert branch["timestamp"] == E.iso_to_ms("2026-03-02T09:15:52.500Z")
+    assert branch["timestamp"] == iso_to_ms("2026-03-02T09:15:52.500Z")
 
 
 # ---------------------------------------------------------------------------------------------- listing

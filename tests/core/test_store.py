@@ -13,7 +13,7 @@ import pytest
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.errors import EntryNotFound, SessionError
-from sessions_app.sessionfiles.index import SessionIndex
+from sessions_app.sessionfiles.index import IndexBuilder
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,13 +202,13 @@ def test_open_is_cached_and_reopen_reads_only_new_lines(chat: Any, monkeypatch: 
     other.append(E.user_message("and again"))
 
     parsed: list[int] = []
-    original = SessionIndex._index_line
+    original = IndexBuilder._index_line
 
-    def counting(self: SessionIndex, line: Any, offset: int, length: int) -> None:
+    def counting(self: IndexBuilder, line: Any, offset: int, length: int) -> None:
         parsed.append(offset)
         original(self, line, offset, length)
 
-    monkeypatch.setattr(SessionIndex, "_index_line", counting)
+    monkeypatch.setattr(IndexBuilder, "_index_line", counting)
     again = SessionFile.open(session.path)
     assert again is opened
     assert len(parsed) == 2  # only the two appended lines were parsed

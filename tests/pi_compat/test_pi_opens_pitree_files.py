@@ -4,7 +4,7 @@ Each scenario builds a session file with pitree's store, then pi's own SessionMa
 fixture, one node process for all files) opens it. pi's leaf, branch, context (full messages), tree,
 labels and name must equal pitree's, and pi must not have needed to repair the file.
 
-The one documented difference (pitree-rules §2): pi does not know pitree's ``leaf`` entries. It treats
+The one documented difference (docs/format.md §11.3): pi does not know pitree's ``leaf`` entries. It treats
 them as unknown entries, so they appear in pi's tree, and a file whose *last* line is a ``leaf`` entry
 opens in pi on the branch the user left. Those cases are tested for exactly that.
 """
@@ -114,7 +114,7 @@ def explicit_parent_branches(root: Path) -> SessionFile:
     session.append(_reply("Switched to pydantic."), parent=u2b["id"])
     session.append(E.user_message("Another root"), parent=None)
     session.append(E.user_message("Back on the regex branch"), parent=u2["id"])
-    # Written last but older: siblings are ordered by timestamp (pi-format 3.6), not by file order.
+    # Written last but older: siblings are ordered by timestamp (docs/format.md §4.2), not by file order.
     session.append(
         E.Draft("custom", {"customType": "imported", "data": {}}, "2020-01-01T00:00:00.000Z"), parent=a1["id"]
     )

@@ -2,7 +2,7 @@
 
 Before the harness is trusted to judge the files pitree writes, it has to agree with
 expected.json, which was recorded by running pi 1.6.0 itself over these samples
-(see the spec's section 6). If these tests fail, the harness is wrong, not pitree.
+(see docs/format.md §13). If these tests fail, the harness is wrong, not pitree.
 """
 
 from __future__ import annotations
@@ -164,10 +164,9 @@ def test_deep_linear_session_tree(pi: Any, tmp_path: Path) -> None:
 
 
 def test_pi_treats_a_harness_leaf_line_as_an_unknown_entry(pi: Any, tmp_path: Path, pi_samples_dir: Path) -> None:
-    """Pin the spec's 2.14/section 4 claim: the coding-agent ignores a `leaf` line's targetId.
-
-    pitree must therefore not write `leaf` lines to move the leaf in files meant for pi.
-    """
+    """Pin the known difference of docs/format.md §11.3: pi's coding-agent ignores a `leaf` line's
+    targetId (it reads it as an entry of unknown type), so a file whose last line is a `leaf` entry
+    opens in pi at the marker, on the branch the user left."""
     source = pi_samples_dir / "02-tree-branches.jsonl"
     path = tmp_path / "with-leaf-line.jsonl"
     leaf_line = {

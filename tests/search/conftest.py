@@ -63,7 +63,7 @@ class Folder:
             handle.write(data)
         return data
 
-    # Entry shapes (pi-format): the tests build entries with these.
+    # Entry shapes (docs/format.md §3): the tests build entries with these.
 
     @staticmethod
     def user(content: Any) -> dict[str, Any]:

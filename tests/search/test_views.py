@@ -145,12 +145,14 @@ def test_a_new_entry_is_found_on_the_next_search(client, folder) -> None:
     assert 'href="/s/live/e/fresh/"' in page(client, q="later")[1]
 
 
-def test_an_entry_id_no_url_can_carry_is_listed_without_a_link(client, folder) -> None:
+def test_an_entry_id_holding_a_slash_links_to_its_entry(client, folder) -> None:
     folder.write("s", {"id": "has/slash", **folder.user("slashed entry")})
     status, html = page(client, q="slashed")
     assert status == 200
-    assert '<span class="session-item__title">slashed entry</span>' in html
-    assert "/e/has" not in html
+    link = reverse("sessions:entry", args=["s", "has/slash"])
+    assert f'href="{link}"' in html
+    opened = client.get(link)
+    assert opened.status_code == 200 and 'data-entry="has/slash"' in opened.content.decode()
 
 
 def test_the_session_list_has_a_box_that_searches_inside_sessions(client, folder) -> None:

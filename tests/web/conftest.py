@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.core.cache import caches
 
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
@@ -25,6 +26,7 @@ def _fresh_state(settings):
     from sessions_app.services.lookup import _catalog_for
 
     _catalog_for.cache_clear()
+    caches["fragments"].clear()
     yield
     clear_cache()
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
+from collections.abc import AsyncIterator
 
+import httpx2
 import pytest
 from django.test import Client
+from support.fake_openai import running_fake
+
+from sessions_app.services import replies
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX_HEADERS = {"HX-Request": "true"}
 LINEAR = "01-linear"
 
 
@@ -115,42 +120,120 @@ def test_a_refused_backend_becomes_an_error_entry_and_the_message_stays(client, 
     assert "refused" in response.content.decode().lower()
 
 
-class _FakeOpenAI(BaseHTTPRequestHandler):
-    """Answers every chat completion with two streamed chunks and records what it was sent."""
-
-    received: ClassVar[list[dict]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.received.append(body)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        for piece in ("Hello ", "from the fake."):
-            chunk = {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.write(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_the_openai_backend_gets_the_branch_context_and_its_reply_is_stored(client, pi, settings) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOpenAI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with running_fake() as fake:
         settings.PITREE_ASSISTANT = "openai"
-        settings.PITREE_OPENAI_BASE_URL = f"http://127.0.0.1:{server.server_port}/v1"
+        settings.PITREE_OPENAI_BASE_URL = fake.base_url
         settings.PITREE_OPENAI_MODEL = "fake-model"
         client.post(f"/s/{pi.id(LINEAR)}/send/", {"text": "And PUT?", "parent": "358d8704"}, **HTMX)
-    finally:
-        server.shutdown()
-    sent = _FakeOpenAI.received[-1]
+    sent = fake.requests[-1].body
     assert sent["model"] == "fake-model" and sent["stream"] is True
     texts = [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in sent["messages"]]
     assert "List the endpoints in app.py" in texts[0] and "And PUT?" in texts[-1]
     reply = pi.lines(pi.path(LINEAR))[-1]["message"]
-    assert reply["content"] == [{"type": "text", "text": "Hello from the fake."}] and reply["model"] == "fake-model"
+    assert reply["content"] == [{"type": "text", "text": "Hello world"}] and reply["model"] == "fake-model"
+    assert reply["usage"]["output"] == 7 and reply["stopReason"] == "stop"
+
+
+def test_regenerated_answers_differ_from_their_siblings(client, pi) -> None:
+    for _ in range(2):
+        client.post(f"/s/{pi.id(LINEAR)}/regenerate/", {"entry": "358d8704"}, **HTMX)
+    *_, first, second = pi.lines(pi.path(LINEAR))
+    assert first["parentId"] == second["parentId"] == "c256703f"
+    assert first["message"]["content"] != second["message"]["content"]
+
+
+def test_compact_writes_the_offline_summary(client, pi) -> None:
+    response = client.post(f"/s/{pi.id(LINEAR)}/compact/", {"keep_from": "c256703f", "at": "db26dc72"}, **HTMX)
+    assert response.status_code == 200
+    compaction = pi.lines(pi.path(LINEAR))[-1]
+    assert compaction["type"] == "compaction" and compaction["firstKeptEntryId"] == "c256703f"
+    assert compaction["summary"].startswith("## Summary (offline responder")
+
+
+def test_the_composer_offers_stop_for_the_reply_being_written(client, pi) -> None:
+    html = client.get(f"/s/{pi.id(LINEAR)}/").content.decode()
+    assert f'<form id="stop-reply" method="post" action="/s/{pi.id(LINEAR)}/stop/"' in html
+    assert '<input type="hidden" name="reply" value="">' in html
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "message"), [("", 422, "Say which reply"), ("a/b", 422, "Say which reply")]
+)
+def test_stop_needs_a_reply_id(client, pi, reply, status, message) -> None:
+    before = pi.path(LINEAR).read_bytes()
+    response = client.post(f"/s/{pi.id(LINEAR)}/stop/", {"reply": reply}, **HTMX)
+    assert response.status_code == status and message in response.content.decode()
+    assert pi.path(LINEAR).read_bytes() == before
+
+
+def test_stopping_a_reply_that_is_not_running_says_so(client, pi, monkeypatch) -> None:
+    monkeypatch.setattr(replies, "STOP_WAIT", 0.05)
+    before = pi.path(LINEAR).read_bytes()
+    response = client.post(f"/s/{pi.id(LINEAR)}/stop/", {"reply": "long-gone"}, **HTMX)
+    assert response.status_code == 409 and response["HX-Retarget"] == "#flash"
+    assert "No reply long-gone is being written in this session" in response.content.decode()
+    assert pi.path(LINEAR).read_bytes() == before
+
+
+@pytest.fixture
+async def asgi() -> AsyncIterator[httpx2.AsyncClient]:
+    """HTTP on the ASGI application itself, as daphne serves it: unlike Django's test clients, every
+    request runs in its own thread-sensitive context, so one request waiting for a reply does not hold
+    up another (a Stop). CSRF is enforced, so the client carries the token a page gave it."""
+    from pitree_web.asgi import application
+
+    transport = httpx2.ASGITransport(app=application)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=HTMX_HEADERS) as client:
+        await client.get("/")
+        client.headers["x-csrftoken"] = client.cookies["csrftoken"]
+        yield client
+
+
+async def _running_reply(session_id: str) -> replies.RunningReply:
+    """The reply a request started, once it has some text."""
+    for _ in range(1000):
+        found = replies.running(session_id)
+        if found and found[0].reply.text:
+            return found[0]
+        await asyncio.sleep(0.01)
+    raise AssertionError("no reply started")
+
+
+async def test_stop_from_another_request_stores_the_text_so_far(asgi, pi, settings) -> None:
+    settings.PITREE_OFFLINE_DELAY = 30  # the reply waits between chunks until it is stopped
+    url = f"/s/{pi.id(LINEAR)}/"
+    sending = asyncio.create_task(
+        asgi.post(url + "send/", data={"text": "Stop me", "parent": "358d8704", "stream": "tab1"})
+    )
+    running = await _running_reply(pi.id(LINEAR))
+    assert running.id == "tab1"  # the browser's stream token names the reply
+    shown = running.reply.text
+
+    stopped = await asgi.post(url + "stop/", data={"reply": "tab1"})
+    assert stopped.status_code == 204
+    answered = await sending
+    user, reply = pi.lines(pi.path(LINEAR))[-2:]
+    assert user["message"]["content"] == "Stop me" and reply["parentId"] == user["id"]
+    assert reply["message"]["stopReason"] == "aborted" and reply["message"]["errorMessage"]
+    assert reply["message"]["content"] == [{"type": "text", "text": shown}]
+    assert answered.status_code == 200 and f'data-position="{reply["id"]}"' in answered.text
+
+
+async def test_a_client_that_disconnects_does_not_lose_the_reply(asgi, pi, settings) -> None:
+    """A client that goes away does not take its reply with it: the reply is stored whole. (Whether
+    Django cancels the view depends on the middleware: behind sync-only middleware the view runs on;
+    the registry's own tests cancel the caller outright.)"""
+    settings.PITREE_OFFLINE_DELAY = 0.05
+    sending = asyncio.create_task(asgi.post(f"/s/{pi.id(LINEAR)}/send/", data={"text": "Bye", "parent": "358d8704"}))
+    running = await _running_reply(pi.id(LINEAR))
+    sending.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await sending
+    assert sending.cancelled()
+    entry = await running.join()
+    assert entry["message"]["stopReason"] == "stop" and "Bye" in entry["message"]["content"][0]["text"]
+    assert pi.lines(pi.path(LINEAR))[-1] == entry
 
 
 def test_read_only_sessions_refuse_writes(client, pi, tmp_path) -> None:

@@ -208,10 +208,14 @@ def test_entries_with_unusual_ids_render_and_open(client, sessions_dir) -> None:
     assert "odd id" in html and "slash id" in html
     assert f'href="/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/"' in html
     assert client.get(f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/").status_code == 200
+    # A "/" in an id is escaped before the URL is percent-encoded, so it stays inside its segment.
+    assert f'href="/s/{session.session_id}/e/with%252Fslash/"' in html
     response = client.post(
-        f"/s/{session.session_id}/navigate/", {"to": "with/slash", "mode": "exact"}, HTTP_HX_REQUEST="true"
+        f"/s/{session.session_id}/navigate/", {"to": "a b?#<x>", "mode": "exact"}, HTTP_HX_REQUEST="true"
     )
-    assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/"
+    assert response.status_code == 200 and response["HX-Push-Url"] == f"/s/{session.session_id}/e/a%20b%3F%23%3Cx%3E/"
+    page = client.get(f"/s/{session.session_id}/e/with%252Fslash/")
+    assert page.status_code == 200 and 'data-position="with/slash"' in page.content.decode()
 
 
 def test_pages_carry_a_content_security_policy_that_allows_no_foreign_loads(client, pi) -> None:
@@ -237,3 +241,44 @@ def test_the_404_page_says_what_was_not_found_even_with_debug_on(client, pi, set
     assert response.status_code == 404
     html = response.content.decode()
     assert "Entry ffffffff not found in this session" in html and "All sessions" in html
+
+
+def test_cached_entry_fragments_carry_each_requests_csrf_token(pi) -> None:
+    from django.test import Client
+
+    url = f"/s/{pi.id(TREE)}/"
+    tokens = []
+    for client in (Client(), Client()):
+        html = client.get(url).content.decode()
+        found = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
+        assert len(re.findall(r'class="navigator"', html)) >= 1
+        assert len(found) == 1  # the navigator's (cached) form and the composer's carry the same token
+        tokens.append(found.pop())
+    assert tokens[0] != tokens[1]
+
+
+def test_entry_fragments_follow_labels_and_position(client, pi) -> None:
+    url = f"/s/{pi.id(TREE)}/"
+    assert 'class="tag" title="label">docs</span>' not in client.get(url).content.decode()
+    client.post(url + "label/", {"entry": "e65e9e73", "label": "docs", "at": "750a4556"})
+    html = client.get(url).content.decode()
+    assert 'class="tag" title="label">docs</span>' in html
+    moved = client.get(url + "e/e65e9e73/").content.decode()
+    assert re.search(r'class="entry entry--assistant[^"]* is-position" id="entry-e65e9e73"', moved)
+    assert not re.search(r'is-position" id="entry-e65e9e73"', html)
+
+
+def test_entry_menus_load_when_opened_and_are_a_page_without_javascript(client, pi) -> None:
+    url = f"/s/{pi.id(TREE)}/"
+    page = client.get(url).content.decode()
+    assert 'name="label"' not in page  # the menus' forms are not in the page …
+    menu_url = f"{url}e/e65e9e73/actions/"
+    assert f'hx-get="{menu_url}"' in page and f'href="{menu_url}?at=750a4556"' in page
+    fragment = client.get(menu_url, {"at": "97690895"}, HTTP_HX_REQUEST="true").content.decode()
+    assert not fragment.lstrip().startswith("<!DOCTYPE")  # … they come as a fragment for htmx,
+    assert 'name="label"' in fragment and 'name="at" value="97690895"' in fragment
+    full = client.get(menu_url, {"at": "97690895"}).content.decode()
+    assert full.startswith("<!DOCTYPE") and "hx-disable" in full and 'name="label"' in full  # … or a page
+    response = client.post(f"{url}label/", {"entry": "e65e9e73", "label": "plain", "at": "97690895"})
+    assert response.status_code == 302
+    assert pi.lines(pi.path(TREE))[-1]["parentId"] == "97690895"

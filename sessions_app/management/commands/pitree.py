@@ -28,7 +28,7 @@ from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root, resolve_file
 from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
-from sessions_app.cli.transcript import one_line, render_transcript
+from sessions_app.cli.transcript import printable, render_transcript, terminal_line
 from sessions_app.cli.treeview import tree_lines
 from sessions_app.search.index import SearchIndex, SearchUnavailable
 from sessions_app.search.query import fts_query
@@ -102,9 +102,9 @@ class Command(BaseCommand):
         p = sub.add_parser("tree", help="the whole tree, active path marked with *, the leaf with ← leaf")
         p.add_argument("file", metavar="FILE", help=file_help)
 
-        p = sub.add_parser("inspect", help="the session as one JSON object (pitree-rules §6)")
+        p = sub.add_parser("inspect", help="the session as one JSON object (docs/format.md §12)")
         p.add_argument("file", metavar="FILE", help=file_help)
-        p.add_argument("--json", action="store_true", help="print the §6 JSON object (without it: a short summary)")
+        p.add_argument("--json", action="store_true", help="print that JSON object (without it: a short summary)")
         p.add_argument("--leaf", metavar="ID", help="path and context at this entry instead of the file's leaf")
 
         p = sub.add_parser("new", help="create an empty session; prints its path")
@@ -185,21 +185,26 @@ class Command(BaseCommand):
     def handle(self, *args: Any, command: str, **options: Any) -> None:
         self.sessions_dir = Path(settings.PITREE_SESSIONS_DIR)
         self.fsync = bool(settings.PITREE_FSYNC)
+        self.max_line_bytes = int(settings.PITREE_MAX_LINE_BYTES)
         try:
             getattr(self, "do_" + command)(**options)
         except BrokenPipeError:
             _silence_stdout()
         except SessionError as error:
-            raise CommandError(one_line(str(error))) from None
+            raise CommandError(terminal_line(str(error))) from None
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
-            raise CommandError(one_line(f"{where}{error.strerror or error}")) from None
+            raise CommandError(terminal_line(f"{where}{error.strerror or error}")) from None
 
     def out(self, line: str) -> None:
-        self.stdout.write(line)
+        self.stdout.write(printable(line))
 
     def open(self, file: str) -> SessionFile:
-        return SessionFile.open(resolve_file(file, self.sessions_dir), fsync=self.fsync)
+        path = resolve_file(file, self.catalog())
+        return SessionFile.open(path, fsync=self.fsync, max_line_bytes=self.max_line_bytes)
+
+    def catalog(self) -> Catalog:
+        return Catalog(self.sessions_dir, max_line_bytes=self.max_line_bytes)
 
     def open_writable(self, file: str) -> SessionFile:
         session = self.open(file)
@@ -213,10 +218,10 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------ reading
 
     def do_ls(self, *, json: bool, **_: Any) -> None:
-        catalog = Catalog(self.sessions_dir)
+        catalog = self.catalog()
         forest = catalog.forest()
         for path, problem in sorted(catalog.problems.items()):
-            self.stderr.write(one_line(f"skipped {path}: {problem}"))
+            self.stderr.write(terminal_line(f"skipped {path}: {problem}"))
         if json:
             self.out(orjson.dumps(ls_json(forest)).decode())
         elif not forest:
@@ -316,7 +321,7 @@ class Command(BaseCommand):
         try:
             results = search(index, Catalog(self.sessions_dir), query, session=session, page=page)
         except SearchUnavailable as error:
-            raise CommandError(one_line(str(error))) from None
+            raise CommandError(terminal_line(str(error))) from None
         finally:
             index.close()
         if json:

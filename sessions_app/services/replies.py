@@ -1,0 +1,200 @@
+"""Replies being written, each as an asyncio task of its own, in a registry of this process.
+
+Why tasks of their own: the request that asked for a reply may go away (a client that disconnects
+cancels its async view) and the reply must still be stored; and Stop may come from any tab, served by
+any server process. Only the text of a reply in progress travels outside the file, through the channel
+layer; the entry is appended once, when the reply is complete, stopped or failed.
+
+Events for the tabs of a session, sent to its group (``session_group``)::
+
+    {"type": "reply.progress", "reply": <reply id>, "parent": <parent entry id>, "text": <all text so far>}
+    {"type": "reply.finished", "reply": <reply id>, "parent": <parent entry id>, "entry": <appended entry id>,
+     "stopReason": <stop reason>}
+
+``reply.progress`` comes at the start, at most every ``PROGRESS_INTERVAL`` while text comes, and with
+the final text; ``reply.finished`` after the append (``entry`` is None if the append itself failed).
+The whole text travels each time, so a tab that joins late, or is served by another process, shows
+everything at the next event.
+
+Stop travels the same way: each running reply listens on a channel of its own in the session's
+"replies" group, answers ``{"type": "reply.stop", "reply": id, "reply_to": channel}`` with
+``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops. With Redis as the channel
+layer, that reaches the process that runs the reply; in memory, this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import sys
+from typing import Any
+
+from channels.layers import BaseChannelLayer, get_channel_layer
+
+from ..assistants import Reply
+from ..live.groups import session_group
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.store import SessionFile
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL = 0.05  # seconds: often enough to look live, rarely enough for long replies and many tabs
+STOP_WAIT = 1.0  # seconds to wait for another process to say it runs the reply being stopped
+SHUTDOWN_GRACE = 1.0  # seconds a server shutting down gives running replies to be stored
+REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+_running: dict[str, RunningReply] = {}
+_hooked: set[int] = set()  # the reactors told to store running replies before they shut down
+
+
+class ReplyNotRunning(SessionError):
+    """Stop named a reply that no server process is writing (unknown, or already finished)."""
+
+
+def replies_group(session_id: str) -> str:
+    """The channel-layer group where the running replies of a session listen for Stop."""
+    return "replies." + session_group(session_id).removeprefix("session.")
+
+
+class RunningReply:
+    """A reply being written: its id, the entry it answers, its text so far (``reply.text``) and model
+    (``reply.model``), and the task that writes, stores and announces it."""
+
+    def __init__(self, session: SessionFile, parent_id: str, reply: Reply, reply_id: str) -> None:
+        self.id, self.session_id, self.parent_id, self.reply = reply_id, session.session_id, parent_id, reply
+        self._changed = asyncio.Event()
+        self.task = asyncio.create_task(self._live(session))  # first: it announces the reply before any text
+        self._stream = asyncio.create_task(self._read())
+
+    def stop(self) -> None:
+        """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended)."""
+        self._stream.cancel()
+
+    async def join(self) -> dict[str, Any]:
+        """The appended entry. Shielded: a caller cancelled meanwhile (a client gone) leaves the reply be."""
+        return await asyncio.shield(self.task)
+
+    async def _read(self) -> None:
+        async for _ in self.reply:
+            self._changed.set()
+
+    async def _live(self, session: SessionFile) -> dict[str, Any]:
+        layer = get_channel_layer()
+        await self._send(layer, self._progress())
+        helpers = [asyncio.create_task(self._announce(layer))]
+        if layer is not None:
+            helpers.append(asyncio.create_task(self._listen(layer)))
+        entry: dict[str, Any] | None = None
+        try:
+            await asyncio.wait([self._stream])  # however it ends: complete, failed or stopped
+            helpers[0].cancel()
+            await asyncio.wait(helpers[:1])  # so that no older progress can follow the final one
+            await self._send(layer, self._progress())
+            entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id)
+            return entry
+        finally:
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.wait(helpers)  # the listener leaves the replies group before the loop may end
+            _running.pop(self.id, None)
+            finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
+            await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
+
+    def _progress(self) -> dict[str, Any]:
+        return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
+
+    async def _announce(self, layer: BaseChannelLayer | None) -> None:
+        """Progress at most every ``PROGRESS_INTERVAL`` while the text grows."""
+        while True:
+            await asyncio.sleep(PROGRESS_INTERVAL)
+            await self._changed.wait()
+            self._changed.clear()
+            await self._send(layer, self._progress())
+
+    async def _send(self, layer: BaseChannelLayer | None, event: dict[str, Any]) -> None:
+        """To the tabs, if there is a channel layer; a layer that fails costs the live view, not the reply."""
+        try:
+            if layer is not None:
+                await layer.group_send(session_group(self.session_id), event)
+        except Exception:
+            logger.warning("could not send %s of reply %s", event["type"], self.id, exc_info=True)
+
+    async def _listen(self, layer: BaseChannelLayer) -> None:
+        """Stop requests from any server process, on a channel of this reply's own."""
+        channel, group = await layer.new_channel(), replies_group(self.session_id)
+        try:
+            await layer.group_add(group, channel)
+            while True:
+                message = await layer.receive(channel)
+                if message.get("type") == "reply.stop" and message.get("reply") == self.id:
+                    self.stop()
+                    if isinstance(message.get("reply_to"), str):
+                        await layer.send(message["reply_to"], {"type": "reply.stopping", "reply": self.id})
+        except Exception:
+            logger.warning("reply %s stopped listening for Stop", self.id, exc_info=True)
+        finally:
+            await layer.group_discard(group, channel)
+
+
+def start(session: SessionFile, parent_id: str, reply: Reply, reply_id: str | None = None) -> RunningReply:
+    """Write ``reply`` in a task of its own and append it as a child of ``parent_id`` when it ends.
+    ``reply_id`` (the browser's, to find its placeholder) is used unless it is malformed or taken."""
+    if not reply_id or not REPLY_ID.fullmatch(reply_id) or reply_id in _running:
+        reply_id = secrets.token_hex(9)
+    _running[reply_id] = new = RunningReply(session, parent_id, reply, reply_id)
+    _stop_replies_on_server_shutdown()
+    return new
+
+
+def running(session_id: str) -> list[RunningReply]:
+    """The replies this process is writing in a session (for a tab that opens meanwhile)."""
+    return [reply for reply in _running.values() if reply.session_id == session_id]
+
+
+async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
+    """Stop a reply of this session, which is then stored as ``aborted`` with its text so far.
+
+    Returns the stored entry when the reply ran in this process, None when another process said it
+    runs it; raises ``ReplyNotRunning`` (nothing is written) when no process does.
+    """
+    found = _running.get(reply_id)
+    if found is not None and found.session_id == session_id:
+        found.stop()
+        return await found.join()
+    layer = get_channel_layer()
+    if layer is not None:
+        inbox = await layer.new_channel()
+        await layer.group_send(replies_group(session_id), {"type": "reply.stop", "reply": reply_id, "reply_to": inbox})
+        try:
+            async with asyncio.timeout(STOP_WAIT):
+                while (await layer.receive(inbox)).get("reply") != reply_id:
+                    pass
+            return None
+        except TimeoutError:
+            pass
+    raise ReplyNotRunning(f"No reply {reply_id} is being written in this session: it may have just ended.")
+
+
+async def shutdown(grace: float = SHUTDOWN_GRACE) -> None:
+    """Stop every reply running here and give them ``grace`` seconds to be stored as aborted."""
+    stopping = list(_running.values())
+    for reply in stopping:
+        reply.stop()
+    if stopping:
+        await asyncio.wait([reply.task for reply in stopping], timeout=grace)
+
+
+def _stop_replies_on_server_shutdown() -> None:
+    """Under daphne, SIGTERM (or Ctrl+C) stops Twisted's reactor, which first runs its "before shutdown"
+    triggers and waits for the Deferreds they return (daphne cancels its requests that way too): the
+    moment to store running replies, while the event loop still runs. Registered once, when a reply
+    first starts; other servers (and tests) have no running reactor and get no hook."""
+    reactor: Any = sys.modules.get("twisted.internet.reactor")
+    if reactor is None or not getattr(reactor, "running", False) or id(reactor) in _hooked:
+        return
+    from twisted.internet.defer import Deferred
+
+    reactor.addSystemEventTrigger("before", "shutdown", lambda: Deferred.fromFuture(asyncio.ensure_future(shutdown())))
+    _hooked.add(id(reactor))

@@ -1,0 +1,216 @@
+"""The registry of running replies: each reply a task of its own, announced through the channel layer,
+stopped from anywhere, and stored once, whatever happens to whoever started it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from channels.layers import get_channel_layer
+
+from sessions_app.assistants import OfflineAssistant, Reply
+from sessions_app.live.groups import session_group
+from sessions_app.services import chat, replies
+from sessions_app.sessionfiles.store import SessionFile
+
+SLOW = 30.0  # seconds between offline chunks: a reply that is still being written when the test acts
+
+
+class Tab:
+    """A listener on the session's group, as a browser tab's consumer is."""
+
+    def __init__(self, layer: Any, channel: str) -> None:
+        self.layer, self.channel = layer, channel
+
+    async def next(self, kind: str | None = None) -> dict[str, Any]:
+        while True:
+            event: dict[str, Any] = await asyncio.wait_for(self.layer.receive(self.channel), 10)
+            if kind is None or event["type"] == kind:
+                return event
+
+    async def until_finished(self) -> list[dict[str, Any]]:
+        events = [await self.next()]
+        while events[-1]["type"] != "reply.finished":
+            events.append(await self.next())
+        return events
+
+
+@pytest.fixture
+async def tab(session: SessionFile) -> AsyncIterator[Tab]:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(session_group(session.session_id), channel)
+    yield Tab(layer, channel)
+    await layer.group_discard(session_group(session.session_id), channel)
+
+
+def offline_reply(session: SessionFile, delay: float = 0) -> Reply:
+    return OfflineAssistant(delay=delay).reply([{"role": "user", "content": "Hello there?"}])
+
+
+async def written(running: replies.RunningReply) -> None:
+    """Wait until the reply has some text."""
+    while not running.reply.text:
+        await asyncio.sleep(0.01)
+
+
+def stored(session: SessionFile) -> dict[str, Any]:
+    last = SessionFile(session.path).path_entries()[-1]
+    assert last["type"] == "message" and last["message"]["role"] == "assistant"
+    return last
+
+
+async def test_a_reply_is_announced_then_stored_once(session: SessionFile, tab: Tab) -> None:
+    parent = session.leaf_id
+    running = replies.start(session, parent, offline_reply(session), "tab-token_1")
+    assert running.id == "tab-token_1" and replies.running(session.session_id) == [running]
+    entry = await running.join()
+    events = await tab.until_finished()
+
+    progress, finished = events[:-1], events[-1]
+    text = entry["message"]["content"][0]["text"]
+    assert progress[0] == {"type": "reply.progress", "reply": running.id, "parent": parent, "text": ""}
+    assert progress[-1]["text"] == text  # the final text, before the entry is appended
+    assert all(text.startswith(event["text"]) for event in progress)  # always the whole text so far
+    assert len(progress) < len(text.split()) / 4  # throttled: far fewer events than chunks
+    assert finished == {
+        "type": "reply.finished",
+        "reply": running.id,
+        "parent": parent,
+        "entry": entry["id"],
+        "stopReason": "stop",
+    }
+    assert stored(session) == entry and entry["parentId"] == parent
+    assert replies.running(session.session_id) == []
+
+
+async def test_progress_keeps_coming_while_a_reply_streams(session: SessionFile, tab: Tab) -> None:
+    running = replies.start(session, session.leaf_id, offline_reply(session, delay=0.02))
+    texts = [(await tab.next("reply.progress"))["text"] for _ in range(3)]
+    assert texts[0] == "" and texts[1] and texts[2].startswith(texts[1]) and len(texts[2]) > len(texts[1])
+    running.stop()
+    await running.join()
+
+
+async def test_a_malformed_or_taken_reply_id_is_replaced(session: SessionFile) -> None:
+    first = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "same")
+    second = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "same")
+    third = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "<script>")
+    assert first.id == "same" and second.id != "same" and replies.REPLY_ID.fullmatch(third.id)
+    await replies.shutdown()
+
+
+async def test_stop_from_another_task_stores_the_text_so_far_as_aborted(session: SessionFile, tab: Tab) -> None:
+    running = replies.start(session, session.leaf_id, offline_reply(session, SLOW))
+    await written(running)
+    shown = running.reply.text
+
+    entry = await asyncio.create_task(replies.stop(session.session_id, running.id))
+    assert entry is not None and entry == stored(session)
+    message = entry["message"]
+    assert message["content"] == [{"type": "text", "text": shown}]
+    assert message["stopReason"] == "aborted" and message["errorMessage"]
+    assert (await tab.next("reply.finished"))["stopReason"] == "aborted"
+    assert replies.running(session.session_id) == []
+
+
+async def test_stopping_an_unknown_or_finished_reply_says_so_and_writes_nothing(
+    session: SessionFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replies, "STOP_WAIT", 0.05)
+    finished = replies.start(session, session.leaf_id, offline_reply(session))
+    await finished.join()
+    before = session.path.read_bytes()
+    for reply_id in ("nothing-here", finished.id):
+        with pytest.raises(replies.ReplyNotRunning, match=f"No reply {reply_id} is being written"):
+            await replies.stop(session.session_id, reply_id)
+    assert session.path.read_bytes() == before
+
+
+async def test_a_reply_of_another_session_is_not_stopped(session: SessionFile, monkeypatch) -> None:
+    monkeypatch.setattr(replies, "STOP_WAIT", 0.05)
+    running = replies.start(session, session.leaf_id, offline_reply(session, SLOW))
+    with pytest.raises(replies.ReplyNotRunning):
+        await replies.stop("another-session", running.id)
+    assert running.reply.stop_reason is None
+    running.stop()
+    await running.join()
+
+
+async def test_the_caller_going_away_does_not_lose_the_reply(session: SessionFile, settings) -> None:
+    """An async view is cancelled when its client disconnects: the reply is still written and stored."""
+    settings.PITREE_OFFLINE_DELAY = 0.01
+    caller = asyncio.create_task(chat.answer(session, session.leaf_id, "gone-client"))
+    while not replies.running(session.session_id) or not replies.running(session.session_id)[0].reply.text:
+        await asyncio.sleep(0.01)
+    running = replies.running(session.session_id)[0]
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    entry = await running.join()
+    assert entry["message"]["stopReason"] == "stop"  # complete, not aborted
+    assert entry == stored(session) and "Hello there?" in entry["message"]["content"][0]["text"]
+
+
+async def test_stop_through_the_channel_layer_as_another_process_sends_it(session: SessionFile) -> None:
+    layer = get_channel_layer()
+    running = replies.start(session, session.leaf_id, offline_reply(session, SLOW))
+    await written(running)
+    inbox = await layer.new_channel()
+    stop = {"type": "reply.stop", "reply": running.id, "reply_to": inbox}
+    await layer.group_send(replies.replies_group(session.session_id), {**stop, "reply": "someone-else"})
+    await layer.group_send(replies.replies_group(session.session_id), stop)
+    assert await asyncio.wait_for(layer.receive(inbox), 10) == {"type": "reply.stopping", "reply": running.id}
+    entry = await running.join()
+    assert entry["message"]["stopReason"] == "aborted" and entry["message"]["content"]
+
+
+async def test_stop_reaches_a_reply_this_process_does_not_know(session: SessionFile) -> None:
+    """What a second server process sees: the reply is not in its registry, so Stop goes through the
+    channel layer, and the process running the reply acknowledges and stops it."""
+    running = replies.start(session, session.leaf_id, offline_reply(session, SLOW))
+    await written(running)
+    del replies._running[running.id]  # as if the registry were another process's
+    assert await replies.stop(session.session_id, running.id) is None
+    assert (await running.join())["message"]["stopReason"] == "aborted"
+
+
+async def test_a_failing_channel_layer_costs_the_live_view_not_the_reply(session: SessionFile, monkeypatch) -> None:
+    async def broken(group: str, message: dict[str, Any]) -> None:
+        raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(get_channel_layer(), "group_send", broken)
+    entry = await replies.start(session, session.leaf_id, offline_reply(session)).join()
+    assert entry == stored(session) and entry["message"]["stopReason"] == "stop"
+
+
+async def test_a_failed_append_is_still_announced(session: SessionFile, tab: Tab) -> None:
+    running = replies.start(session, "no-such-parent", offline_reply(session))
+    with pytest.raises(Exception, match="no-such-parent"):
+        await running.join()
+    assert await tab.next("reply.finished") == {
+        "type": "reply.finished",
+        "reply": running.id,
+        "parent": "no-such-parent",
+        "entry": None,
+        "stopReason": "stop",
+    }
+
+
+async def test_shutdown_stores_every_running_reply_as_aborted(session: SessionFile) -> None:
+    parent = session.leaf_id
+    first = replies.start(session, parent, offline_reply(session, SLOW))
+    second = replies.start(session, parent, offline_reply(session, SLOW))
+    await written(first)
+    await written(second)
+    await replies.shutdown(grace=10)
+    assert first.task.done() and second.task.done() and replies.running(session.session_id) == []
+    on_file = {e["id"]: e for e in map(json.loads, session.path.read_bytes().splitlines()[1:])}
+    for running in (first, second):
+        entry = running.task.result()
+        assert on_file[entry["id"]] == entry and entry["parentId"] == parent
+        assert entry["message"]["stopReason"] == "aborted"
+        assert entry["message"]["content"] == [{"type": "text", "text": running.reply.text}]

@@ -1,0 +1,91 @@
+"""With DEBUG off (the default), error pages are pitree's own: they say what went wrong and never show
+local variables, URL patterns, tracebacks or where the server keeps its files."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+
+TREE = "02-tree-branches"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _assert_discreet(html: str, sessions_dir) -> None:
+    for leak in (str(sessions_dir), str(django_settings.BASE_DIR), "Traceback", "urlpatterns", "Request Method"):
+        assert leak not in html, leak
+
+
+def test_debug_is_off_by_default() -> None:
+    assert django_settings.DEBUG is False
+
+
+def test_404_pages_say_what_is_missing_without_paths(client, pi, sessions_dir) -> None:
+    for url in (f"/s/{pi.id(TREE)}/e/ffffffff/", "/s/0000-nope/", "/no/such/page/", "/s/0000-nope/tree/"):
+        response = client.get(url)
+        html = response.content.decode()
+        assert response.status_code == 404, url
+        assert "<h1>Not found</h1>" in html and "All sessions" in html
+        _assert_discreet(html, sessions_dir)
+    assert "Entry ffffffff not found" in client.get(f"/s/{pi.id(TREE)}/e/ffffffff/").content.decode()
+    assert "0000-nope" in client.get("/s/0000-nope/").content.decode()
+
+
+def test_a_broken_file_page_names_the_file_but_not_the_folder(client, pi, sessions_dir) -> None:
+    broken = pi.folder / "2026-02-02T00-00-00-000Z_019aaaaa-0000-7000-8000-000000000bad.jsonl"
+    broken.write_bytes(b"not json\n")
+    response = client.get("/s/019aaaaa-0000-7000-8000-000000000bad/")
+    html = response.content.decode()
+    assert response.status_code == 422 and broken.name in html
+    _assert_discreet(html, sessions_dir)
+
+
+def test_400_pages(client, pi, sessions_dir) -> None:
+    response = client.get(f"/s/{pi.id(TREE)}/tree/run/?first=a&last=b&depth=abc")
+    assert response.status_code == 400 and "depth: Enter a whole number." in response.content.decode()
+    _assert_discreet(response.content.decode(), sessions_dir)
+    disallowed = client.get("/", HTTP_HOST="evil.example")
+    assert disallowed.status_code == 400 and "This request cannot be answered" in disallowed.content.decode()
+    _assert_discreet(disallowed.content.decode(), sessions_dir)
+
+
+def test_413_when_a_body_reaches_django_over_the_limit(client, pi, settings) -> None:
+    settings.PITREE_MAX_MESSAGE_BYTES = 100
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    url = f"/s/{pi.id(TREE)}/label/"
+    response = client.post(url, {"entry": "e65e9e73", "label": "x" * 2000})
+    assert response.status_code == 413 and "at most 100 bytes" in response.content.decode()
+    fragment = client.post(url, {"entry": "e65e9e73", "label": "x" * 2000}, **HTMX)
+    assert fragment.status_code == 413 and fragment["HX-Retarget"] == "#flash"
+    assert "label" not in {line.get("type") for line in pi.lines(pi.path(TREE))[-1:]}
+
+
+def test_500_pages_show_nothing_of_the_failure(pi, sessions_dir, monkeypatch) -> None:
+    from sessions_app.views import pages
+
+    def fail(*args, **kwargs):
+        secret = f"{sessions_dir}/secret-variable"
+        raise RuntimeError(secret)
+
+    monkeypatch.setattr(pages, "transcript_context", fail)
+    client = Client(raise_request_exception=False)
+    response = client.get(f"/s/{pi.id(TREE)}/")
+    html = response.content.decode()
+    assert response.status_code == 500 and "Something went wrong on the server" in html
+    assert "secret-variable" not in html and "RuntimeError" not in html
+    _assert_discreet(html, sessions_dir)
+
+
+def test_csrf_refusals_are_pitrees_own_page(pi, sessions_dir) -> None:
+    client = Client(enforce_csrf_checks=True)
+    response = client.post(f"/s/{pi.id(TREE)}/label/", {"entry": "e65e9e73", "label": "x"})
+    html = response.content.decode()
+    assert response.status_code == 403 and "not sent from this site" in html
+    _assert_discreet(html, sessions_dir)
+
+
+@pytest.mark.parametrize("name", ["app.css", "app.js", "favicon.svg"])
+def test_static_files_are_served_by_the_app_with_debug_off(client, name) -> None:
+    response = client.get(f"/static/pitree/{name}")
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content)  # type: ignore[attr-defined]

@@ -1,0 +1,126 @@
+"""The hostile sessions folder (tests/support/hostile.py) through the web pages: the list page, every
+good session's page, tree panel (each filter), older pages and raw lines answer quickly, and nothing a
+bad file does reaches another session or turns into a 500."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from support.hostile import HostileFolder, build_hostile_folder
+
+from sessions_app.services.lookup import catalog
+from sessions_app.sessionfiles.catalog import URL_SAFE_ID
+from sessions_app.sessionfiles.store import SessionFile
+
+SECONDS = 20  # generous on a loaded 2-core machine; a FIFO or /dev/zero would hang or grow for ever
+
+
+@contextmanager
+def bounded(what: str) -> Iterator[None]:
+    """Fail (instead of hanging the suite) if the block does not end within SECONDS."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"{what} did not answer within {SECONDS} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(SECONDS)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def hostile(sessions_dir: Path, settings) -> HostileFolder:
+    folder = build_hostile_folder(sessions_dir)
+    settings.PITREE_MAX_LINE_BYTES = folder.line_limit
+    return folder
+
+
+def _get(client: Client, url: str, **params: str) -> tuple[int, str]:
+    with bounded(url):
+        response = client.get(url, params)
+    return response.status_code, response.content.decode()
+
+
+def test_the_list_page_lists_every_good_session_and_reports_the_bad_files(client: Client, hostile) -> None:
+    pages = []
+    url = reverse("sessions:list")
+    status, html = _get(client, url)
+    assert status == 200
+    pages.append(html)
+    page = 2
+    while f"page={page}" in html:
+        status, html = _get(client, url, page=str(page))
+        assert status == 200
+        pages.append(html)
+        page += 1
+    listed = "".join(pages)
+    for path, session_id in hostile.good.items():
+        if URL_SAFE_ID.fullmatch(session_id):
+            assert reverse("sessions:session", args=[session_id]) in listed, path.name
+    for path in hostile.bad:
+        assert path.name in listed, f"{path.name} is not reported"
+
+
+def test_every_good_session_opens_with_its_tree_and_raw_lines(client: Client, hostile) -> None:
+    opened = 0
+    ids = list(hostile.good.values())
+    for session_id in ids:
+        if not URL_SAFE_ID.fullmatch(session_id):
+            continue
+        if ids.count(session_id) > 1:  # two files claim one id: which one is meant cannot be told
+            status, html = _get(client, reverse("sessions:session", args=[session_id]))
+            assert status == 404 and "2 files hold session" in html, html[:500]
+            continue
+        status, html = _get(client, reverse("sessions:session", args=[session_id]))
+        assert status == 200, (session_id, html[:500])
+        for mode in ("default", "user", "labeled", "all"):
+            status, html = _get(client, reverse("sessions:tree", args=[session_id]), filter=mode)
+            assert status == 200, (session_id, mode, html[:500])
+        session = SessionFile.open(catalog().locate(session_id), max_line_bytes=hostile.line_limit)
+        index = session.index
+        for row in range(len(index)):
+            if not index.is_node(row):
+                continue
+            entry_id = index.ids[row]
+            status, _ = _get(client, reverse("sessions:raw", args=[session_id, entry_id]))
+            assert status == 200, (session_id, entry_id)
+            status, html = _get(client, reverse("sessions:entry", args=[session_id, entry_id]))
+            assert status == 200, (session_id, entry_id, html[:500])
+        opened += 1
+    assert opened >= 5
+
+
+def test_a_session_page_does_not_read_the_bad_files(client: Client, hostile, monkeypatch) -> None:
+    good_id = next(i for i in hostile.good.values() if URL_SAFE_ID.fullmatch(i))
+    bad = {str(path) for path in hostile.bad}
+    opened: list[str] = []
+    real_open = SessionFile.__init__
+
+    def spy(self: SessionFile, path: Path, **kwargs: object) -> None:
+        opened.append(str(path))
+        real_open(self, path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SessionFile, "__init__", spy)
+    status, _ = _get(client, reverse("sessions:session", args=[good_id]))
+    assert status == 200
+    assert not bad & set(opened)
+
+
+def test_a_session_growing_while_it_is_shown_keeps_answering(client: Client, hostile) -> None:
+    assert hostile.growing is not None
+    session_id = hostile.good[hostile.growing]
+    with hostile.keep_growing():
+        for _ in range(20):
+            status, _ = _get(client, reverse("sessions:session", args=[session_id]))
+            assert status == 200
+            status, _ = _get(client, reverse("sessions:tree", args=[session_id]))
+            assert status == 200
