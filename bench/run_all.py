@@ -30,6 +30,7 @@ SCRIPTS = [
     "load",
     "list_page",
     "search",
+    "live_push",
     "worddiff",
     "treemap",
 ]

@@ -18,6 +18,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from sessions_app.live import shutdown  # noqa: E402
 from sessions_app.live.routing import websocket_urlpatterns  # noqa: E402
 
 from .origin import SameOriginValidator  # noqa: E402
@@ -28,6 +29,8 @@ if "daphne.server" in sys.modules:
     from .bodylimit import install
 
     install(settings.PITREE_MAX_BODY_BYTES)
+
+shutdown.install()
 
 application = ProtocolTypeRouter(
     {

@@ -151,7 +151,9 @@ if _redis_url:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [_redis_url]},
+            # redis-py 8 gives up on a read after 5 s by default, just when channels_redis's 5 s blocking
+            # pop returns: an idle listener would fail with "Timeout reading". Wait longer than the pop.
+            "CONFIG": {"hosts": [{"address": _redis_url, "socket_timeout": 30}]},
         }
     }
 else:
@@ -208,3 +210,7 @@ PITREE_OPENAI_MAX_RETRIES: int = env.int("PITREE_OPENAI_MAX_RETRIES", 0, validat
 
 # Seconds between the offline responder's chunks (it streams like a model would; 0 in tests).
 PITREE_OFFLINE_DELAY: float = env.float("PITREE_OFFLINE_DELAY", 0.04, validate=validate.Range(min=0))
+
+# How open tabs learn that a session file grew: "auto" (inotify, except on network filesystems, where
+# another machine's writes are invisible to it) or "poll" (os.stat every 250 ms, anywhere).
+PITREE_WATCH: str = env.str("PITREE_WATCH", "auto", validate=validate.OneOf(["auto", "poll"]))

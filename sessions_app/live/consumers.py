@@ -1,49 +1,184 @@
-"""The websocket of a session page: joins the session's group and turns group events into htmx
-out-of-band swaps. For now the events are the chunks of a reply being written; entries themselves
-reach the page with the HTTP response that wrote them."""
+"""The websockets of the pages: a session (``SessionConsumer``) and the session list
+(``SessionListConsumer``), each fed by this process's feed.
+
+A session tab says once, when its socket opens, which byte offset of the file its page reflects (its
+cursor); it then receives what it missed since, followed by everything new, in file order, each entry
+once. A dropped socket that comes back says its cursor again and so catches up exactly.
+
+A session that does not exist closes the socket with 4404 *after* accepting it: a refused handshake
+reaches the browser as 1006, which htmx's websocket extension retries forever, while it leaves 4xxx
+codes alone.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from pathlib import Path
 from typing import Any
 
+import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
-from django.utils.html import escape
 
-from ..services.lookup import open_session
-from .groups import session_group
+from ..services.lookup import catalog
+from ..sessionfiles.errors import SessionError
+from . import fragments
+from .feed import Batch, SessionFeed, feed_for
+from .listfeed import ListFeed, list_feed
+
+NOT_FOUND = 4404
+BAD_REQUEST = 4400
+TRY_AGAIN_LATER = 1013  # the browser reconnects (and resumes from its cursor)
+MAX_QUEUED = 500  # messages waiting for a slow socket before it is closed to resume later
 
 
-class SessionConsumer(AsyncWebsocketConsumer):
-    """One open tab of one session."""
+class _Outbox(AsyncWebsocketConsumer):
+    """Messages from a feed, sent in the order they came, without ever blocking the feed."""
 
-    group: str = ""
+    # A tab receives everything from its feed, nothing from a channel of its own: naming a layer that
+    # is not configured gives the socket none (one Redis listener fewer per open tab).
+    channel_layer_alias = "pitree-no-layer"
+
+    outbox: asyncio.Queue[Any]
+    pump: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
-        session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        try:
-            await sync_to_async(open_session, thread_sensitive=False)(session_id)
-        except Http404:
-            await self.close(code=4404)
-            return
-        self.group = session_group(session_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.outbox = asyncio.Queue()
         await self.accept()
 
-    async def disconnect(self, code: int) -> None:
-        if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+    def deliver(self, item: Any) -> None:
+        if self.outbox.qsize() >= MAX_QUEUED:
+            # The browser does not keep up: let it reconnect and catch up, rather than hold an ever
+            # longer queue in memory.
+            self.end(TRY_AGAIN_LATER)
+            return
+        self.outbox.put_nowait(item)
+
+    def end(self, code: int) -> None:
+        asyncio.get_running_loop().create_task(self.close(code=code))
+
+    def start_pump(self) -> None:
+        self.pump = asyncio.get_running_loop().create_task(self._pump())
+
+    async def _pump(self) -> None:
+        while True:
+            await self.send_item(await self.outbox.get())
+
+    async def send_item(self, item: Any) -> None:
+        await self.send(text_data=item)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """The socket's whole life. Whether it closes or the server stops (daphne cancels every
+        connection on SIGTERM and waits for them), the tasks it started end before it does: a task left
+        pending at exit is destroyed during interpreter shutdown, which has crashed CPython here."""
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.pump is not None:
+                self.pump.cancel()
+                await asyncio.gather(self.pump, return_exceptions=True)
+            await self.leave()
+
+    async def leave(self) -> None:
+        """Leave the feed this socket joined, if any."""
+
+
+class SessionConsumer(_Outbox):
+    """One open tab of one session."""
+
+    feed: SessionFeed | None = None
+    path: Path | None = None
+
+    async def connect(self) -> None:
+        self.sent = 0  # the byte offset this tab's content reflects
+        self.epoch = 0
+        self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        await super().connect()
+        try:
+            self.path = await sync_to_async(_locate, thread_sensitive=False)(self.session_id)
+        except Http404:
+            await self.close(code=NOT_FOUND)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Tabs only listen; anything they send is ignored."""
+        """The tab's cursor, once; anything else is a client bug and closes the socket."""
+        cursor = _field(text_data, "cursor", int)
+        if cursor is None or cursor < 0 or self.feed is not None or self.path is None:
+            await self.close(code=BAD_REQUEST)
+            return
+        self.feed = feed_for(self.path, self.session_id)
+        try:
+            backlog = await self.feed.join(self, cursor)
+        except (OSError, SessionError):
+            await self.close(code=NOT_FOUND)
+            return
+        self.sent = cursor
+        if backlog is not None:
+            self.epoch = backlog.epoch
+            await self._send_batch(backlog)
+        # After the pieces of replies in progress that ``join`` queued, and any batch that came meanwhile.
+        self.outbox.put_nowait(fragments.LIVE)
+        self.start_pump()
 
-    async def reply_progress(self, event: dict[str, Any]) -> None:
-        """The whole text so far of a reply being written, into the tab that shows its placeholder (other
-        tabs have no such element; the Live work will show it there too)."""
-        await self.send(
-            text_data=f'<div id="stream-{escape(event["reply"])}" hx-swap-oob="innerHTML">{escape(event["text"])}</div>'
-        )
+    async def leave(self) -> None:
+        if self.feed is not None:
+            feed, self.feed = self.feed, None
+            await feed.leave(self)
 
-    async def reply_finished(self, event: dict[str, Any]) -> None:
-        """The stored entry reaches this tab with the answer to its request; nothing to do here yet."""
+    async def send_item(self, item: Batch | str) -> None:
+        if isinstance(item, str):
+            await self.send(text_data=item)
+        else:
+            await self._send_batch(item)
+
+    async def _send_batch(self, batch: Batch) -> None:
+        if batch.epoch != self.epoch:
+            # The file was replaced: offsets start again, and this batch says so first.
+            self.epoch, self.sent = batch.epoch, 0
+        due = batch.after(self.sent)
+        if due is None:
+            return
+        await self.send(text_data=due.text())
+        # After a resync the tab fetches a page at least this far along, and skips what it has.
+        self.sent = due.end if due.resync else max(self.sent, due.end)
+
+
+class SessionListConsumer(_Outbox):
+    """One open session list: ``{"q": search, "page": n, "resume": bool}`` once, then ``{"t": "live"}``
+    and listings as the folder changes."""
+
+    feed: ListFeed | None = None
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        query, page = _field(text_data, "q", str), _field(text_data, "page", int) or 1
+        if query is None or self.feed is not None or page < 1:
+            await self.close(code=BAD_REQUEST)
+            return
+        self.feed = list_feed()
+        await self.feed.join(self, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
+        self.outbox.put_nowait(fragments.LIVE)
+        self.start_pump()
+
+    async def leave(self) -> None:
+        if self.feed is not None:
+            feed, self.feed = self.feed, None
+            await feed.leave(self)
+
+
+def _locate(session_id: str) -> Path:
+    try:
+        return catalog().locate(session_id)
+    except SessionError:
+        raise Http404(session_id) from None
+
+
+def _field(text: str | None, name: str, kind: type) -> Any:
+    """``name`` of a JSON object message when it has type ``kind`` (booleans are not integers here)."""
+    with contextlib.suppress(orjson.JSONDecodeError, TypeError):
+        message: Any = orjson.loads(text or "")
+        if isinstance(message, dict):
+            value = message.get(name)
+            if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+                return value
+    return None

@@ -16,6 +16,7 @@ from ..display.entries import Block, EntryView, content_blocks, present
 from ..display.transcript import transcript_page
 from ..display.treepanel import FILTERS, run_rows, tree_rows
 from ..forms import ListForm, MessageForm, NewSessionForm, OlderForm, PositionForm, TreeFilterForm, TreeRunForm
+from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.entries import one_line
@@ -33,27 +34,23 @@ def session_list(request: HttpRequest) -> HttpResponse:
     form = ListForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
+    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"])
+    context["new_form"] = NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD})
+    return render(request, "sessions_app/list.html", context)
+
+
+def list_context(query: str, page_number: int | None) -> dict[str, Any]:
+    """The listing's context: the page's, and the push's when the folder changes (live/listfeed.py)."""
     cat = catalog()
     infos = cat.sessions()
-    query = form.cleaned_data["q"].strip()
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
-    page = Paginator(_list_rows(cat, infos), LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
+    page = Paginator(_list_rows(cat, infos), LIST_PAGE_SIZE).get_page(page_number)
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
     for cwd, item in page:
         groups.setdefault(cwd, []).append(item)
-    return render(
-        request,
-        "sessions_app/list.html",
-        {
-            "groups": list(groups.items()),
-            "page": page,
-            "query": query,
-            "problems": sorted(cat.problems.items()),
-            "new_form": NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD}),
-        },
-    )
+    return {"groups": list(groups.items()), "page": page, "query": query, "problems": sorted(cat.problems.items())}
 
 
 # The last list's rows, with the listing they came from (the catalog hands out the same SessionInfo
@@ -101,12 +98,17 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
 
 
 def transcript_context(session: SessionFile, position: int | None, form: MessageForm | None = None) -> dict[str, Any]:
-    """The transcript partial's context: the newest page of the path and the composer."""
+    """The transcript partial's context: the newest page of the path and the composer.
+
+    ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
+    hands it to its websocket, which sends what was appended since (live/consumers.py)."""
     index = session.index
+    cursor = cursor_of(index)
     position_id = index.ids[position] if position is not None else None
     page = transcript_page(session, position)
     return {
         "session_id": session.session_id,
+        "cursor": cursor,
         "page": page,
         "keep_choices": _keep_choices(page.entries),
         "position": position_id,

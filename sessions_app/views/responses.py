@@ -61,8 +61,15 @@ def moved_to(
     response = render(
         request, "sessions_app/partials/_transcript.html", transcript_context(session, position, form), status=status
     )
-    push_url(response, url)
+    # A tab at the session's own URL follows the session: it keeps that URL while it stands where the
+    # file does, so a reload shows what others added since. Elsewhere the URL pins what the tab shows.
+    push_url(response, False if _follows(request, session) and position_id == session.leaf_id else url)
     return trigger_client_event(response, MOVED_EVENT, after="swap")
+
+
+def _follows(request: HttpRequest, session: SessionFile) -> bool:
+    current = cast(HtmxHttpRequest, request).htmx.current_url_abs_path or ""
+    return current.split("?", 1)[0] == reverse("sessions:session", args=[session.session_id])
 
 
 def form_error(request: HttpRequest, form: Form | str, *, status: int = 422) -> HttpResponse:

@@ -39,8 +39,8 @@ def test_navigator_switch_is_persisted_and_survives_a_reload(page, ui, sessions,
     u2.locator(".nav-next").click()
     ui.wait_position(page, BRANCH_END)  # where that branch was last left
 
-    # The URL is the permalink of the new position...
-    page.wait_for_url(f"{server.url}/s/{seeded.id}/e/{BRANCH_END}/")
+    # The tab follows the session: it keeps the session's URL, since the file's position moved too...
+    assert page.url == f"{server.url}{seeded.url}"
     ids = ui.path_ids(page)
     assert U2 not in ids
     assert [i for i in ids if i in (U1, A1, SUMMARY, U2B, A2B, BRANCH_END)] == [U1, A1, SUMMARY, U2B, A2B, BRANCH_END]
@@ -62,7 +62,7 @@ def test_navigator_switch_is_persisted_and_survives_a_reload(page, ui, sessions,
     ids = ui.path_ids(page)
     assert SUMMARY in ids and BRANCH_END in ids and U2 not in ids
     expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
-    expect(page.locator(".position-note")).to_have_count(0)  # the file's leaf is where the tab is
+    expect(page.locator(".position-note")).to_be_hidden()  # the file's leaf is where the tab is
 
     # Switching back resumes the first branch where it was left.
     page.locator(f"#entry-{SUMMARY} .nav-prev").click()
@@ -145,7 +145,7 @@ def test_tree_click_moves_the_transcript_and_the_url(page, ui, sessions, server)
 
     node.click()
     ui.wait_position(page, BRANCH_END)
-    page.wait_for_url(f"{server.url}/s/{seeded.id}/e/{BRANCH_END}/")
+    assert page.url == f"{server.url}{seeded.url}"  # a tab at the session's URL keeps following it
     assert ui.path_ids(page)[-1] == BRANCH_END
     assert U2 not in ui.path_ids(page)
     last = seeded.lines()[-1]
@@ -162,7 +162,7 @@ def test_tree_click_moves_the_transcript_and_the_url(page, ui, sessions, server)
     page.locator(f"#tree-panel button.tree__node[data-entry='{A1}']").click()
     ui.wait_position(page, A1)
     assert ui.path_ids(page) == [U1, A1]
-    expect(page.locator(".position-note")).to_have_count(0)
+    expect(page.locator(".position-note")).to_be_hidden()
     assert seeded.lines()[-1]["targetId"] == A1
 
 
@@ -249,7 +249,7 @@ def test_continue_from_here_moves_the_tab(page, ui, sessions, server):
     ui.open(page, seeded.url)
     ui.open_actions(page, A1).get_by_role("button", name="Continue from here").click()
     ui.wait_position(page, A1)
-    page.wait_for_url(f"{server.url}/s/{seeded.id}/e/{A1}/")
+    assert page.url == f"{server.url}{seeded.url}"  # the file's position is A1 too: the session URL shows it
     assert ui.path_ids(page) == [U1, A1]
     assert seeded.lines()[-1] == {**seeded.lines()[-1], "type": "leaf", "targetId": A1}
     expect(page.locator("#composer input[name=parent]")).to_have_value(A1)

@@ -1,0 +1,274 @@
+"""The push path of one server process: file → watcher → this process's tabs.
+
+Each process that has tabs open on a session runs one ``SessionFeed`` for that file, however many tabs
+there are, and stops it when the last one closes. The feed watches the file (``watch.py``), reads only
+the complete lines appended since it last looked, renders them once (``fragments.py``) and hands the
+result to each of its tabs. An entry written by this app, by the command line, by pi or by another
+server process takes this same road: writers never notify anyone.
+
+Why file events do not travel through the channel layer: every process that has tabs of a file runs
+its own feed, and each feed sees every line, so anything a feed sent to a shared group would reach
+each tab once per process. A feed therefore delivers to its own process's tabs only, directly (a
+per-process group would do the same at the price of a round trip through Redis, and a channel layer
+drops messages for a full channel, which would lose entries). Replies being written are the one thing
+that is not in the file yet: the reply task sends them to the session's group in the channel layer,
+which spans processes; each feed listens on that group once, with a channel of its own, renders what
+arrives once and hands it to its tabs. So every tab receives each entry exactly once, from its own
+process's feed, and each piece of a reply once, from the group.
+
+The feed reads the file through a ``SessionFile`` of its own, not the views' cached one: its
+``refresh()`` then returns exactly the rows this feed has not pushed yet, and the views' reads and
+refreshes never race with the feed's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import logging
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.store import SessionFile
+from . import fragments
+from .groups import session_group
+from .watch import Watch, watch_file
+
+log = logging.getLogger(__name__)
+
+MAX_PATCH_ROWS = 300  # more new lines than this at once: tabs fetch the page again instead
+GROUP_RENEWAL = 3600.0  # seconds; channel layers forget group members after a day
+
+
+class Tab(Protocol):
+    """What a feed needs of an open tab (the websocket consumer)."""
+
+    def deliver(self, item: Batch | str) -> None:
+        """Queue something to send; never blocks (the tab sends in its own order, in its own time)."""
+
+    def end(self, code: int) -> None:
+        """Close the socket (the session is gone)."""
+
+
+Batch = fragments.Batch
+
+
+class SessionFeed:
+    """Everything this process does for the open tabs of one session file."""
+
+    def __init__(self, path: Path, session_id: str) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.tabs: set[Tab] = set()
+        self.replies: dict[str, str] = {}  # reply id -> its latest ``reply`` message, for tabs opening mid-reply
+        self._session: SessionFile | None = None
+        self._epoch = 0
+        self._offset = 0  # bytes of the file pushed to tabs so far
+        self._lock = asyncio.Lock()  # one look at the file at a time (pulls and joins)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._joining = 0  # tabs between ``join`` and being taken in: the feed must not stop under them
+
+    # ------------------------------------------------------------------ tabs
+
+    async def join(self, tab: Tab, cursor: int) -> Batch | None:
+        """Add a tab whose page reflects the file up to byte ``cursor``; returns what it missed since.
+
+        Under the lock no pull can run between taking the tab in and reading its backlog: what the
+        backlog covers ends exactly where the next pushed batch starts, so nothing falls between and
+        nothing comes twice."""
+        self._joining += 1
+        try:
+            async with self._lock:
+                if self._session is None:
+                    await self._start()
+                else:
+                    await self._pull()
+                self.tabs.add(tab)
+                for message in list(self.replies.values()):
+                    tab.deliver(message)
+                return await asyncio.to_thread(self._backlog, cursor)
+        finally:
+            self._joining -= 1
+
+    async def leave(self, tab: Tab) -> None:
+        self.tabs.discard(tab)
+        if not self.tabs and not self._joining:
+            await self._stop()
+
+    def _broadcast(self, item: Batch | str) -> None:
+        for tab in list(self.tabs):
+            tab.deliver(item)
+
+    # ------------------------------------------------------------------ the file
+
+    async def _start(self) -> None:
+        watch = watch_file(self.path)  # made before the first look, so no change falls between
+        try:
+            self._session = await asyncio.to_thread(
+                SessionFile, self.path, fsync=False, max_line_bytes=settings.PITREE_MAX_LINE_BYTES
+            )
+            listening = await self._listen()
+        except BaseException:
+            watch.close()
+            raise
+        self._offset = fragments.cursor_of(self._session.index)
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._follow(watch), name=f"pitree-feed {self.path.name}")]
+        if listening is not None:
+            self._tasks.append(loop.create_task(self._relay(*listening), name=f"pitree-relay {self.path.name}"))
+
+    async def _follow(self, watch: Watch) -> None:
+        try:
+            while True:
+                await watch.wait()
+                async with self._lock:
+                    await self._pull()
+        finally:
+            watch.close()
+
+    async def _pull(self) -> None:
+        """Read what was appended, render it once, hand it to every tab (called under the lock)."""
+        try:
+            batch = await asyncio.to_thread(self._read)
+        except (OSError, SessionError) as error:
+            log.info("live: %s cannot be read any more: %s", self.path, error)
+            self._broadcast(fragments.GONE)
+            for tab in list(self.tabs):
+                tab.end(4404)
+            return
+        if batch is not None:
+            self._broadcast(batch)
+
+    def _read(self) -> Batch | None:
+        session = self._session
+        assert session is not None
+        before = session.index
+        rows = session.refresh()
+        index = session.index
+        if (rows and rows[0] < len(before)) or index.header is not before.header:
+            # Loaded again from scratch: the file was replaced or rewritten, or its new lines changed
+            # earlier entries (a reused id, a parent that was missing). A patch cannot say that.
+            self._epoch += 1
+            self._offset = fragments.cursor_of(index)
+            return fragments.resync(self._epoch, self._offset)
+        if not rows:
+            return None
+        start, end = self._offset, fragments.cursor_of(index)
+        self._offset = end
+        if len(rows) > MAX_PATCH_ROWS:
+            return fragments.resync(self._epoch, end)
+        return fragments.render_batch(session, rows, start, end, self._epoch)
+
+    def _backlog(self, cursor: int) -> Batch | None:
+        session = self._session
+        assert session is not None
+        index = session.index
+        if cursor >= self._offset:
+            # Nothing missed; a cursor beyond what the file holds comes from another version of the file.
+            return fragments.resync(self._epoch, self._offset) if cursor > self._offset else None
+        rows = list(range(bisect.bisect_left(index.offsets, cursor, 0, len(index)), len(index)))
+        if len(rows) > MAX_PATCH_ROWS:
+            return fragments.resync(self._epoch, self._offset)
+        return fragments.render_batch(session, rows, cursor, self._offset, self._epoch)
+
+    # ------------------------------------------------------------------ replies being written
+
+    async def _listen(self) -> tuple[Any, str] | None:
+        """Join the session's group with a channel of this feed's own (before any tab is taken in, so a
+        tab that joins mid-reply misses no piece of it)."""
+        layer = get_channel_layer()
+        if layer is None:
+            return None
+        channel = await layer.new_channel("pitree-feed.")
+        await layer.group_add(session_group(self.session_id), channel)
+        return layer, channel
+
+    async def _relay(self, layer: Any, channel: str) -> None:
+        """Render each piece of a reply being written once, and hand it to every tab."""
+        group = session_group(self.session_id)
+        loop = asyncio.get_running_loop()
+        renewal = loop.time() + GROUP_RENEWAL
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(layer.receive(channel), max(1.0, renewal - loop.time()))
+                except TimeoutError:
+                    await layer.group_add(group, channel)  # channel layers forget members after a day
+                    renewal = loop.time() + GROUP_RENEWAL
+                    continue
+                message = await asyncio.to_thread(self._render_reply_event, event)
+                if message is not None:
+                    self._note_reply(event, message)
+                    self._broadcast(message)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(layer.group_discard(group, channel))
+
+    def _render_reply_event(self, event: dict[str, object]) -> str | None:
+        kind, reply, parent = event.get("type"), event.get("reply"), event.get("parent")
+        if not isinstance(reply, str):
+            return None
+        if kind == "reply.progress":
+            text = event.get("text")
+            return fragments.reply_message(
+                reply,
+                parent if isinstance(parent, str) else None,
+                text if isinstance(text, str) else "",
+                self.session_id,
+            )
+        if kind == "reply.finished":
+            entry = event.get("entry")
+            return fragments.reply_end_message(reply, entry if isinstance(entry, str) else None)
+        return None
+
+    def _note_reply(self, event: dict[str, object], message: str) -> None:
+        """Keep the latest piece of each reply in progress, for tabs that open while it is written."""
+        reply = str(event.get("reply"))
+        if event.get("type") == "reply.progress":
+            self.replies[reply] = message
+        else:
+            self.replies.pop(reply, None)
+
+    async def _stop(self) -> None:
+        """Stop watching (the last tab left); returns once the feed's tasks have ended."""
+        _forget(self)
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._session = None
+        self.replies.clear()
+
+
+# --------------------------------------------------------------------------------- the registry
+
+_feeds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, SessionFeed]] = weakref.WeakKeyDictionary()
+
+
+def feed_for(path: Path, session_id: str) -> SessionFeed:
+    """This process's feed of a session file (one per file and event loop)."""
+    feeds = _feeds.setdefault(asyncio.get_running_loop(), {})
+    key = Path(path).absolute()
+    feed = feeds.get(key)
+    if feed is None:
+        feed = feeds[key] = SessionFeed(key, session_id)
+    return feed
+
+
+def running_feeds() -> Iterable[SessionFeed]:
+    """The feeds of the running loop (tests look at them)."""
+    return list(_feeds.get(asyncio.get_running_loop(), {}).values())
+
+
+def _forget(feed: SessionFeed) -> None:
+    with contextlib.suppress(RuntimeError):
+        feeds = _feeds.get(asyncio.get_running_loop(), {})
+        if feeds.get(feed.path) is feed:
+            del feeds[feed.path]

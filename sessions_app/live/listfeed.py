@@ -1,0 +1,92 @@
+"""The session list, live: new sessions, renames and activity show in open list tabs.
+
+One ``ListFeed`` per process watches the sessions folder (``watch.watch_tree``) while list tabs are
+open. Changes come in bursts (a reply is a few lines, pi writes tool results quickly), so the feed
+waits ``SETTLE`` seconds after a wake-up before it looks, then renders the listing once per distinct
+search and page among its tabs — the same partial the page includes — and hands it to them. A listing is the
+whole state, not a patch: a tab that reconnects just receives the current one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from pathlib import Path
+from typing import Protocol
+
+import orjson
+from django.conf import settings
+from django.template.loader import render_to_string
+
+from .watch import Watch, watch_tree
+
+SETTLE = 0.3  # seconds: one look for a burst of changes
+
+
+class ListTab(Protocol):
+    def deliver(self, item: str) -> None: ...
+
+
+class ListFeed:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.tabs: dict[ListTab, tuple[str, int]] = {}  # tab -> its search and page
+        self._task: asyncio.Task[None] | None = None
+
+    async def join(self, tab: ListTab, query: str, page: int, *, send_now: bool) -> None:
+        """Add a tab showing page ``page`` of the listing for ``query``; ``send_now`` sends it the current
+        listing (a tab that reconnects may have missed changes)."""
+        self.tabs[tab] = (query, page)
+        if self._task is None:
+            watch = watch_tree(self.root)
+            self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
+        if send_now:
+            tab.deliver(await asyncio.to_thread(render_listing, query, page))
+
+    async def leave(self, tab: ListTab) -> None:
+        self.tabs.pop(tab, None)
+        if not self.tabs and self._task is not None:
+            _forget(self)
+            task, self._task = self._task, None
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _follow(self, watch: Watch) -> None:
+        try:
+            while True:
+                await watch.wait()
+                await asyncio.sleep(SETTLE)
+                shown = set(self.tabs.values())
+                listings = {key: await asyncio.to_thread(render_listing, *key) for key in shown}
+                for tab, key in list(self.tabs.items()):
+                    if key in listings:
+                        tab.deliver(listings[key])
+        finally:
+            watch.close()
+
+
+def render_listing(query: str, page: int) -> str:
+    """The ``list`` message: the listing partial for a search and page, as the page renders it."""
+    from ..views.pages import list_context  # the list page and its push share one context
+
+    html = render_to_string("sessions_app/partials/_session_groups.html", list_context(query, page))
+    return orjson.dumps({"t": "list", "html": html}).decode()
+
+
+_feeds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, ListFeed]] = weakref.WeakKeyDictionary()
+
+
+def list_feed() -> ListFeed:
+    """This process's feed of the configured sessions folder."""
+    root = Path(settings.PITREE_SESSIONS_DIR).absolute()
+    feeds = _feeds.setdefault(asyncio.get_running_loop(), {})
+    feed = feeds.get(root)
+    if feed is None:
+        feed = feeds[root] = ListFeed(root)
+    return feed
+
+
+def _forget(feed: ListFeed) -> None:
+    feeds = _feeds.get(asyncio.get_running_loop(), {})
+    if feeds.get(feed.root) is feed:
+        del feeds[feed.root]

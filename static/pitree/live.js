@@ -1,0 +1,415 @@
+// Live updates of a session page. The server sends, over the page's websocket (htmx's ws extension),
+// what was appended to the session file — by this tab, another tab, the command line, pi — rendered
+// once for every tab, and the replies being written. This tab decides what each means for it:
+// - an entry whose parent is the entry the tab stands on continues its branch: it is appended and the
+//   tab moves onto it (so what it sends next answers the newest entry, never making a sibling by
+//   accident);
+// - anything else changes only what it touches: "‹ 2/3 ›" counts, labels, the header, the tree panel;
+// - when the file's position is elsewhere, a note offers to go there instead of jumping.
+// The page carries the byte offset of the file it reflects (its cursor); the socket sends it on every
+// (re)connect and gets exactly what it missed. Messages are JSON (live/fragments.py describes them)
+// and are applied here: htmx never swaps them by itself, so no out-of-band target can be missing.
+(function () {
+  "use strict";
+
+  const LOG_SIZE = 200; // batches kept to re-apply after the transcript is swapped by an older answer
+
+  const state = {
+    cursor: 0,
+    epoch: 0,
+    log: [], // recent batches, oldest first
+    replies: new Map(), // reply id -> latest "reply" message, shown where its parent is the position
+    waiting: null, // messages that arrive while the page is fetched again
+    socket: null,
+    treeTimer: 0,
+    treeStale: false,
+  };
+
+  const live = () => document.getElementById("live");
+  const transcript = () => document.getElementById("transcript");
+  const entries = () => document.getElementById("entries");
+  const position = () => (transcript() ? transcript().dataset.position || "" : "");
+  const entryEl = (id) => document.getElementById(`entry-${id}`);
+
+  function fragment(html) {
+    const template = document.createElement("template");
+    template.innerHTML = html.trim();
+    return template.content.firstElementChild;
+  }
+
+  function sessionUrl() {
+    return live().dataset.sessionUrl;
+  }
+
+  function permalink(id) {
+    return id && !id.includes("/") ? `${sessionUrl()}e/${encodeURIComponent(id)}/` : sessionUrl();
+  }
+
+  function readCursor() {
+    const t = transcript();
+    return t ? Number(t.dataset.cursor || 0) : 0;
+  }
+
+  // ---- the socket ---------------------------------------------------------------------------------
+  document.addEventListener("htmx:wsOpen", (ev) => {
+    if (ev.target !== live()) return;
+    state.socket = ev.detail.socketWrapper;
+    live().dataset.live = "open";
+    ev.detail.socketWrapper.send(JSON.stringify({ cursor: state.cursor }));
+  });
+
+  document.addEventListener("htmx:wsClose", (ev) => {
+    if (ev.target !== live()) return;
+    const code = ev.detail.event.code;
+    if (code >= 4000) {
+      // The extension does not retry 4xxx closes; say why the page stopped following.
+      live().dataset.live = "stopped";
+      flash(code === 4404 ? "This session's file is gone: live updates stopped." : "Live updates stopped.");
+    } else {
+      live().dataset.live = "closed";
+    }
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", (ev) => {
+    if (ev.target !== live()) return;
+    ev.preventDefault(); // applied below, never swapped by htmx
+    let message;
+    try {
+      message = JSON.parse(ev.detail.message);
+    } catch (error) {
+      return;
+    }
+    if (state.waiting) state.waiting.push(message);
+    else receive(message);
+  });
+
+  function receive(message) {
+    switch (message.t) {
+      case "batch":
+        state.log.push(message);
+        if (state.log.length > LOG_SIZE) state.log.shift();
+        applyBatch(message);
+        break;
+      case "resync":
+        state.epoch = message.epoch;
+        refetch();
+        break;
+      case "reply":
+        state.replies.set(message.reply, message);
+        showReply(message);
+        break;
+      case "reply-end":
+        endReply(message);
+        break;
+      case "live":
+        live().dataset.live = "live";
+        break;
+      case "gone":
+        flash("This session's file is gone: live updates stopped.");
+        break;
+    }
+  }
+
+  // ---- entries ------------------------------------------------------------------------------------
+  function applyBatch(batch) {
+    if (batch.to <= state.cursor) return; // all of it is in the page already
+    let moved = false;
+    const wasAtBottom = atBottom();
+    for (const item of batch.entries) {
+      if (item.end <= state.cursor) continue;
+      if (item.node && (item.parent || "") === position()) {
+        if (item.html && !entryEl(item.id)) append(item);
+        setPosition(item.id);
+        moved = true;
+      }
+    }
+    state.cursor = Math.max(state.cursor, batch.to);
+    for (const [id, html] of Object.entries(batch.navs)) replaceNavigator(id, html);
+    for (const [id, text] of Object.entries(batch.labels)) setLabel(id, text);
+    updateHead(batch);
+    const note = document.getElementById("position-note");
+    if (note) note.hidden = (batch.leaf || "") === position();
+    if (batch.tree) refreshTree();
+    if (moved) followBottom(wasAtBottom);
+  }
+
+  function append(item) {
+    const el = fragment(item.html);
+    const list = entries();
+    if (!el || !list) return;
+    const empty = list.querySelector(":scope > .empty-note");
+    if (empty) empty.remove();
+    const stand = standIn(el, item);
+    if (stand) stand.replaceWith(el);
+    else list.append(el);
+    htmx.process(el);
+  }
+
+  // What a new entry replaces: the message this tab showed while sending it, or the reply placeholder
+  // that grew into it.
+  function standIn(el, item) {
+    const list = entries();
+    if (el.classList.contains("entry--user")) {
+      return list.querySelector(":scope > article.entry--user[data-pending-for]");
+    }
+    if (!el.classList.contains("entry--assistant")) return null;
+    const named = list.querySelector(`:scope > [data-reply-entry="${CSS.escape(item.id)}"]`);
+    if (named) return named;
+    const growing = list.querySelectorAll(`:scope > [data-reply][data-parent="${CSS.escape(item.parent || "")}"]`);
+    if (growing.length === 1) return growing[0];
+    return list.querySelector(":scope > article.entry--assistant[data-pending-for]");
+  }
+
+  function setPosition(id) {
+    const t = transcript();
+    t.dataset.position = id;
+    const parent = document.querySelector("#composer input[name=parent]");
+    if (parent) parent.value = id;
+    document.querySelectorAll("#entries > article.entry.is-position").forEach((el) => el.classList.remove("is-position"));
+    const el = entryEl(id);
+    if (el) el.classList.add("is-position");
+    if (location.pathname !== sessionUrl()) history.replaceState(history.state, "", permalink(id));
+    // Replies under the old position now belong to a sibling branch; those under the new one show.
+    document.querySelectorAll("#entries > [data-reply]:not([data-asked])").forEach((reply) => {
+      if (reply.dataset.parent !== id) reply.remove();
+    });
+    state.replies.forEach((message) => showReply(message));
+  }
+
+  function replaceNavigator(id, html) {
+    const head = document.querySelector(`#entry-${CSS.escape(id)} > .entry__head`);
+    const nav = html && fragment(html);
+    if (!head || !nav) return;
+    const old = head.querySelector(":scope > .navigator");
+    if (old) old.replaceWith(nav);
+    else head.insertBefore(nav, head.querySelector(":scope > .entry__link"));
+    htmx.process(nav);
+  }
+
+  function setLabel(id, text) {
+    const entry = entryEl(id);
+    if (!entry) return;
+    const head = entry.querySelector(":scope > .entry__head");
+    let tag = head.querySelector(":scope > .tag[title=label]");
+    if (!text) {
+      if (tag) tag.remove();
+    } else {
+      if (!tag) {
+        tag = document.createElement("span");
+        tag.className = "tag";
+        tag.title = "label";
+        head.insertBefore(tag, head.querySelector(":scope > .navigator, :scope > .entry__link"));
+      }
+      tag.textContent = text;
+    }
+    const input = entry.querySelector(":scope > .entry__actions .label-form input[name=label]");
+    if (input) input.value = text || "";
+  }
+
+  function updateHead(batch) {
+    const meta = document.getElementById("session-meta");
+    const fresh = batch.head && fragment(batch.head);
+    if (meta && fresh) meta.replaceWith(fresh);
+    const title = document.getElementById("session-title");
+    if (title && batch.title) title.textContent = batch.title;
+    if (batch.doctitle) document.title = batch.doctitle;
+  }
+
+  // The tree panel is fetched again for this tab's position, at most every 250 ms, and not while the
+  // tab is in the background (a long session's tree costs the server; a hidden tab catches up when shown).
+  function refreshTree() {
+    clearTimeout(state.treeTimer);
+    if (document.hidden) {
+      state.treeStale = true;
+      return;
+    }
+    state.treeTimer = setTimeout(() => {
+      const panel = document.getElementById("tree-panel");
+      if (panel && panel.dataset.refresh) {
+        htmx.ajax("GET", `${panel.dataset.refresh}&at=${encodeURIComponent(position())}`, {
+          target: "#tree-panel",
+          swap: "outerHTML",
+        });
+      }
+    }, 250);
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && state.treeStale) {
+      state.treeStale = false;
+      refreshTree();
+    }
+  });
+
+  // ---- replies being written ----------------------------------------------------------------------
+  // Shown where the reply continues the tab's branch, and in the tab that asked for it (a regenerated
+  // answer or an edited message is a sibling of what that tab shows until its request returns).
+  function showReply(message) {
+    const existing = document.getElementById(`reply-${message.reply}`);
+    const done = existing && existing.dataset.replyEntry && entryEl(existing.dataset.replyEntry);
+    const pending = entries().querySelector(
+      `:scope > article.entry--assistant[data-pending-for="${CSS.escape(message.reply)}"]`,
+    );
+    const asked = pending || (existing && existing.dataset.asked);
+    if (((message.parent || "") !== position() && !asked) || done) {
+      if (existing) existing.remove();
+      return;
+    }
+    const el = fragment(message.html);
+    if (!el) return;
+    const wasAtBottom = atBottom();
+    if (existing) {
+      // Only the text: the Stop button the reader may be pressing stays where it is.
+      existing.querySelector(".stream").replaceWith(el.querySelector(".stream"));
+    } else {
+      if (pending) {
+        el.dataset.asked = "1";
+        pending.replaceWith(el);
+      } else entries().append(el);
+      htmx.process(el);
+    }
+    followBottom(wasAtBottom);
+  }
+
+  function endReply(message) {
+    state.replies.delete(message.reply);
+    const el = document.getElementById(`reply-${message.reply}`);
+    if (!el) return;
+    if (!message.entry || entryEl(message.entry)) el.remove();
+    else el.dataset.replyEntry = message.entry; // the entry replaces it when it arrives from the file
+  }
+
+  // ---- the transcript swapped by an answer, or fetched again ----------------------------------------
+  // An answer to this tab's own action (send, navigate, label) swaps the whole transcript. It was
+  // rendered at some byte offset: batches that arrived before it but reach further are applied again.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!live() || !(ev.detail.target && ev.detail.target.id === "transcript")) return;
+    rebase(readCursor());
+  });
+
+  function rebase(cursor) {
+    const applied = state.cursor;
+    state.cursor = cursor;
+    if (applied <= cursor) return;
+    const first = state.log.find((batch) => batch.to > cursor);
+    if (!first || first.from > cursor) {
+      refetch(); // the log does not reach back that far
+      return;
+    }
+    state.log.filter((batch) => batch.to > cursor).forEach(applyBatch);
+  }
+
+  // Fetch the page again at the tab's position (the file was replaced, or changed too much to patch),
+  // keeping what the reader was typing.
+  async function refetch() {
+    if (state.waiting) return;
+    state.waiting = [];
+    const draft = document.querySelector("#composer textarea[name=text]");
+    const text = draft ? draft.value : "";
+    try {
+      let response = await fetch(permalink(position()), { credentials: "same-origin" });
+      if (response.status === 404) response = await fetch(sessionUrl(), { credentials: "same-origin" });
+      const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+      for (const id of ["transcript", "session-meta", "session-title"]) {
+        const fresh = doc.getElementById(id);
+        const old = document.getElementById(id);
+        if (fresh && old) {
+          old.replaceWith(fresh);
+          htmx.process(fresh);
+        }
+      }
+      const composer = document.querySelector("#composer textarea[name=text]");
+      if (composer && text) composer.value = text;
+      state.cursor = readCursor();
+      state.log = [];
+      refreshTree();
+    } finally {
+      const waiting = state.waiting;
+      state.waiting = null;
+      waiting.forEach(receive);
+    }
+  }
+
+  // ---- reading position: new entries do not yank a reader who scrolled up --------------------------
+  function atBottom() {
+    return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
+  }
+
+  function marker() {
+    let el = document.getElementById("new-below");
+    if (!el) {
+      el = document.createElement("button");
+      el.type = "button";
+      el.id = "new-below";
+      el.className = "new-below";
+      el.textContent = "New messages below ↓";
+      el.hidden = true;
+      el.addEventListener("click", () => {
+        el.hidden = true;
+        window.scrollTo({ top: document.documentElement.scrollHeight });
+      });
+      document.body.append(el);
+    }
+    return el;
+  }
+
+  function followBottom(wasAtBottom) {
+    if (wasAtBottom) window.scrollTo({ top: document.documentElement.scrollHeight });
+    else marker().hidden = false;
+  }
+
+  window.addEventListener(
+    "scroll",
+    () => {
+      const el = document.getElementById("new-below");
+      if (el && !el.hidden && atBottom()) el.hidden = true;
+    },
+    { passive: true },
+  );
+
+  function flash(text) {
+    const box = document.getElementById("flash");
+    if (!box) return;
+    const note = document.createElement("div");
+    note.className = "flash";
+    note.setAttribute("role", "status");
+    note.textContent = text;
+    box.replaceChildren(note);
+  }
+
+  // ---- the session list ---------------------------------------------------------------------------
+  // The server sends the whole listing when the sessions folder changed (and, after a reconnect, at
+  // once: changes may have been missed meanwhile).
+  let listOpened = false;
+  document.addEventListener("htmx:wsOpen", (ev) => {
+    const groups = document.getElementById("session-groups");
+    if (ev.target !== groups) return;
+    const page = Number(groups.dataset.page || 1);
+    ev.detail.socketWrapper.send(JSON.stringify({ q: groups.dataset.query || "", page, resume: listOpened }));
+    listOpened = true;
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", (ev) => {
+    const groups = document.getElementById("session-groups");
+    if (ev.target !== groups) return;
+    ev.preventDefault();
+    let message;
+    try {
+      message = JSON.parse(ev.detail.message);
+    } catch (error) {
+      return;
+    }
+    if (message.t === "live") groups.dataset.live = "live";
+    if (message.t !== "list") return;
+    const template = document.createElement("template");
+    template.innerHTML = message.html;
+    const fresh = Array.from(template.content.children);
+    groups.replaceChildren(template.content);
+    fresh.forEach((el) => htmx.process(el));
+  });
+
+  // The cursor of the page as it was loaded. This script is deferred: it runs once the document is
+  // parsed, before htmx opens the socket (on DOMContentLoaded).
+  state.cursor = readCursor();
+  if (live()) live().dataset.live = "connecting";
+})();

@@ -1,0 +1,226 @@
+"""Live pages: what one tab, the command line or another writer appends shows in every open tab, at
+the right place, and a tab whose socket drops catches up exactly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+REPO = Path(__file__).resolve().parents[2]
+# 01-linear's active branch ends … → c256703f (user) → 358d8704 (assistant) → db26dc72 (session_info, the leaf).
+LEAF = "db26dc72"
+
+
+def _live(page: Any) -> None:
+    """Wait until the page's socket has caught up and follows the file."""
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+
+
+def _open(ui: Any, page: Any, path: str) -> None:
+    ui.open(page, path)
+    _live(page)
+
+
+def _manage(server: Any, *args: str) -> str:
+    """``manage.py pitree ARGS`` in a process of its own, on the server's sessions folder; its output."""
+    env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "pitree", *args], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def _cli_append(server: Any, seeded: Any, text: str, *extra: str) -> str:
+    """``manage.py pitree append``; returns the new entry's id."""
+    return _manage(server, "append", str(seeded.path), "--role", "user", "--text", text, *extra)
+
+
+def _no_console_errors(record: Any) -> None:
+    assert not record.errors, record.errors
+    assert not [e for e in record.console_errors if "htmx" in e or "oob" in e.lower()], record.console_errors
+
+
+def test_what_one_tab_sends_shows_in_the_other(new_page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    first, second = new_page(), new_page()
+    for page in (first, second):
+        _open(ui, page, seeded.url)
+    first.locator("#composer textarea[name=text]").fill("Shown in both tabs?")
+    first.locator("#composer button[type=submit]").click()
+    ui.wait_position_change(first, LEAF)
+
+    user, reply = seeded.entries()[-2:]
+    assert user["parentId"] == LEAF and user["message"]["content"] == "Shown in both tabs?"
+    assert reply["parentId"] == user["id"] and reply["message"]["role"] == "assistant"
+    ui.wait_position(second, reply["id"])
+    expect(second.locator(f"#entry-{user['id']}")).to_contain_text("Shown in both tabs?")
+    expect(second.locator(f"#entry-{reply['id']}.entry--assistant .md")).to_contain_text("Offline responder")
+    assert ui.path_ids(second)[-2:] == [user["id"], reply["id"]]
+    assert ui.path_ids(first) == ui.path_ids(second)
+    # The second tab now answers the newest entry; its address still follows the session.
+    expect(second.locator("#composer input[name=parent]")).to_have_value(reply["id"])
+    assert second.url.endswith(seeded.url)
+    expect(second.locator("#position-note")).to_be_hidden()
+    _no_console_errors(record)
+
+
+def test_the_second_tab_answers_the_first_tab_s_reply_not_a_sibling(new_page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    first, second = new_page(), new_page()
+    for page in (first, second):
+        _open(ui, page, seeded.url)
+    first.locator("#composer textarea[name=text]").fill("First tab speaks")
+    first.locator("#composer button[type=submit]").click()
+    reply_id = ui.wait_position_change(first, LEAF)
+    assert seeded.entries()[-1]["id"] == reply_id
+    ui.wait_position(second, reply_id)
+
+    second.locator("#composer textarea[name=text]").fill("Second tab answers")
+    second.locator("#composer button[type=submit]").click()
+    ui.wait_position_change(second, reply_id)
+    entries = seeded.entries()
+    mine = next(e for e in entries if e.get("message", {}).get("content") == "Second tab answers")
+    assert mine["parentId"] == reply_id  # continues the branch: no sibling of the first tab's message
+    children_of_leaf = [e for e in entries if e.get("parentId") == LEAF]
+    assert len(children_of_leaf) == 1
+    ui.wait_position(first, entries[-1]["id"])
+    _no_console_errors(record)
+
+
+def test_a_command_line_append_shows_in_every_tab(new_page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    pages = [new_page(), new_page()]
+    for page in pages:
+        _open(ui, page, seeded.url)
+    before = seeded.path.read_bytes()
+    new_id = _cli_append(server, seeded, "Written by **the CLI**")
+    assert seeded.path.read_bytes().startswith(before)
+    assert seeded.entry(new_id)["parentId"] == LEAF
+    for page in pages:
+        ui.wait_position(page, new_id)
+        expect(page.locator(f"#entry-{new_id}")).to_contain_text("Written by **the CLI**")
+        expect(page.locator(f"#entry-{new_id}")).to_have_class("entry entry--user is-position")
+        expect(page.locator(f"#tree-panel button.tree__node[data-entry='{new_id}']")).to_be_visible()
+        expect(page.locator("#session-meta")).to_contain_text("8 messages")
+        assert ui.path_ids(page).count(new_id) == 1
+    _no_console_errors(record)
+
+
+def test_changes_elsewhere_update_counts_and_labels_without_moving_the_tab(new_page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")  # leaf 750a4556, on the branch through 97690895
+    page = new_page()
+    _open(ui, page, seeded.url)
+    path_before = ui.path_ids(page)
+    expect(page.locator("#entry-97690895 .navigator__count")).to_have_text("1/2")
+
+    sibling = _cli_append(server, seeded, "A third approach", "--parent", "2f760a8d")
+    expect(page.locator("#entry-97690895 .navigator__count")).to_have_text("1/3")
+    expect(page.locator("#position-note")).to_be_visible()  # the file's position is on the new branch now
+    expect(page.locator("#position-note a")).to_have_attribute("href", seeded.url)
+    assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{sibling}']")).to_be_visible()
+
+    _manage(server, "label", str(seeded.path), "97690895", "from-cli")
+    expect(page.locator("#entry-97690895 > .entry__head > .tag")).to_have_text("from-cli")
+    assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"
+    _no_console_errors(record)
+
+
+def test_a_tab_whose_socket_drops_catches_up_exactly(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    routes: list[Any] = []
+    blocked = {"on": False}
+
+    def route(ws: Any) -> None:
+        if blocked["on"]:
+            ws.close(code=1013)  # "try again later": the extension retries
+            return
+        ws.connect_to_server()
+        routes.append(ws)
+
+    page.route_web_socket("**/ws/s/**", route)
+    _open(ui, page, seeded.url)
+    blocked["on"] = True
+    routes[-1].close(code=1012)  # the server restarted, as far as the page knows
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'closed'")
+    missed = [_cli_append(server, seeded, f"while the socket was down {i}") for i in range(3)]
+    blocked["on"] = False
+    ui.wait_position(page, missed[-1])
+    _live(page)
+    after = _cli_append(server, seeded, "after the socket came back")
+    ui.wait_position(page, after)
+    shown = ui.path_ids(page)
+    assert shown[-4:] == [*missed, after] and len(shown) == len(set(shown))
+    assert [e["id"] for e in seeded.entries()[-4:]] == [*missed, after]
+    assert not record.errors
+
+
+def test_a_reader_scrolled_up_gets_a_marker_instead_of_a_jump(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    page.set_viewport_size({"width": 900, "height": 400})
+    _open(ui, page, seeded.url)
+    page.evaluate("window.scrollTo(0, 0)")
+    new_id = _cli_append(server, seeded, "Something new below")
+    ui.wait_position(page, new_id)
+    marker = page.locator("#new-below")
+    expect(marker).to_be_visible()
+    assert page.evaluate("window.scrollY") == 0
+    marker.click()
+    expect(marker).to_be_hidden()
+    expect(page.locator(f"#entry-{new_id}")).to_be_in_viewport()
+    # At the bottom, the next entry simply shows.
+    other = _cli_append(server, seeded, "And another")
+    ui.wait_position(page, other)
+    expect(page.locator(f"#entry-{other}")).to_be_in_viewport()
+    expect(marker).to_be_hidden()
+    assert not record.errors
+
+
+def test_the_session_list_shows_new_sessions_and_renames(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, "/")
+    page.wait_for_function("() => document.getElementById('session-groups').dataset.live === 'live'")
+    made = _manage(server, "new", "--cwd", "/home/bob/live", "--name", "Made by the CLI")
+    assert Path(made).is_file()
+    expect(page.locator("#session-groups")).to_contain_text("Made by the CLI")
+    expect(page.locator("#session-groups code", has_text="/home/bob/live")).to_be_visible()
+    _manage(server, "rename", str(seeded.path), "Renamed live")
+    expect(page.locator(f"#session-groups a[href='{seeded.url}']")).to_have_text("Renamed live")
+    _no_console_errors(record)
+
+
+def test_a_deleted_session_stops_the_tab_without_retries(page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    seeded.path.unlink()
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'stopped'")
+    expect(page.locator("#flash")).to_contain_text("file is gone")
+    # htmx's ws extension retries 1006/1011/1012/1013 within about a second; 4404 it leaves alone.
+    page.wait_for_timeout(2500)
+    assert [url for url in record.websockets if "/ws/s/" in url] == [
+        f"{ui.server.url.replace('http', 'ws')}/ws/s/{seeded.id}/"
+    ]
+    assert not record.errors
+
+
+def test_a_replaced_file_is_fetched_again_keeping_the_draft(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    page.locator("#composer textarea[name=text]").fill("half-written thought")
+    lines = seeded.path.read_bytes().splitlines(keepends=True)
+    replacement = seeded.path.with_suffix(".new")
+    replacement.write_bytes(b"".join(lines[:9]))  # up to c256703f, the user message
+    replacement.replace(seeded.path)
+    ui.wait_position(page, "c256703f")
+    assert ui.path_ids(page)[-1] == "c256703f" and "358d8704" not in ui.path_ids(page)
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("half-written thought")
+    # And it follows the new file from there.
+    new_id = _cli_append(server, seeded, "after the replacement", "--parent", "c256703f")
+    ui.wait_position(page, new_id)
+    assert ui.path_ids(page)[-2:] == ["c256703f", new_id]
+    assert not record.errors

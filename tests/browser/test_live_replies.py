@@ -1,0 +1,115 @@
+"""A reply being written, in every tab: it grows as rendered Markdown in a tab that did not ask for it,
+a tab opened meanwhile starts with the text so far, Stop works from any tab, and the stored entry
+takes the placeholder's place.
+
+This module runs its own server whose offline responder waits half a second between chunks, so that a
+reply is reliably still being written while the tests look at it.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+LEAF = "db26dc72"  # 01-linear's leaf
+
+
+@pytest.fixture(scope="module")
+def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """pitree under daphne with a slow offline responder (overrides the suite's ``server`` here)."""
+    root = tmp_path_factory.mktemp("pitree-live-replies") / "sessions"
+    root.mkdir()
+    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.5", "PITREE_FSYNC": "0"}
+    daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
+    return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
+
+
+def _open(ui: Any, page: Any, path: str) -> None:
+    ui.open(page, path)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+
+
+def _send(page: Any, text: str) -> None:
+    page.locator("#composer textarea[name=text]").fill(text)
+    page.locator("#composer button[type=submit]").click()
+
+
+def test_the_other_tab_sees_the_reply_grow_then_the_stored_entry(new_page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    asking, watching = new_page(), new_page()
+    for page in (asking, watching):
+        _open(ui, page, seeded.url)
+    _send(asking, "Grow in the other tab")
+
+    growing = watching.locator("#entries > article[data-reply].is-streaming")
+    expect(growing.locator(".md strong")).to_have_text("Offline responder")  # Markdown, while it grows
+    user = seeded.entries()[-1]
+    assert user["message"]["content"] == "Grow in the other tab"
+    assert ui.position(watching) == user["id"]  # the user message came first, through the file
+    expect(growing).to_have_attribute("data-parent", user["id"])
+    first = growing.locator(".stream").text_content() or ""
+    expect(growing.locator(".stream")).not_to_have_text(first)  # it grows
+
+    reply_id = ui.wait_position_change(asking, LEAF)
+    ui.wait_position(watching, reply_id)
+    expect(watching.locator("#entries > article[data-reply]")).to_have_count(0)
+    expect(watching.locator(f"#entry-{reply_id} .md strong").first).to_have_text("Offline responder")
+    assert ui.path_ids(watching)[-2:] == [user["id"], reply_id]
+    assert seeded.entries()[-1]["id"] == reply_id
+    assert not record.errors
+    assert not [e for e in record.console_errors if "htmx" in e], record.console_errors
+
+
+def test_a_tab_opened_mid_reply_starts_with_the_text_so_far(new_page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    asking = new_page()
+    _open(ui, asking, seeded.url)
+    _send(asking, "Join me halfway")
+    expect(asking.locator("#entries article.is-pending .stream")).to_contain_text("Offline responder")
+
+    late = new_page()
+    _open(ui, late, seeded.url)
+    growing = late.locator("#entries > article[data-reply].is-streaming .stream")
+    expect(growing).to_contain_text("Offline responder")
+    reply_id = ui.wait_position_change(asking, LEAF)
+    ui.wait_position(late, reply_id)
+    expect(late.locator("#entries > article[data-reply]")).to_have_count(0)
+    assert not record.errors
+
+
+def test_stop_from_a_tab_that_did_not_ask(new_page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    asking, other = new_page(), new_page()
+    for page in (asking, other):
+        _open(ui, page, seeded.url)
+    _send(asking, "Stop me from elsewhere")
+    placeholder = other.locator("#entries > article[data-reply].is-streaming")
+    expect(placeholder.locator(".stream")).to_contain_text("Offline responder")
+    placeholder.get_by_role("button", name="Stop").click()
+
+    reply_id = ui.wait_position_change(asking, LEAF)
+    reply = seeded.entries()[-1]
+    assert reply["id"] == reply_id and reply["message"]["stopReason"] == "aborted"
+    assert "Regenerate writes another" not in reply["message"]["content"][0]["text"]  # cut short
+    ui.wait_position(other, reply_id)
+    expect(other.locator(f"#entry-{reply_id}")).to_contain_text("Offline responder")
+    expect(other.locator("#entries > article[data-reply]")).to_have_count(0)
+    assert not record.errors
+
+
+def test_a_regenerated_answer_streams_in_the_tab_that_asked(page, ui, sessions, record) -> None:
+    # The new answer is a sibling of the one the tab shows: it grows in its stand-in all the same.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url + "e/358d8704/")
+    ui.open_actions(page, "358d8704").get_by_role("button", name="Regenerate (a sibling answer)").click()
+    growing = page.locator("#entries > article[data-reply].is-streaming .stream")
+    expect(growing.locator("strong").first).to_have_text("Offline responder")
+    reply_id = ui.wait_position_change(page, "358d8704")
+    reply = seeded.entries()[-1]
+    assert reply["id"] == reply_id and reply["parentId"] == "c256703f"
+    expect(page.locator("#entries > article[data-reply]")).to_have_count(0)
+    expect(page.locator(f"#entry-{reply_id} .navigator__count")).to_have_text("2/2")
+    assert not record.errors

@@ -1,0 +1,227 @@
+"""Fixtures for the push path: websockets on the real ASGI application, sessions written by "others".
+
+pytest runs with ``--import-mode=importlib``, so helpers are handed out as fixtures, not imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from support.daphne import Daphne, free_port, launch_daphne
+
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import AT_LEAF, SessionFile, clear_cache
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
+EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
+WORKSPACE = "--home-alice-projects-todo-api--"
+LINEAR = "01-linear"
+TREE = "02-tree-branches"
+ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
+TIMEOUT = 10  # seconds a test waits for a message before it fails (never a speed assertion)
+
+
+@pytest.fixture(autouse=True)
+def _live_settings(settings: Any) -> None:
+    settings.PITREE_FSYNC = False
+    settings.PITREE_OFFLINE_DELAY = 0
+    settings.PITREE_ASSISTANT = "offline"
+
+
+@pytest.fixture(params=["auto", "poll"], ids=["inotify", "poll"])
+def watch_mode(request: pytest.FixtureRequest, settings: Any) -> str:
+    """Every test with a tab runs twice: files watched with inotify, and with stat polling."""
+    settings.PITREE_WATCH = request.param
+    return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state() -> Any:
+    """No test sees another's cached files, catalog or channel layer (whose queues belong to a loop)."""
+    from sessions_app.services.lookup import _catalog_for
+
+    clear_cache()
+    _catalog_for.cache_clear()
+    channel_layers.backends.clear()
+    yield
+    clear_cache()
+    channel_layers.backends.clear()
+
+
+class Sessions:
+    """Sample sessions copied into the test's sessions folder, and writes made as another program would."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def copy(self, key: str, source: str | None = None) -> Path:
+        """Sample ``key`` under its original file name (its content from sample ``source`` if given)."""
+        folder = self.root / WORKSPACE
+        folder.mkdir(exist_ok=True)
+        target = folder / EXPECTED[key]["originalFileName"]
+        shutil.copy(SAMPLES / f"{source or key}.jsonl", target)
+        return target
+
+    @staticmethod
+    def id(key: str) -> str:
+        return str(EXPECTED[key]["sessionId"])
+
+    @staticmethod
+    def size(path: Path) -> int:
+        return path.stat().st_size
+
+    @staticmethod
+    def last(path: Path) -> dict[str, Any]:
+        """The last line of the file, decoded."""
+        return dict(orjson.loads(path.read_bytes().splitlines()[-1]))
+
+    @staticmethod
+    def append(path: Path, text: str, parent: Any = AT_LEAF, role: str = "user") -> dict[str, Any]:
+        """Append a message through a SessionFile of its own (as another process would); ``parent``
+        defaults to the file's leaf, as pi appends."""
+        if role == "user":
+            draft = E.user_message(text)
+        else:
+            draft = E.assistant_message(text, provider="test", model="test", api="test")
+        return SessionFile(path, fsync=False).append(draft, parent)
+
+
+@pytest.fixture
+def sessions(sessions_dir: Path) -> Sessions:
+    return Sessions(sessions_dir)
+
+
+class Tab:
+    """A websocket of a session page, speaking the page's protocol."""
+
+    def __init__(self, communicator: WebsocketCommunicator) -> None:
+        self.ws = communicator
+        self.received: list[dict[str, Any]] = []
+
+    async def next(self) -> dict[str, Any]:
+        message = orjson.loads(await self.ws.receive_from(timeout=TIMEOUT))
+        self.received.append(message)
+        return message
+
+    async def until(self, accept: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """Messages up to and including the first that ``accept`` takes."""
+        seen = []
+        while True:
+            message = await self.next()
+            seen.append(message)
+            if accept(message):
+                return seen
+
+    async def until_entry(self, entry_id: str) -> list[dict[str, Any]]:
+        return await self.until(lambda m: m["t"] == "batch" and entry_id in [e["id"] for e in m["entries"]])
+
+    def entry_ids(self) -> list[str]:
+        """Every entry received, in order (duplicates included: tests count them)."""
+        return [e["id"] for m in self.received if m["t"] == "batch" for e in m["entries"]]
+
+
+@pytest.fixture
+async def open_tab(watch_mode: str) -> AsyncIterator[Callable[..., Any]]:
+    """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor and (unless
+    ``wait`` is False) received what it missed, up to ``{"t": "live"}``."""
+    from pitree_web.asgi import application
+
+    tabs: list[WebsocketCommunicator] = []
+
+    async def connect(session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True) -> Tab:
+        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST])
+        connected, _ = await communicator.connect(timeout=TIMEOUT)
+        assert connected
+        tabs.append(communicator)
+        tab = Tab(communicator)
+        if hello is not None:
+            await communicator.send_to(text_data=hello)
+        elif cursor is not None:
+            await communicator.send_json_to({"cursor": cursor})
+            if wait:
+                await tab.until(lambda m: m["t"] == "live")
+        return tab
+
+    yield connect
+    for communicator in tabs:
+        await communicator.disconnect(timeout=TIMEOUT)
+
+
+# --- real servers: daphne processes and a redis-server --------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
+    """``daphne(root, **env)``: pitree served by a daphne process of its own, on a free port."""
+    started: list[Daphne] = []
+
+    def start(root: Path, **env: str) -> Daphne:
+        environment = {
+            "PITREE_SESSIONS_DIR": str(root),
+            "PITREE_FSYNC": "0",
+            "PITREE_OFFLINE_DELAY": "0.01",
+            "PITREE_ASSISTANT": "offline",
+            **env,
+        }
+        server = launch_daphne(environment, tmp_path / f"daphne-{len(started)}.log")
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A redis-server of this test's own (Debian's package; ./scripts/test installs it)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("no redis-server: run ./scripts/test (it installs it) or apt-get install redis-server")
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    break
+            if time.monotonic() > deadline or process.poll() is not None:
+                pytest.fail("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -1,0 +1,68 @@
+"""Replies being written travel through the channel layer's session group (they are not in the file
+yet): every tab of the session receives each piece once, as rendered Markdown, a tab that opens
+mid-reply starts with the text so far, and the end names the entry the reply became."""
+
+from __future__ import annotations
+
+from channels.layers import get_channel_layer
+
+from sessions_app.live.groups import session_group
+
+LINEAR = "01-linear"
+
+
+async def _send(session_id: str, **event: object) -> None:
+    await get_channel_layer().group_send(session_group(session_id), event)
+
+
+async def test_every_tab_sees_the_reply_grow_once_per_piece(open_tab, sessions) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    tabs = [await open_tab(sid, sessions.size(path)) for _ in range(2)]
+    for text in ["Here", "Here is **bold", "Here is **bold** text"]:
+        await _send(sid, type="reply.progress", reply="r1", parent="db26dc72", text=text)
+    await _send(sid, type="reply.finished", reply="r1", parent="db26dc72", entry="abcd1234", stopReason="stop")
+    for tab in tabs:
+        messages = await tab.until(lambda m: m["t"] == "reply-end")
+        pieces = [m for m in messages if m["t"] == "reply"]
+        assert len(pieces) == 3 and all(m["reply"] == "r1" and m["parent"] == "db26dc72" for m in pieces)
+        assert "<strong>bold</strong> text" in pieces[-1]["html"]  # Markdown, rendered on the server
+        assert 'id="reply-r1"' in pieces[-1]["html"] and 'data-parent="db26dc72"' in pieces[-1]["html"]
+        assert 'name="reply" value="r1"' in pieces[-1]["html"]  # Stop, from any tab
+        assert "csrfmiddlewaretoken" not in pieces[-1]["html"]  # nobody's token: htmx sends it as a header
+        assert messages[-1] == {"t": "reply-end", "reply": "r1", "entry": "abcd1234"}
+
+
+async def test_a_tab_opened_mid_reply_starts_with_the_text_so_far(open_tab, sessions) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    first = await open_tab(sid, sessions.size(path))
+    await _send(sid, type="reply.progress", reply="r2", parent="db26dc72", text="So far, so good")
+    await first.until(lambda m: m["t"] == "reply")
+    late = await open_tab(sid, sessions.size(path))
+    (joined,) = [m for m in late.received if m["t"] == "reply"]
+    assert "So far, so good" in joined["html"]
+    await _send(sid, type="reply.finished", reply="r2", parent="db26dc72", entry=None, stopReason="aborted")
+    await late.until(lambda m: m["t"] == "reply-end")
+    after = await open_tab(sid, sessions.size(path))
+    assert after.received == [{"t": "live"}]  # a finished reply is not shown to tabs opened later
+
+
+async def test_reply_text_is_escaped_markdown(open_tab, sessions) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    tab = await open_tab(sid, sessions.size(path))
+    await _send(sid, type="reply.progress", reply="r3", parent="db26dc72", text='<img src=x onerror="alert(1)">')
+    (message,) = await tab.until(lambda m: m["t"] == "reply")
+    assert "<img" not in message["html"] and "&lt;img" in message["html"]
+
+
+async def test_events_of_other_kinds_or_without_a_reply_id_are_ignored(open_tab, sessions) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    tab = await open_tab(sid, sessions.size(path))
+    await _send(sid, type="reply.progress", text="no id")
+    await _send(sid, type="something.else", reply="x")
+    await _send(sid, type="reply.progress", reply="r4", parent=None, text="ok")
+    (message,) = await tab.until(lambda m: m["t"] == "reply")
+    assert message["reply"] == "r4" and message["parent"] is None

@@ -1,0 +1,113 @@
+"""Real daphne processes: several of them sharing a Redis channel layer and one sessions folder, and
+a quick stop on SIGTERM with live sockets open."""
+
+from __future__ import annotations
+
+import asyncio
+import http.cookiejar
+import json
+import re
+import signal
+import time
+import urllib.parse
+import urllib.request
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+LINEAR = "01-linear"
+TIMEOUT = 20
+
+
+async def _tab(server: Any, session_id: str, cursor: int) -> tuple[ClientConnection, list[dict[str, Any]]]:
+    socket = await connect(f"{server.ws}/ws/s/{session_id}/", origin=server.url, open_timeout=TIMEOUT)
+    await socket.send(json.dumps({"cursor": cursor}))
+    seen: list[dict[str, Any]] = []
+    while (message := json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))) != {"t": "live"}:
+        seen.append(message)
+    return socket, seen
+
+
+async def _until(socket: ClientConnection, seen: list[dict[str, Any]], accept: Any) -> None:
+    """Read messages into ``seen`` until one that ``accept`` takes (or one seen already)."""
+    while not any(accept(m) for m in seen):
+        seen.append(json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT)))
+
+
+async def _until_entry(socket: ClientConnection, seen: list[dict[str, Any]], entry_id: str) -> None:
+    await _until(socket, seen, lambda m: m["t"] == "batch" and entry_id in [e["id"] for e in m["entries"]])
+
+
+def _entries(seen: list[dict[str, Any]]) -> list[str]:
+    return [e["id"] for m in seen if m["t"] == "batch" for e in m["entries"]]
+
+
+def _send_through(server: Any, session_id: str, text: str, parent: str, stream: str) -> int:
+    """A browser's send, made over HTTP: the page for the CSRF token, then the form post."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
+    token = re.search(r'"x-csrftoken": "([^"]+)"', page)
+    assert token is not None
+    body = urllib.parse.urlencode({"text": text, "parent": parent, "stream": stream}).encode()
+    request = urllib.request.Request(
+        f"{server.url}/s/{session_id}/send/",
+        data=body,
+        headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
+    )
+    with opener.open(request, timeout=TIMEOUT) as response:
+        return int(response.status)
+
+
+async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
+    sessions, daphne, redis_url, settings
+) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    first = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
+    second = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
+    cursor = sessions.size(path)
+    tabs = [await _tab(first, sid, cursor), await _tab(second, sid, cursor), await _tab(second, sid, cursor)]
+    try:
+        # The reply is written by the first process; its pieces must reach the second one's tabs too.
+        status = await asyncio.to_thread(_send_through, first, sid, "Across processes?", "db26dc72", "tok1")
+        assert status == 200
+        user, reply = [json.loads(line) for line in path.read_bytes().splitlines()[-2:]]
+        assert user["parentId"] == "db26dc72" and reply["parentId"] == user["id"]
+        for socket, seen in tabs:
+            # The end of the reply (through Redis) and its entry (through the file) take different roads:
+            # either may come first. Then a last line: anything sent twice would have come before it.
+            await _until(socket, seen, lambda m: m["t"] == "reply-end")
+        sentinel = sessions.append(path, "sentinel")
+        for socket, seen in tabs:
+            await _until_entry(socket, seen, sentinel["id"])
+            assert _entries(seen) == [user["id"], reply["id"], sentinel["id"]]  # each entry once, in order
+            pieces = [m for m in seen if m["t"] == "reply"]
+            # The reply's pieces crossed processes through Redis: every tab saw it grow, then end.
+            assert pieces and all(m["reply"] == "tok1" and m["parent"] == user["id"] for m in pieces)
+            assert "Offline responder" in pieces[-1]["html"]
+            ends = [m for m in seen if m["t"] == "reply-end"]
+            assert ends == [{"t": "reply-end", "reply": "tok1", "entry": reply["id"]}]  # once per tab
+    finally:
+        for socket, _ in tabs:
+            await socket.close()
+
+
+@pytest.mark.parametrize("mode", ["auto", "poll"])
+async def test_sigterm_stops_a_server_with_live_tabs_within_two_seconds(sessions, daphne, mode) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    server = daphne(sessions.root, PITREE_WATCH=mode)
+    tabs = [await _tab(server, sid, sessions.size(path)) for _ in range(3)]
+    lister = await connect(f"{server.ws}/ws/sessions/", origin=server.url, open_timeout=TIMEOUT)
+    await lister.send(json.dumps({"q": "", "resume": False}))
+    written = sessions.append(path, "so that the feeds are busy")
+    for socket, seen in tabs:
+        await _until_entry(socket, seen, written["id"])
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    code = await asyncio.to_thread(server.process.wait, 10)
+    elapsed = time.monotonic() - started
+    assert elapsed < 2, f"daphne took {elapsed:.2f} s to stop:\n{server.log_tail()}"
+    assert code == 0, server.log_tail()

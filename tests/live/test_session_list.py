@@ -1,0 +1,82 @@
+"""The session list's websocket: new sessions, renames and activity reach open list tabs."""
+
+from __future__ import annotations
+
+import orjson
+from channels.testing import WebsocketCommunicator
+
+from sessions_app.sessionfiles.fork import create_session
+from sessions_app.sessionfiles.store import SessionFile
+
+LINEAR = "01-linear"
+TREE = "02-tree-branches"
+ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
+
+
+async def _list_tab(hello: dict) -> WebsocketCommunicator:
+    from pitree_web.asgi import application
+
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST])
+    connected, _ = await tab.connect(timeout=10)
+    assert connected
+    await tab.send_json_to(hello)
+    if "q" in hello:
+        while orjson.loads(await tab.receive_from(timeout=10)) != {"t": "live"}:
+            pass
+    return tab
+
+
+async def _listing(tab: WebsocketCommunicator, contains: str) -> str:
+    while True:
+        message = orjson.loads(await tab.receive_from(timeout=10))
+        assert message["t"] == "list"
+        if contains in message["html"]:
+            return str(message["html"])
+
+
+async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode) -> None:
+    sessions.copy(LINEAR)
+    tab = await _list_tab({"q": "", "resume": False})
+    try:
+        created = create_session(sessions.root, "/home/bob/elsewhere", name="Brand new session", fsync=False)
+        html = await _listing(tab, "Brand new session")
+        assert "<code>/home/bob/elsewhere</code>" in html and "Todo API endpoints" in html
+        SessionFile(created.path, fsync=False).rename("Renamed <right> away")
+        html = await _listing(tab, "Renamed &lt;right&gt; away")
+        assert "Brand new session" not in html
+    finally:
+        await tab.disconnect()
+
+
+async def test_a_search_tab_gets_its_own_listing(sessions, watch_mode) -> None:
+    sessions.copy(LINEAR)
+    everything = await _list_tab({"q": "", "resume": False})
+    search = await _list_tab({"q": "validates", "resume": False})
+    try:
+        sessions.copy(TREE)  # its first message: "Write a function that validates todo titles"
+        assert "Title validation experiments" in await _listing(search, "Title validation")
+        html = await _listing(everything, "Title validation")
+        assert "Todo API endpoints" in html
+    finally:
+        await everything.disconnect()
+        await search.disconnect()
+
+
+async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_mode) -> None:
+    from pitree_web.asgi import application
+
+    sessions.copy(LINEAR)
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST])
+    await tab.connect(timeout=10)
+    await tab.send_json_to({"q": "", "resume": True})
+    try:
+        assert "Todo API endpoints" in await _listing(tab, "")
+        assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+    finally:
+        await tab.disconnect()
+
+
+async def test_a_list_hello_without_a_search_closes_with_4400(sessions) -> None:
+    tab = await _list_tab({"cursor": 3})
+    assert await tab.receive_output(timeout=10) == {"type": "websocket.close", "code": 4400}

@@ -1,0 +1,99 @@
+"""Wake-ups for changed files and folders: inotify on the event loop, stat polling elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from sessions_app.live import watch
+
+TIMEOUT = 10
+
+
+async def _woken(w: watch.Watch) -> None:
+    await asyncio.wait_for(w.wait(), TIMEOUT)
+
+
+@pytest.fixture(params=["auto", "poll"], ids=["inotify", "poll"])
+def mode(request: pytest.FixtureRequest, settings) -> str:
+    settings.PITREE_WATCH = request.param
+    return str(request.param)
+
+
+async def test_a_file_wakes_its_watch_on_append_replace_and_delete(tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"{}\n")
+    w = watch.watch_file(path)
+    try:
+        with path.open("ab") as f:
+            f.write(b"{}\n")
+        await _woken(w)
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(b"{}\n{}\n{}\n")
+        os.replace(other, path)
+        await _woken(w)
+        path.unlink()
+        await _woken(w)
+    finally:
+        w.close()
+
+
+async def test_inotify_is_used_unless_polling_is_asked_for(tmp_path: Path, mode: str) -> None:
+    w = watch.watch_file(tmp_path / "s.jsonl")
+    try:
+        assert isinstance(w, watch._PollWatch) == (mode == "poll")
+    finally:
+        w.close()
+
+
+async def test_a_network_filesystem_is_polled(tmp_path: Path, monkeypatch, settings) -> None:
+    settings.PITREE_WATCH = "auto"
+    monkeypatch.setattr(watch, "_filesystem_type", lambda path: "nfs4")
+    w = watch.watch_file(tmp_path / "s.jsonl")
+    try:
+        assert isinstance(w, watch._PollWatch)
+    finally:
+        w.close()
+
+
+def test_the_filesystem_type_is_read_from_the_mount_table(tmp_path: Path) -> None:
+    kind = watch._filesystem_type(tmp_path)
+    assert kind and kind not in watch._NETWORK_FILESYSTEMS  # the test machine's disk is local
+
+
+async def test_a_change_to_another_file_of_the_folder_does_not_wake(tmp_path: Path, settings) -> None:
+    settings.PITREE_WATCH = "auto"
+    mine, theirs = tmp_path / "mine.jsonl", tmp_path / "theirs.jsonl"
+    mine.write_bytes(b"")
+    watch_mine, watch_theirs = watch.watch_file(mine), watch.watch_file(theirs)
+    try:
+        theirs.write_bytes(b"{}\n")
+        await _woken(watch_theirs)
+        mine.write_bytes(b"{}\n")
+        await _woken(watch_mine)
+        # One folder watch served both (the kernel's watches are shared, not one per file).
+        hub = watch._Hub.current()
+        assert hub is not None and hub.watching(tmp_path)
+        assert len(hub._listeners[tmp_path]) == 2
+    finally:
+        watch_mine.close()
+        watch_theirs.close()
+    assert hub is not None and not hub.watching(tmp_path) and hub._reader is None
+
+
+async def test_a_sessions_folder_wakes_for_new_workspaces_and_files_in_them(tmp_path: Path, mode: str) -> None:
+    w = watch.watch_tree(tmp_path)
+    try:
+        workspace = tmp_path / "--home-x--"
+        workspace.mkdir()
+        await _woken(w)
+        (workspace / "2026_abc.jsonl").write_bytes(b"{}\n")
+        await _woken(w)
+        with (workspace / "2026_abc.jsonl").open("ab") as f:
+            f.write(b"{}\n")
+        await _woken(w)
+    finally:
+        w.close()
