@@ -17,6 +17,7 @@ The map: ``/s/<session>/map/[?at=<entry id>]``, its data at ``/s/<session>/map/d
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -31,6 +32,7 @@ from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, compare, diff_rows
 from ..display.treemap import Fork, MapNode, fork_point, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField
+from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.store import SessionFile
@@ -112,6 +114,7 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     if data["branches"]:
         return redirect(_branches_url(session, data["branches"], data["at"] or None))
     picks = [_pick(session, ref) for ref in data["e"]]
+    follow = _follow([pick.session for pick in picks])
     latest = data["end"] != "exact"
     comparison = compare(picks, latest=latest)
     pair = data["diff"]
@@ -130,6 +133,7 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
             "diffs": diffs,
             "coarse": any(d.coarse for row in diffs or () for _, d in row.parts),
             "base_query": _query(refs=data["e"], end=None if latest else "exact"),
+            "follow": follow,
         },
     )
 
@@ -178,11 +182,13 @@ def _query(*, refs: list[str], end: str | None = None) -> str:
 
 @require_GET
 def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The page that draws the map (map.js fetches the data and lays it out)."""
+    """The page that draws the map (map.js fetches the data and lays it out, and again whenever the
+    file grows). Without ``?at=`` it follows the file's own position."""
     session = open_session(session_id)
+    follow = _follow([session])
     at = _position(request, session)
     query = QueryDict(mutable=True)
-    if at is not None:
+    if request.GET.get("at") and at is not None:
         query["at"] = session.index.ids[at]
     return render(
         request,
@@ -193,8 +199,18 @@ def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
             "title": session_info(session).title,
             "position": session.index.ids[at] if at is not None else "",
             "data_url": f"{reverse('sessions:map_data', args=[session.session_id])}?{query.urlencode()}",
+            "follow": follow,
         },
     )
+
+
+def _follow(sessions: list[SessionFile]) -> str:
+    """For follow.js: each session's file and how far into it this page reads (its cursor, taken before
+    anything is rendered, so whatever is appended meanwhile is announced)."""
+    seen: dict[str, int] = {}
+    for session in sessions:
+        seen.setdefault(session.session_id, cursor_of(session.index))
+    return json.dumps([{"session": sid, "cursor": cursor} for sid, cursor in seen.items()])
 
 
 @require_GET

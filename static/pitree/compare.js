@@ -1,6 +1,6 @@
-// The comparison page: the branch columns scroll in step, at most four branches can be picked, and a
-// label saved from a column's head reloads the page (which then shows it). No inline script: the CSP
-// allows only the app's own files.
+// The comparison page: the branch columns scroll in step, at most four branches can be picked, a label
+// saved from a column's head reloads the page (which then shows it), and the columns are fetched again
+// when a compared file grows. No inline script: the CSP allows only the app's own files.
 (function () {
   "use strict";
 
@@ -105,6 +105,41 @@
     ev.preventDefault();
     postLabel(form);
   });
+
+  // ---- live -------------------------------------------------------------------------------------
+  // follow.js says when a compared session's file grew: the page is fetched again and its columns
+  // (and the branch choice) replaced, each pane kept where it was scrolled to.
+  let refreshes = 0;
+
+  function replace(selector, page) {
+    const current = document.querySelector(selector);
+    const fresh = page.querySelector(selector);
+    if (!current || !fresh) return;
+    if (current.tagName === "DETAILS") fresh.open = current.open;
+    current.replaceWith(fresh);
+  }
+
+  async function refresh() {
+    const typing = document.activeElement;
+    if (typing && typing.matches("input[type=text]") && typing.value && typing.closest(".compare")) {
+      typing.addEventListener("blur", refresh, { once: true }); // never throw away a label being written
+      return;
+    }
+    const response = await fetch(window.location.href, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const scrolled = Array.from(document.querySelectorAll(".compare__pane"), (pane) => pane.scrollTop);
+    replace(".compare", page);
+    replace(".compare-pick", page);
+    document.querySelectorAll(".compare__pane").forEach((pane, i) => {
+      if (scrolled[i] !== undefined) pane.scrollTop = scrolled[i];
+    });
+    start();
+    refreshes += 1;
+    document.querySelector(".compare").dataset.refreshed = String(refreshes);
+  }
+
+  document.addEventListener("pitree:grew", refresh);
 
   function start() {
     syncPanes();

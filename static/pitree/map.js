@@ -208,7 +208,7 @@
     frame.scrollTop += box.top - outer.top - frame.clientHeight / 2;
   }
 
-  async function load() {
+  async function load(first) {
     try {
       const response = await fetch(frame.dataset.src, { headers: { Accept: "application/json" }, credentials: "same-origin" });
       if (!response.ok) throw new Error(`the server answered ${response.status}`);
@@ -219,12 +219,14 @@
       const root = draw(data);
       describe(data);
       updatePicks();
-      centre(root);
+      if (first) centre(root);
       frame.dataset.loaded = "true";
     } catch (error) {
       note.textContent = `The map could not be loaded: ${error.message}`;
     }
   }
 
-  load();
+  // follow.js says when the file grew: draw the map again, keeping the picks and the scroll.
+  document.addEventListener("pitree:grew", () => load(false));
+  load(true);
 })();

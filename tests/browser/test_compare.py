@@ -188,3 +188,37 @@ def test_a_map_node_is_a_link_and_hostile_text_stays_text(page, ui, sessions, se
     page.locator('.map-node[data-entry="a0000001"]').click()
     page.wait_for_url(f"{server.url}/s/{seeded.id}/e/a0000001/")
     assert record.errors == []
+
+
+def _append_elsewhere(seeded, text: str, parent: str) -> str:
+    """Another writer (as the command line or pi would) appends a user message; returns its id."""
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.store import SessionFile
+
+    return SessionFile(seeded.path, fsync=False).append(E.user_message(text), parent)["id"]
+
+
+def test_a_comparison_follows_what_is_appended_to_a_compared_branch(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
+    page.locator("header[data-live=live]").wait_for()
+    new_id = _append_elsewhere(seeded, "Appended by <em>another writer</em>", BRANCH_END)
+    second = page.locator('.compare__pane[data-column="2"]')
+    expect(second.locator(f'[data-entry="{new_id}"]')).to_contain_text("Appended by <em>another writer</em>")
+    expect(page.locator('.compare__head[data-column="2"] [data-summary="turns"]')).to_have_text("2")
+    expect(page.locator('.compare__pane[data-column="1"]')).not_to_contain_text("another writer")
+    assert record.errors == []
+
+
+def test_the_map_follows_a_new_branch(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("#map[data-loaded=true]").wait_for()
+    page.locator("header[data-live=live]").wait_for()
+    page.locator("#map-pick").check()
+    page.locator(f'.map-node[data-entry="{LEAF}"]').click()
+    new_id = _append_elsewhere(seeded, "A third approach", "2f760a8d")
+    expect(page.locator(f'.map-node[data-entry="{new_id}"]')).to_have_count(1)
+    expect(page.locator("#map-note")).to_contain_text("8 of 20 entries drawn")
+    expect(page.locator(f'.map-node[data-entry="{LEAF}"]')).to_have_class(re.compile("is-picked"))  # picks stay
+    assert record.errors == []

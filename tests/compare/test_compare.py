@@ -3,16 +3,26 @@ diffs of two columns, and the page's parameters, refusals and escaping."""
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from sessions_app.display.compare import Pick, compare
+from sessions_app.live.fragments import cursor_of
 from sessions_app.sessionfiles.store import SessionFile
 
 TREE = "02-tree-branches"
 FORK = "03-fork-of-02"
+SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
+EXPECTED_NAMES = {
+    key: value["originalFileName"]
+    for key, value in json.loads((SAMPLES / "expected.json").read_text()).items()
+    if not key.startswith("__")
+}
 
 
 @pytest.fixture
@@ -135,6 +145,13 @@ def test_a_fork_and_its_source_share_the_entries_the_fork_copied(client, samples
     assert [entry_ids(cell) for cell in result.rows[1].cells] == [["0211f71d", "e8fea955"], None]
     html = response.content.decode()
     assert "other session" in html
+    # The page follows both files, each from the byte offset it was rendered from.
+    follow = json.loads(html_lib.unescape(re.search(r'data-follow="([^"]*)"', html).group(1)))
+    assert follow == [
+        {"session": fork, "cursor": cursor_of(SessionFile.open(samples / EXPECTED_NAMES[FORK]).index)},
+        {"session": source, "cursor": cursor_of(SessionFile.open(samples / EXPECTED_NAMES[TREE]).index)},
+    ]
+    assert all(item["cursor"] > 0 for item in follow)
     # Each column's actions and links go to its own session.
     assert f'action="/s/{source}/navigate/"' in html and f'action="/s/{fork}/navigate/"' in html
     assert f'href="/s/{source}/e/de4f0d3a/"' in html

@@ -141,4 +141,7 @@ def test_hostile_text_and_ids_travel_as_data(client, write_session, make) -> Non
     assert nodes["c\x01"]["url"] == ""  # one with a control character has none
     page = client.get(f"/s/{sid}/map/").content.decode()
     assert "<script>" not in page and 'src="/static/vendor/d3-hierarchy-3.1.3.min.js"' in page
-    assert f'data-src="/s/{sid}/map/data/?at=d"' in page
+    assert f'data-src="/s/{sid}/map/data/?"' in page  # no position named: the map follows the file's own
+    pinned = client.get(f"/s/{sid}/map/", {"at": "a/b"}).content.decode()
+    assert f'data-src="/s/{sid}/map/data/?at=a%2Fb"' in pinned
+    assert f'data-follow="[{{&quot;session&quot;: &quot;{sid}&quot;, &quot;cursor&quot;: ' in page
