@@ -153,17 +153,3 @@ def _kind(entry_type: str, role: str | None) -> str:
     if role in ("user", "assistant"):
         return role
     return "tool" if role in _TOOL_ROLES else "other"
-
-
-def fork_point(fork: SessionFile, source: SessionFile) -> str | None:
-    """The last entry ``fork`` copied from ``source``: its entries keep their ids, in path order, up to
-    the first one the source does not have (labels are re-written by a fork, so they do not count)."""
-    index = fork.index
-    last = None
-    for row in range(len(index)):
-        if index.types[row] == "label" or not index.is_node(row):
-            continue
-        if source.index.row(index.ids[row]) is None:
-            break
-        last = index.ids[row]
-    return last

@@ -29,12 +29,13 @@ from django.views.decorators.http import require_GET
 
 from ..converters import MAX_ID_CHARS, SessionIdConverter
 from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, compare, diff_rows
-from ..display.treemap import Fork, MapNode, fork_point, tree_map
+from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import session_info
+from ..sessionfiles.fork import fork_point
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors, siblings
 
