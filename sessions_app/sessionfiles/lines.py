@@ -27,9 +27,14 @@ from .errors import NotASession, UnsupportedFormat
 UNSET = msgspec.UNSET
 
 
-class MessageHead(msgspec.Struct, gc=False):
-    role: Any = None
+class MessageHead(msgspec.Struct, gc=False, frozen=True):
+    role: str | None = None  # the slow path may put any value here (``Head.role`` reads only strings)
     timestamp: Any = None
+
+
+NO_MESSAGE = MessageHead()
+"""What ``Head.message`` holds for a line without a message: one shared, immutable instance, so that
+``message.role`` can be read off every head in bulk (``operator.attrgetter``) without a test per row."""
 
 
 class Head(msgspec.Struct, gc=False):
@@ -43,12 +48,20 @@ class Head(msgspec.Struct, gc=False):
     targetId: str | msgspec.UnsetType | None = msgspec.UNSET
     label: Any = None
     name: Any = None
-    message: MessageHead | None = None
+    message: MessageHead = NO_MESSAGE  # a ``message`` that is no object: the slow path
 
     @property
     def role(self) -> str | None:
-        message = self.message
-        return message.role if message is not None and isinstance(message.role, str) else None
+        role = self.message.role
+        return role if isinstance(role, str) else None
+
+
+class OddParentHead(Head):
+    """A head whose ``parentId`` is present but neither a string nor null (a number, say): the entry is
+    a root, as in pi, and the index reports the value. Only the slow path builds these (the typed
+    decoder refuses such a line), so the field is never read from JSON."""
+
+    odd_parent: Any = None
 
 
 decode_head = msgspec.json.Decoder(Head).decode
@@ -251,7 +264,7 @@ def _slow_head(line: bytes | memoryview) -> Head:
     entry_id = value.get("id")
     parent_id = value.get("parentId")
     msg = value.get("message")
-    return Head(
+    fields = (
         kind,
         entry_id if isinstance(entry_id, str) else None,
         parent_id if isinstance(parent_id, str) else None,
@@ -259,8 +272,11 @@ def _slow_head(line: bytes | memoryview) -> Head:
         value.get("targetId", UNSET),
         value.get("label"),
         value.get("name"),
-        MessageHead(msg.get("role"), msg.get("timestamp")) if isinstance(msg, dict) else None,
+        MessageHead(msg.get("role"), msg.get("timestamp")) if isinstance(msg, dict) else NO_MESSAGE,
     )
+    if parent_id is None or isinstance(parent_id, str):
+        return Head(*fields)
+    return OddParentHead(*fields, odd_parent=parent_id)
 
 
 def header_of(value: dict[str, Any], source: str, lineno: int) -> dict[str, Any]:
