@@ -38,8 +38,9 @@ import functools
 import hashlib
 import math
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate, compress, islice
 from operator import add, attrgetter, ne
 from typing import Any
 
@@ -53,6 +54,7 @@ from .lines import (
     Head,
     OddParentHead,
     decode_head,
+    decode_known_head,
     header_of,
     parse_value,
     read_head,
@@ -68,6 +70,7 @@ MESSAGE = "message"
 _SPECIAL_TYPES = frozenset({LEAF, "label", "session_info", "session"})
 _EFFECTS = (LEAF, "label", "session_info")  # the special types a chunk read in bulk may hold
 _ACTIVE_ROLES = frozenset({"user", "assistant"})
+_ACTIVE_MESSAGES = frozenset({(MESSAGE, "user"), (MESSAGE, "assistant")})  # (type, role) pairs that date a session
 # The types and roles pi writes: every index shares these string objects instead of keeping its own.
 _KNOWN_STRINGS = (
     *_SPECIAL_TYPES,
@@ -82,6 +85,7 @@ _PARENT_ID = attrgetter("parentId")
 _TYPE = attrgetter("type")
 _ROLE = attrgetter("message.role")
 _TIMESTAMP = attrgetter("timestamp")
+_MESSAGE_TIMESTAMP = attrgetter("message.timestamp")
 
 
 class NeedsRebuild(Exception):
@@ -135,6 +139,30 @@ class Texts:
         else:
             for text in texts:
                 self.append(text)
+
+
+class LineNumbers:
+    """The 1-based line of each row without a number per row: a row's line is the row plus a shift
+    that changes only where a line is no row (the header, a skipped line), so only those changes are
+    kept. ``line_numbers[row]`` finds its shift by bisection. Both arrays only grow, and a change
+    recorded for later rows does not affect earlier ones, so a snapshot reads its rows while a
+    refresh appends."""
+
+    __slots__ = ("_rows", "_shifts")
+
+    def __init__(self) -> None:
+        self._rows = array("q")  # the first row of each shift
+        self._shifts = array("q")
+
+    def __getitem__(self, row: int) -> int:
+        return row + self._shifts[bisect_right(self._rows, row) - 1]
+
+    def note(self, row: int, line: int) -> None:
+        """Row ``row`` (and those after it, until the next note) is on line ``line`` (and onwards)."""
+        shifts = self._shifts
+        if not shifts or shifts[-1] != line - row:
+            self._rows.append(row)
+            shifts.append(line - row)
 
 
 def _found(values: list[Any] | bytes, value: Any) -> Iterable[int]:
@@ -230,7 +258,7 @@ class IndexBuilder:
         self.parents = array("i")
         self.offsets = array("q")
         self.lengths = array("l")
-        self.line_numbers = array("l")
+        self.line_numbers = LineNumbers()
         self.by_id: dict[str, int] = {}  # the last row with an id wins (pi's byId)
         self.shadowed: set[int] = set()  # rows superseded by a later duplicate id
         # Tree structure over node rows; most nodes have one child, so lists only where there are more.
@@ -337,16 +365,21 @@ class IndexBuilder:
         if max(lengths) > self.max_line_bytes:
             return False
         try:
-            heads = list(map(decode_head, lines))
-        except DECODE_ERRORS:
-            return False
+            heads: list[Head] = list(map(decode_known_head, lines))
+            types = list(map(_TYPE, heads))
+            roles = list(map(_ROLE, heads))
+        except DECODE_ERRORS:  # a type or role pi does not write, or a line only the careful path reads
+            try:
+                heads = list(map(decode_head, lines))
+            except DECODE_ERRORS:
+                return False
+            strings = self._strings
+            types = list(map(_TYPE, heads))
+            types = list(map(strings.setdefault, types, types))
+            roles = list(map(_ROLE, heads))
+            roles = list(map(strings.setdefault, roles, roles))
         ids = list(map(_ID, heads))
-        if None in ids:
-            return False
-        strings = self._strings
-        types = list(map(_TYPE, heads))
-        types = list(map(strings.setdefault, types, types))
-        if "session" in types:
+        if None in ids or "session" in types:
             return False
         stamps = list(map(_TIMESTAMP, heads))
         try:
@@ -362,8 +395,6 @@ class IndexBuilder:
             for entry_id in ids:
                 by_id.pop(entry_id, None)  # none of them was there before
             return False
-        roles = list(map(_ROLE, heads))
-        roles = list(map(strings.setdefault, roles, roles))
 
         # Every line is a row: the columns grow once each.
         previous = self.ids[-1] if first else None
@@ -373,10 +404,10 @@ class IndexBuilder:
         self.timestamps.extend(stamps, joined)
         self.first_child.extend(array("i", [NO_PARENT]) * count)
         self.offsets.extend(map(add, accumulate(lengths, initial=offset), range(count)))  # + 1 per newline
-        self.lengths.extend(lengths)
-        self.line_numbers.extend(range(self.line_count + 1, self.line_count + count + 1))
+        self.lengths.fromlist(lengths)
+        self.line_numbers.note(first, self.line_count + 1)
         self.line_count += count
-        self.parents.extend(self._bulk_parents(heads, types, first, [previous, *ids[:-1]]))
+        self.parents.fromlist(self._bulk_parents(heads, types, first, [previous, *ids[:-1]]))
 
         effects = sorted(position for kind in _EFFECTS if kind in types for position in _found(types, kind))
         for position in effects:
@@ -433,9 +464,9 @@ class IndexBuilder:
     def _note_activities(self, heads: list[Head], types: list[str], roles: list[str | None]) -> None:
         """``_note_activity`` for every user or assistant message of a chunk: pi writes integer times,
         so one ``max`` usually does."""
-        active = [head for head, kind, role in zip(heads, types, roles) if kind == MESSAGE and role in _ACTIVE_ROLES]
-        times = [head.message.timestamp for head in active]
-        if times and all(type(ms) is int for ms in times) and min(times) >= -MAX_MS and max(times) <= MAX_MS:
+        active = list(compress(heads, map(_ACTIVE_MESSAGES.__contains__, zip(types, roles))))
+        times = list(map(_MESSAGE_TIMESTAMP, active))
+        if times and set(map(type, times)) == {int} and min(times) >= -MAX_MS and max(times) <= MAX_MS:
             newest = max(times)
             if self.last_activity_ms is None or newest > self.last_activity_ms:
                 self.last_activity_ms = newest
@@ -568,7 +599,7 @@ class IndexBuilder:
         self.first_child.append(NO_PARENT)
         self.offsets.append(offset)
         self.lengths.append(length)
-        self.line_numbers.append(self.line_count)
+        self.line_numbers.note(row, self.line_count)
         if parent_id is None:
             parent = NO_PARENT
         else:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import orjson
@@ -64,7 +64,42 @@ class OddParentHead(Head):
     odd_parent: Any = None
 
 
+KnownType = Literal[
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "context_edit",
+    "usage",
+    "label",
+    "session_info",
+    "leaf",
+]
+KnownRole = Literal["user", "assistant", "toolResult", "bashExecution", "custom"]
+
+
+class _KnownMessageHead(MessageHead, frozen=True, gc=False):
+    role: KnownRole | None = None
+
+
+_NO_KNOWN_MESSAGE = _KnownMessageHead()
+
+
+class KnownHead(Head, gc=False):
+    """A ``Head`` whose type and role are among those pi writes. For a literal, msgspec hands back the
+    one string object of the literal instead of a new string per line, so a 100k-row index keeps one
+    ``"message"`` and nobody has to intern them; a line with another type or role does not fit (the
+    index then decodes its chunk with ``Head``)."""
+
+    type: KnownType
+    message: _KnownMessageHead = _NO_KNOWN_MESSAGE
+
+
 decode_head = msgspec.json.Decoder(Head).decode
+decode_known_head = msgspec.json.Decoder(KnownHead).decode
 # msgspec raises RecursionError, not DecodeError, on deeply nested input: such a line is decoded the
 # slow way (``loads_line`` reads any depth).
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)

@@ -202,13 +202,17 @@ def test_open_is_cached_and_reopen_reads_only_new_lines(chat: Any, monkeypatch: 
     appended = [other.append(E.user_message("from elsewhere")), other.append(E.user_message("and again"))]
 
     parsed: list[bytes] = []
-    original = index_module.decode_head
 
-    def counting(line: Any) -> Any:  # every line the index reads goes through it, in bulk or alone
-        parsed.append(bytes(line))
-        return original(line)
+    def counting(decode: Any) -> Any:
+        def decode_counted(line: Any) -> Any:
+            parsed.append(bytes(line))
+            return decode(line)
 
-    monkeypatch.setattr(index_module, "decode_head", counting)
+        return decode_counted
+
+    # Every line after the header goes through one of the head decoders, in bulk or alone.
+    for name in ("decode_head", "decode_known_head"):
+        monkeypatch.setattr(index_module, name, counting(getattr(index_module, name)))
     again = SessionFile.open(session.path)
     assert again is opened
     assert len(parsed) == 2  # only the two appended lines were parsed
