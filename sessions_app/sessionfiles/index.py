@@ -1,8 +1,9 @@
 """The index of a session file: one row per entry line, kept in columns, grown as the file grows.
 
 Nothing here decodes a message body. A row holds what the tree needs (id, type, role, parent, timestamp,
-byte span); everything shown is decoded from the file on demand by the store. Columns of plain arrays
-and interned strings keep a 100k-entry file's index far smaller than the file itself.
+byte span); everything shown is decoded from the file on demand by the store. Columns of plain arrays,
+shared type and role strings and one buffer of timestamps keep a 100k-entry file's index near a
+quarter of the file (an id string and its ``by_id`` slot are most of a row).
 
 Two classes share the columns. ``IndexBuilder`` reads lines and links rows; only the store's refresh
 uses it, one thread at a time. ``SessionIndex`` is what everyone else reads: an immutable snapshot that
@@ -26,8 +27,9 @@ Rules implemented here (pitree-rules §2, §5; pi-format 3.1, 3.6–3.9):
 - a line longer than ``max_line_bytes`` is skipped and reported without being decoded;
 - the leaf after load: each entry moves it to itself, a ``leaf`` marker to its (earlier, real) target;
 - ``leaf`` markers and superseded duplicates are rows but not tree nodes;
-- a parent that is missing, the entry itself, a ``leaf`` marker, or closes a cycle is reported and the
-  entry becomes a root, so every walk over ``parents`` ends;
+- a parent that is missing, no string, the entry itself, a ``leaf`` marker, or closes a cycle is
+  reported and the entry becomes a root, so every walk over ``parents`` ends;
+- ``message_count`` counts message rows that are nodes (not superseded by a later duplicate);
 - roots keep file order; children are in the order pi's ``getTree()`` sorts them (``order_children``).
 """
 
@@ -569,6 +571,8 @@ class IndexBuilder:
         row = self._add_row(entry_id, head, offset, length, parent_id)
         if previous is not None:
             self.shadowed.add(previous)
+            if self.types[previous] == MESSAGE:
+                self.message_count -= 1  # a superseded line is no message of the session any more
             self.reports.append((self.line_numbers[previous], f"duplicate id {entry_id}: superseded by line {lineno}"))
             self._batch_duplicates = True
         kind = self.types[row]
