@@ -20,7 +20,6 @@ Three caches keep the folder from being read again and again:
 from __future__ import annotations
 
 import os
-import re
 import stat
 import threading
 from collections.abc import Iterable
@@ -28,84 +27,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .entries import content_text
 from .errors import NotASession, SessionError
 from .index import MAX_LINE_BYTES
-from .instants import format_iso, iso_to_ms
+from .listing import NO_MESSAGES, URL_SAFE_ID, SessionInfo, read_info, session_info
 from .store import SessionFile, file_kind, read_header
 
-NO_MESSAGES = "(no messages)"
-
-URL_SAFE_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
-"""pi's rule for the session ids it accepts, at most 128 characters: what a session URL may carry."""
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """What a session list shows of one file, without opening it again while it is unchanged."""
-
-    path: Path
-    id: str
-    cwd: str
-    name: str | None
-    parent_session_path: str | None
-    created: str
-    modified_ms: int
-    message_count: int
-    first_message: str
-    labels: tuple[str, ...]
-    version: int
-
-    @property
-    def modified(self) -> str:
-        return format_iso(self.modified_ms)
-
-    @property
-    def title(self) -> str:
-        """What pi's picker shows: the name, else the first message."""
-        return self.name or self.first_message
-
-    @property
-    def url_id(self) -> str | None:
-        """The id, when a URL can carry it (pi's id rule); None for a header id with ``/``, spaces,
-        ``%`` and the like, or longer than 128 characters: such a session is listed without a link."""
-        return self.id if URL_SAFE_ID.fullmatch(self.id) else None
-
-
-def session_info(session: SessionFile) -> SessionInfo:
-    """pi's SessionInfo for an open file (name, counts, first message, activity time)."""
-    index = session.index
-    header = session.header
-    created = header.get("timestamp")
-    modified = index.last_activity_ms
-    if modified is None or modified <= 0:  # pi: no positive activity time, then the header's
-        modified = iso_to_ms(created) if isinstance(created, str) else None
-    if modified is None:
-        modified = session.path.stat().st_mtime_ns // 1_000_000
-    return SessionInfo(
-        path=session.path,
-        id=session.session_id,
-        cwd=session.cwd,
-        name=index.name,
-        parent_session_path=session.parent_session,
-        created=created if isinstance(created, str) else "",
-        modified_ms=modified,
-        message_count=index.message_count,
-        first_message=_first_message(session),
-        labels=tuple(label for label, _ in index.labels.values()),
-        version=index.version,
-    )
-
-
-def _first_message(session: SessionFile) -> str:
-    index = session.index
-    for row in range(len(index)):
-        if index.roles[row] == "user" and index.types[row] == "message":
-            message = session.entries([row])[0].get("message")
-            text = content_text(message.get("content")) if isinstance(message, dict) else ""
-            if text.strip():
-                return text
-    return NO_MESSAGES
+__all__ = [
+    "NO_MESSAGES",
+    "URL_SAFE_ID",
+    "AmbiguousId",
+    "Catalog",
+    "SessionInfo",
+    "UnknownSession",
+    "describe",
+    "session_info",
+]
 
 
 class AmbiguousId(SessionError):
@@ -223,7 +159,7 @@ class Catalog:
     def _read_info(self, path: str) -> SessionInfo | str:
         """A file's SessionInfo, or what is wrong with it."""
         try:
-            return session_info(SessionFile(Path(path), fsync=False, max_line_bytes=self.max_line_bytes))
+            return read_info(path, max_line_bytes=self.max_line_bytes)
         except Exception as error:  # one file must never keep the others from being listed
             return _reason(path, error)
 

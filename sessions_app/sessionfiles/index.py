@@ -44,7 +44,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, compress, islice
 from operator import add, attrgetter, ne
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -94,7 +94,7 @@ class NeedsRebuild(Exception):
     """Raised by a refresh whose lines change earlier rows: the store reads the file again, whole."""
 
 
-def _is_utf8(data: bytes | memoryview) -> bool:
+def is_utf8(data: bytes | memoryview) -> bool:
     """A strict UTF-8 check, 16 KB at a time so that the decoded text stays small and in cache (each
     step stops before a character cut at its end, and the next starts there)."""
     view = memoryview(data)
@@ -167,7 +167,7 @@ class LineNumbers:
             shifts.append(line - row)
 
 
-def _found(values: list[Any] | bytes, value: Any) -> Iterable[int]:
+def positions(values: list[Any] | bytes, value: Any) -> Iterable[int]:
     """The positions of ``value`` in ``values``, found by the C search of ``index``/``find``."""
     if isinstance(values, bytes):
         position = values.find(value)
@@ -228,6 +228,95 @@ def order_children(rows: Sequence[int], instant: Callable[[int], float]) -> list
     else:
         keyed.sort(key=lambda item: item[0])
     return [row for _, row in keyed]
+
+
+def cut_lines(buf: bytes, pos: int, end: int) -> tuple[list[memoryview], int]:
+    """The whole lines of ``buf[pos:end]`` (without their newlines, as views: nothing is copied), and
+    where the first unterminated one starts."""
+    view = memoryview(buf)
+    lines: list[memoryview] = []
+    cut = lines.append
+    find = buf.find
+    while True:
+        newline = find(b"\n", pos, end)
+        if newline < 0:
+            return lines, pos
+        cut(view[pos:newline])
+        pos = newline + 1
+
+
+def activity_time(message_ts: Any, entry_ts: Any) -> int | None:
+    """pi's activity time of a user or assistant message: ``message.timestamp`` when it is a number,
+    else the entry's timestamp; None where JS would get an invalid date (a number outside its range)."""
+    if type(message_ts) is int and -MAX_MS <= message_ts <= MAX_MS:
+        return message_ts  # what pi writes: one test instead of a call per message
+    if isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
+        return iso_to_ms(message_ts)
+    return None if entry_ts is UNSET else iso_to_ms(entry_ts)
+
+
+def newest_activity(heads: Sequence[Head], types: Sequence[str], roles: Sequence[str | None]) -> int | None:
+    """The newest ``activity_time`` of the user and assistant messages among ``heads``: pi writes
+    integer times, so one ``max`` usually does."""
+    active = list(compress(heads, map(_ACTIVE_MESSAGES.__contains__, zip(types, roles))))
+    times = list(map(_MESSAGE_TIMESTAMP, active))
+    if times and set(map(type, times)) == {int} and min(times) >= -MAX_MS and max(times) <= MAX_MS:
+        return max(times)
+    found = [activity_time(head.message.timestamp, head.timestamp) for head in active]
+    return max((ms for ms in found if ms is not None), default=None)
+
+
+class Chunk(NamedTuple):
+    """The heads of a chunk of lines that are all ordinary entries, and their columns."""
+
+    heads: list[Head]
+    ids: list[str]
+    types: list[str]
+    roles: list[str | None]
+    timestamps: list[str]
+    joined_timestamps: str
+    lengths: list[int]
+
+
+def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, Any]) -> Chunk | None:
+    """Decode whole lines that are all ordinary entries, or None if one is not (the careful reader
+    then takes them one by one).
+
+    "Ordinary" is what the typed head decoder accepts (a string ``type``, id, parentId, timestamp and
+    role), within the length limit, and not a second header. The caller checks what depends on the
+    rest of the file: valid UTF-8 (per chunk), the version, ids seen before. ``strings`` gives every
+    type and role one string object (``setdefault``) when they are not among those pi writes.
+    """
+    lengths = list(map(len, lines))
+    if max(lengths) > max_line_bytes:
+        return None
+    try:
+        heads: list[Head] = list(map(decode_known_head, lines))
+        types = list(map(_TYPE, heads))
+        roles = list(map(_ROLE, heads))
+    except DECODE_ERRORS:  # a type or role pi does not write, or a line only the careful path reads
+        try:
+            heads = list(map(decode_head, lines))
+        except DECODE_ERRORS:
+            return None
+        types = list(map(_TYPE, heads))
+        types = list(map(strings.setdefault, types, types))
+        roles = list(map(_ROLE, heads))
+        roles = list(map(strings.setdefault, roles, roles))
+    ids = list(map(_ID, heads))
+    if None in ids or "session" in types:
+        return None
+    stamps = list(map(_TIMESTAMP, heads))
+    try:
+        joined = "".join(stamps)
+    except TypeError:  # a timestamp missing (UNSET): the careful path notes it
+        return None
+    return Chunk(heads, ids, types, roles, stamps, joined, lengths)
+
+
+def known_strings() -> dict[Any, Any]:
+    """A fresh ``strings`` table for ``read_chunk``, holding the types and roles pi writes."""
+    return {name: name for name in _KNOWN_STRINGS}
 
 
 class IndexBuilder:
@@ -293,7 +382,7 @@ class IndexBuilder:
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
         self.v1_ids: dict[int, str] = {}
         self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
-        self._strings = {name: name for name in _KNOWN_STRINGS}  # one object per distinct type and role
+        self._strings = known_strings()  # one object per distinct type and role
 
     # ------------------------------------------------------------------ reading
 
@@ -309,20 +398,12 @@ class IndexBuilder:
         # msgspec skips unknown keys without validating their UTF-8, so a line with a bad byte inside an
         # unknown string would become an entry that orjson later refuses to decode (context, listing
         # crash). One check per chunk; lines are checked one by one only when the chunk has a bad byte.
-        self._check_utf8 = not buf.isascii() and not _is_utf8(view[:end])
+        self._check_utf8 = not buf.isascii() and not is_utf8(view[:end])
         pos = 1 if self.swallow_newline and end and buf[0] == 0x0A else 0
         if end:
             self.swallow_newline = False
         first = pos
-        lines: list[memoryview] = []
-        cut = lines.append
-        find = buf.find
-        while True:
-            nl = find(b"\n", pos, end)
-            if nl < 0:
-                break
-            cut(view[pos:nl])
-            pos = nl + 1
+        lines, pos = cut_lines(buf, pos, end)
         self._index_lines(lines, base_offset + first)
         self.offset = base_offset + pos
         self.tail_pending = None
@@ -352,42 +433,18 @@ class IndexBuilder:
         return offset + length + 1
 
     def _read_bulk(self, lines: list[memoryview], offset: int) -> bool:
-        """Read a chunk of lines that are all ordinary entries with new ids, in bulk; False (nothing
-        read) if one of them is not, so that the caller reads them one by one.
-
-        "Ordinary" is what the typed decoder accepts (a string ``type``, id, parentId, timestamp and
-        role), under the length limit, in a chunk of valid UTF-8, after a v2/v3 header, neither a
-        second header nor an id seen before. Everything else about a row is decided here as
-        ``_index_line`` decides it: a parent that is missing, later, the row itself or a leaf marker
-        is left PENDING for ``commit``; leaf markers, labels and names take effect in file order.
+        """Read a chunk of lines in bulk if they are all ordinary entries (``read_chunk``) with new ids,
+        in a chunk of valid UTF-8 after a v2/v3 header; False (nothing read) otherwise, so that the
+        caller reads them one by one. Everything else about a row is decided here as ``_index_line``
+        decides it: a parent that is missing, later, the row itself or a leaf marker is left PENDING
+        for ``commit``; leaf markers, labels and names take effect in file order.
         """
         if not self.bulk or self.version == 1 or self._check_utf8:
             return False
-        lengths = list(map(len, lines))
-        if max(lengths) > self.max_line_bytes:
+        chunk = read_chunk(lines, self.max_line_bytes, self._strings)
+        if chunk is None:
             return False
-        try:
-            heads: list[Head] = list(map(decode_known_head, lines))
-            types = list(map(_TYPE, heads))
-            roles = list(map(_ROLE, heads))
-        except DECODE_ERRORS:  # a type or role pi does not write, or a line only the careful path reads
-            try:
-                heads = list(map(decode_head, lines))
-            except DECODE_ERRORS:
-                return False
-            strings = self._strings
-            types = list(map(_TYPE, heads))
-            types = list(map(strings.setdefault, types, types))
-            roles = list(map(_ROLE, heads))
-            roles = list(map(strings.setdefault, roles, roles))
-        ids = list(map(_ID, heads))
-        if None in ids or "session" in types:
-            return False
-        stamps = list(map(_TIMESTAMP, heads))
-        try:
-            joined = "".join(stamps)
-        except TypeError:  # a timestamp missing (UNSET): the careful path notes it
-            return False
+        heads, ids, types, roles, stamps, joined, lengths = chunk
         by_id = self.by_id
         if not by_id.keys().isdisjoint(ids):
             return False
@@ -411,14 +468,14 @@ class IndexBuilder:
         self.line_count += count
         self.parents.fromlist(self._bulk_parents(heads, types, first, [previous, *ids[:-1]]))
 
-        effects = sorted(position for kind in _EFFECTS if kind in types for position in _found(types, kind))
+        effects = sorted(position for kind in _EFFECTS if kind in types for position in positions(types, kind))
         for position in effects:
             self._take_effect(heads[position], first + position)
         if types[-1] != LEAF:
             self.leaf_id = ids[-1]
         if MESSAGE in types:
             self.message_count += types.count(MESSAGE)
-            self._note_activities(heads, types, roles)
+            self._note_activity(newest_activity(heads, types, roles))
         return True
 
     def _bulk_parents(self, heads: list[Head], kinds: list[str], first: int, before: list[str | None]) -> list[int]:
@@ -430,9 +487,9 @@ class IndexBuilder:
         node, so the marker and the row after it are looked at too, as is the first row of the file."""
         parent_ids = list(map(_PARENT_ID, heads))
         count = len(parent_ids)
-        check = set(_found(bytes(map(ne, parent_ids, before)), 1))
+        check = set(positions(bytes(map(ne, parent_ids, before)), 1))
         if LEAF in kinds:
-            for position in _found(kinds, LEAF):
+            for position in positions(kinds, LEAF):
                 check.update((position, position + 1))
         if not first or self.types[first - 1] == LEAF:
             check.add(0)
@@ -462,19 +519,6 @@ class IndexBuilder:
             self._apply_label(head.targetId, head.label, self.timestamps[row])
         else:
             self.name = head.name.strip() or None if isinstance(head.name, str) else None
-
-    def _note_activities(self, heads: list[Head], types: list[str], roles: list[str | None]) -> None:
-        """``_note_activity`` for every user or assistant message of a chunk: pi writes integer times,
-        so one ``max`` usually does."""
-        active = list(compress(heads, map(_ACTIVE_MESSAGES.__contains__, zip(types, roles))))
-        times = list(map(_MESSAGE_TIMESTAMP, active))
-        if times and set(map(type, times)) == {int} and min(times) >= -MAX_MS and max(times) <= MAX_MS:
-            newest = max(times)
-            if self.last_activity_ms is None or newest > self.last_activity_ms:
-                self.last_activity_ms = newest
-            return
-        for head in active:
-            self._note_activity(head.message.timestamp, head.timestamp)
 
     def long_line(self, start: int, end: int, *, terminated: bool) -> None:
         """The reader met a line longer than the limit, from byte ``start`` to ``end`` (its newline,
@@ -536,7 +580,7 @@ class IndexBuilder:
         if self.header is None:
             self._find_header(line, lineno)
             return
-        if self._check_utf8 and not _is_utf8(line):
+        if self._check_utf8 and not is_utf8(line):
             self.reports.append((lineno, "skipped: not valid UTF-8"))
             return
         if head is None:
@@ -618,7 +662,7 @@ class IndexBuilder:
         if kind == MESSAGE:
             self.message_count += 1
             if role in _ACTIVE_ROLES:
-                self._note_activity(head.message.timestamp, head.timestamp)
+                self._note_activity(activity_time(head.message.timestamp, head.timestamp))
         self.by_id[entry_id] = row
         return row
 
@@ -659,15 +703,8 @@ class IndexBuilder:
                 self.leaf_id = target
                 self.leaf_targets[row] = target
 
-    def _note_activity(self, message_ts: Any, entry_ts: Any) -> None:
-        """pi's ``modified``: the newest user/assistant message time (``message.timestamp`` when it is a
-        number, else the entry's). A number outside JS's date range would be an invalid date: ignored."""
-        if type(message_ts) is int and -MAX_MS <= message_ts <= MAX_MS:
-            activity: int | None = message_ts  # what pi writes: one test instead of a call per message
-        elif isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
-            activity = iso_to_ms(message_ts)
-        else:
-            activity = None if entry_ts is UNSET else iso_to_ms(entry_ts)
+    def _note_activity(self, activity: int | None) -> None:
+        """pi's ``modified``: the newest user/assistant message time (``activity_time``)."""
         if activity is not None and (self.last_activity_ms is None or activity > self.last_activity_ms):
             self.last_activity_ms = activity
 

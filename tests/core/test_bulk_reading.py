@@ -17,8 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.sessionfiles import store, tree
+from sessions_app.sessionfiles import listing, store, tree
 from sessions_app.sessionfiles.index import IndexBuilder, NeedsRebuild, SessionIndex
+from sessions_app.sessionfiles.listing import read_info, session_info
+from sessions_app.sessionfiles.store import SessionFile
 
 HEADER = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 
@@ -35,23 +37,29 @@ IDS = ["a", "b", "c", "d", "e", "f", "g", "é"]
 # Line kinds (see ``lines``): 0 ordinary, 1–5 entries a bulk chunk reads too (odd parents, reused ids,
 # leaf markers, labels, names), the others lines only the careful reader takes.
 KINDS = st.sampled_from([0] * 12 + [1, 1, 2, 2, 3, 3, 3, 4, 4, 5] + list(range(6, 17)))
+# Files a list reads without the index, and the few odd lines that only show when looked for (an id
+# used twice, an over-long line, invalid UTF-8 in a part the head decoder skips).
+LIST_KINDS = st.sampled_from([0] * 12 + [1, 3, 4, 4, 4, 5, 5, 2, 14, 16])
+HEADERS = st.sampled_from([{}, {}, {}, {"version": 2}, {"version": 1}, {"version": None}, {"pad": "h" * 300}])
+CONTENTS = st.sampled_from(["hello", "  ", "", None, [{"type": "text", "text": "hi"}], [{"type": "image"}], 3])
 
 
 @st.composite
-def lines(draw: st.DrawFn) -> list[bytes]:
+def lines(draw: st.DrawFn, kinds: st.SearchStrategy[int] = KINDS) -> list[bytes]:
     """A session file as lines: mostly ordinary entries, each chained to the one before, with odd
     parents, duplicates, leaf markers, labels, names and broken lines mixed in."""
     count = draw(st.integers(0, 60))
-    out = [dump(HEADER)] if draw(st.integers(0, 9)) else []
+    out = [dump({**HEADER, **draw(HEADERS)})] if draw(st.integers(0, 9)) else []
     made = 0
     for _ in range(count):
         made += 1
-        kind = draw(KINDS)
+        kind = draw(kinds)
         fresh = f"r{made}"
         last = f"r{made - 1}" if made > 1 else None
         stamp = f"2026-01-01T00:00:{made % 60:02d}.000Z"
         entry: dict[str, Any] = {"type": "message", "id": fresh, "parentId": last, "timestamp": stamp}
         entry["message"] = {"role": draw(st.sampled_from(["user", "assistant", "toolResult"])), "timestamp": made}
+        entry["message"]["content"] = draw(CONTENTS)
         if kind == 1:
             entry["parentId"] = draw(st.sampled_from([None, *IDS, f"r{made + 1}", fresh, f"r{made // 2}"]))
         elif kind == 2:
@@ -63,7 +71,7 @@ def lines(draw: st.DrawFn) -> list[bytes]:
                 entry["targetId"] = {"none": None, "prev": last, "later": f"r{made + 1}"}.get(target, target)
         elif kind == 4:
             entry = {"type": "label", "id": fresh, "parentId": last, "timestamp": stamp}
-            entry["targetId"] = draw(st.sampled_from([last, *IDS, 5]))
+            entry["targetId"] = draw(st.sampled_from([last, "a", "b", 5]))
             entry["label"] = draw(st.sampled_from(["x", "", None, 3]))
         elif kind == 5:
             entry = {"type": "session_info", "id": fresh, "parentId": last, "timestamp": stamp}
@@ -94,7 +102,8 @@ def lines(draw: st.DrawFn) -> list[bytes]:
         elif kind == 15:
             entry["note"] = draw(st.sampled_from(["é", "😀", "\u2028"]))
         elif kind == 16:
-            out.append(dump(entry)[:-1] + b"\xff}")  # invalid UTF-8 in a key the head skips
+            entry["note"] = "@"
+            out.append(dump(entry).replace(b'"@"', b'"\xff\xfe"'))  # invalid UTF-8 where the head decoder skips
             continue
         out.append(dump(entry))
     return out
@@ -241,3 +250,98 @@ def test_activity_times_read_in_bulk_as_one_by_one(tmp_path: Path, times: list[A
     assert isinstance(bulk, dict)
     expected = {-(10**17): None, 10**17: 5, 1.5: 7, "x": 1767225607000, 3: 1767225607000, 8: 9}[times[0]]
     assert bulk["counts"][1] == expected
+
+
+def _outcome(read: Any) -> Any:
+    try:
+        return read()
+    except Exception as error:  # a refusal must be the same refusal
+        return f"{type(error).__name__}: {error}"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    file_lines=st.one_of(lines(), lines(kinds=LIST_KINDS)),
+    torn=st.booleans(),
+    limit=st.sampled_from([200, 1 << 20]),
+    chunk=st.integers(64, 3000),
+)
+def test_a_list_reads_a_file_as_the_index_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file_lines: list[bytes], torn: bool, limit: int, chunk: int
+) -> None:
+    """``read_info`` reads the few facts a list shows without an index, or falls back on the index:
+    either way, what ``session_info`` of the opened file says."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(file_lines) + (b"" if torn else b"\n"))
+    monkeypatch.setattr(store, "_CHUNK", chunk)
+    fast = _outcome(lambda: read_info(path, max_line_bytes=limit))
+    assert fast == _outcome(lambda: session_info(SessionFile(path, fsync=False, max_line_bytes=limit)))
+
+
+def test_a_list_reads_a_clean_file_without_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    entries = [{**HEADER, "parentSession": "/elsewhere/p.jsonl"}]
+    for number in range(40):
+        entry = {"type": "message", "id": f"m{number}", "parentId": f"m{number - 1}" if number else None}
+        role = "user" if number % 2 else "assistant"
+        entry |= {"timestamp": "2026-01-01T00:00:07.000Z", "message": {"role": role, "timestamp": 100 + number}}
+        entry["message"]["content"] = [{"type": "text", "text": "  "}] if number == 1 else f"said {number}"
+        entries.append(entry)
+    stamp = "2026-01-01T00:00:08.000Z"
+    labels = [("m3", "look"), ("m5", "gone"), ("m5", None), ("m7", "seven"), ("m3", "look again"), ("m9", "")]
+    for number, (target, text) in enumerate(labels):
+        label = {"type": "label", "id": f"l{number}", "parentId": entries[-1]["id"], "timestamp": stamp}
+        entries.append(label | {"targetId": target, "label": text})
+    entries.append({"type": "session_info", "id": "n1", "parentId": "l5", "timestamp": stamp, "name": " The name "})
+    path.write_bytes(b"".join(dump(entry) + b"\n" for entry in entries))
+    monkeypatch.setattr(store, "_CHUNK", 1024)
+
+    def no_index(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the index was built")
+
+    monkeypatch.setattr(listing, "SessionFile", no_index)
+    info = read_info(path)
+    monkeypatch.undo()
+    assert info == session_info(SessionFile(path))
+    assert (info.message_count, info.first_message, info.name) == (40, "said 3", "The name")
+    assert info.labels == ("look again", "seven")
+    assert (info.modified_ms, info.parent_session_path, info.version) == (139, "/elsewhere/p.jsonl", 3)
+
+
+def _clean(count: int, **header: Any) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = [{**HEADER, **header}]
+    for number in range(count):
+        entry = {"type": "message", "id": f"m{number}", "parentId": f"m{number - 1}" if number else None}
+        entry |= {"timestamp": "2026-01-01T00:00:07.000Z", "message": {"role": "user", "content": f"said {number}"}}
+        entries.append(entry)
+    return entries
+
+
+ODD_BUT_QUIET = {
+    "an id used twice": (_clean(5), lambda lines: [*lines, lines[3]]),
+    "a header longer than the limit": (_clean(3, pad="h" * 300), None),
+    "a line longer than the limit": (
+        _clean(3),
+        lambda lines: [*lines[:2], lines[2][:-1] + b',"pad":"' + b"p" * 300 + b'"}'],
+    ),
+    "invalid UTF-8 the head skips": (_clean(3), lambda lines: [*lines, lines[-1].replace(b'"said 2"', b'"\xff"')]),
+    "a version 1 header": (_clean(3, version=1), None),
+    "a version 2 header": (_clean(3, version=2), None),
+    "a blank line": (_clean(3), lambda lines: [*lines[:2], b"", *lines[2:]]),
+    "a line before the header": (_clean(3), lambda lines: [b"{", *lines]),
+    "no final newline": (_clean(3), "torn"),
+    "nothing but a header, no final newline": (_clean(0), "torn"),
+}
+
+
+@pytest.mark.parametrize("case", list(ODD_BUT_QUIET))
+def test_a_list_leaves_odd_files_to_the_index(tmp_path: Path, case: str) -> None:
+    entries, change = ODD_BUT_QUIET[case]
+    raw = [dump(entry) for entry in entries]
+    if callable(change):
+        raw = change(raw)
+    data = b"\n".join(raw) + (b"" if change == "torn" else b"\n")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    fast = _outcome(lambda: read_info(path, max_line_bytes=200))
+    assert fast == _outcome(lambda: session_info(SessionFile(path, fsync=False, max_line_bytes=200)))
