@@ -7,7 +7,9 @@ never opened. Whatever one file holds, the others are listed: each file's failur
 Three caches keep the folder from being read again and again:
 
 - the listing (pi's SessionInfo fields, pi-format 3.10) re-reads only files whose (device, inode,
-  size, mtime) changed since the last listing; a file that failed is remembered the same way;
+  size, mtime) changed since the last listing, and reads only what it shows (``listing``); a file that
+  failed is remembered the same way. Given a cache folder, the listing is also remembered between
+  processes (``listcache``), so that a restart reads only the files that changed meanwhile;
 - a session is found by its id from file names (``<ts>_<id>.jsonl``), so opening one session reads
   no other file; only an id that no file name carries makes the catalog read headers;
 - lineage (which file was forked from which) comes from headers' ``parentSession``, and headers never
@@ -29,6 +31,7 @@ from typing import Any
 
 from .errors import NotASession, SessionError
 from .index import MAX_LINE_BYTES
+from .listcache import ListingCache
 from .listing import NO_MESSAGES, URL_SAFE_ID, SessionInfo, read_info, session_info
 from .store import SessionFile, file_kind, read_header
 
@@ -80,11 +83,15 @@ class _Folder:
 class Catalog:
     """The sessions under one root folder."""
 
-    def __init__(self, root: Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+    def __init__(self, root: Path, *, max_line_bytes: int = MAX_LINE_BYTES, cache_folder: Path | None = None) -> None:
+        """``cache_folder``: where to remember the listing between processes (``listcache``); None
+        keeps it in this object only."""
         self.root = Path(root).expanduser()
         self.max_line_bytes = max_line_bytes
         self.problems: dict[Path, str] = {}  # what was not listed at the last listing, and why
         self._lock = threading.Lock()
+        self._cache = None if cache_folder is None else ListingCache(cache_folder, self.root, max_line_bytes)
+        self._cached: set[str] | None = None  # the files the cache holds (None: not loaded yet)
         self._infos: dict[str, tuple[Stamp, SessionInfo]] = {}  # the listing, by path
         self._failures: dict[str, tuple[Stamp, str]] = {}  # files that are no readable session, and why
         self._headers: dict[str, tuple[Stamp, _Header | str]] = {}
@@ -133,11 +140,18 @@ class Catalog:
     # ------------------------------------------------------------------ listing
 
     def sessions(self) -> list[SessionInfo]:
-        """Every readable session, most recent activity first (pi's ``listAll`` order)."""
+        """Every readable session, most recent activity first (pi's ``listAll`` order).
+
+        A file is read only when its stamp differs from the one it had when this catalog, or (with a
+        cache folder) any process, last read it."""
         files, problems = self._scan()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
+        read: dict[str, tuple[Stamp, SessionInfo]] = {}
         infos, failures = self._infos, self._failures
+        if self._cache is not None and self._cached is None:  # the first listing of this process
+            infos = {**self._cache.load(), **infos}
+            self._cached = set(infos)
         for path, st in files:
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             cached = infos.get(path)
@@ -150,10 +164,13 @@ class Catalog:
                 failed[path] = (stamp, result)
                 problems[Path(path)] = result
             else:
-                listed[path] = (stamp, result)
+                listed[path] = read[path] = (stamp, result)
         with self._lock:
             self._infos, self._failures = listed, failed
             self.problems = problems
+        if self._cache is not None and (read or self._cached != listed.keys()):
+            self._cache.save(read, listed)
+            self._cached = set(listed)
         return sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
 
     def _read_info(self, path: str) -> SessionInfo | str:
