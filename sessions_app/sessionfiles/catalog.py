@@ -169,7 +169,7 @@ class Catalog:
             self._infos, self._failures = listed, failed
             self.problems = problems
         if self._cache is not None and (read or self._cached != listed.keys()):
-            self._cache.save(read, listed)
+            self._cache.save(read, self._cached - listed.keys() if self._cached else ())
             self._cached = set(listed)
         return sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
 

@@ -72,22 +72,19 @@ class ListingCache:
                 continue
         return found
 
-    def save(self, changed: dict[str, tuple[Stamp, SessionInfo]], listed: Iterable[str]) -> None:
-        """Remember ``changed`` (files read by this listing) and forget the files of the root that are
-        no longer ``listed``."""
+    def save(self, changed: dict[str, tuple[Stamp, SessionInfo]], gone: Iterable[str]) -> None:
+        """Remember ``changed`` (files read by a listing) and forget the files that are ``gone``."""
         rows = []
         for path, (stamp, info) in changed.items():
             try:
                 rows.append((*self._key, self._name(path), ":".join(map(str, stamp)), _encode(info)))
             except (orjson.JSONEncodeError, ValueError):
                 continue  # not representable (it never happens with what the reader returns): not cached
-        keep = {self._name(path) for path in listed}
+        forget = [(*self._key, self._name(path)) for path in gone]
         try:
             with self._connect() as db, _writing(db):
                 db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)", rows)
-                known = db.execute("SELECT name FROM sessions WHERE root = ? AND line_limit = ?", self._key)
-                gone = [(*self._key, name) for (name,) in known.fetchall() if name not in keep]
-                db.executemany("DELETE FROM sessions WHERE root = ? AND line_limit = ? AND name = ?", gone)
+                db.executemany("DELETE FROM sessions WHERE root = ? AND line_limit = ? AND name = ?", forget)
                 roots = [root for (root,) in db.execute("SELECT DISTINCT root FROM sessions")]
                 for root in roots:  # folders deleted since (test runs, moved projects) leave nothing behind
                     if not os.path.isdir(os.fsdecode(root)):
