@@ -334,6 +334,8 @@ class IndexBuilder:
     bulk = True
     """Read and link in bulk where a chunk allows it. False reads every line and links every row the
     careful way: the reference that the tests compare the bulk paths with."""
+    bulk_from = 8
+    """Chunks of fewer lines (a refresh after an append) cost less read one by one than in bulk."""
 
     def __init__(self, source: str = "", *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self.source = source
@@ -418,7 +420,7 @@ class IndexBuilder:
             offset = self._one_line(lines[done], offset)
             done += 1
         rest = lines[done:] if done else lines
-        if rest and not self._read_bulk(rest, offset):
+        if len(rest) < self.bulk_from or not self._read_bulk(rest, offset):
             for line in rest:
                 offset = self._one_line(line, offset)
 

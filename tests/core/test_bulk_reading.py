@@ -29,6 +29,13 @@ class LineByLine(IndexBuilder):
     bulk = False
 
 
+class Eager(IndexBuilder):
+    """Every chunk in bulk that allows it, however short (the default leaves chunks of a few lines to
+    the careful reader)."""
+
+    bulk_from = 1
+
+
 def dump(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -179,8 +186,8 @@ def test_bulk_reading_gives_the_careful_result(
     pieces = sorted({int(len(data) * cut) for cut in cuts} | {len(data)})
     monkeypatch.setattr(store, "_CHUNK", chunk)
     careful = read(LineByLine, path, pieces, 200)
-    bulk = read(IndexBuilder, path, pieces, 200)
-    assert bulk == careful
+    assert read(Eager, path, pieces, 200) == careful
+    assert read(IndexBuilder, path, pieces, 200) == careful
 
 
 def test_a_clean_file_is_read_and_linked_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -245,7 +252,7 @@ def test_activity_times_read_in_bulk_as_one_by_one(tmp_path: Path, times: list[A
         entry |= {"timestamp": "2026-01-01T00:00:07.000Z", "message": {"role": "user", "timestamp": ms}}
         entries.append(dump(entry))
     path.write_bytes(b"\n".join(entries) + b"\n")
-    bulk = read(IndexBuilder, path, [path.stat().st_size], 1 << 20)
+    bulk = read(Eager, path, [path.stat().st_size], 1 << 20)
     assert bulk == read(LineByLine, path, [path.stat().st_size], 1 << 20)
     assert isinstance(bulk, dict)
     expected = {-(10**17): None, 10**17: 5, 1.5: 7, "x": 1767225607000, 3: 1767225607000, 8: 9}[times[0]]
@@ -345,3 +352,17 @@ def test_a_list_leaves_odd_files_to_the_index(tmp_path: Path, case: str) -> None
     path.write_bytes(data)
     fast = _outcome(lambda: read_info(path, max_line_bytes=200))
     assert fast == _outcome(lambda: session_info(SessionFile(path, fsync=False, max_line_bytes=200)))
+
+
+@pytest.mark.parametrize("case", list(ODD_BUT_QUIET))
+def test_the_index_reads_odd_files_in_bulk_as_one_by_one(tmp_path: Path, case: str) -> None:
+    entries, change = ODD_BUT_QUIET[case]
+    raw = [dump(entry) for entry in entries]
+    if callable(change):
+        raw = change(raw)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(raw) + (b"" if change == "torn" else b"\n"))
+    whole = [path.stat().st_size]
+    careful = read(LineByLine, path, whole, 200)
+    assert read(Eager, path, whole, 200) == careful
+    assert read(IndexBuilder, path, whole, 200) == careful
