@@ -278,14 +278,15 @@ class Chunk(NamedTuple):
     lengths: list[int]
 
 
-def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, Any]) -> Chunk | None:
+def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, Any] | None) -> Chunk | None:
     """Decode whole lines that are all ordinary entries, or None if one is not (the careful reader
     then takes them one by one).
 
     "Ordinary" is what the typed head decoder accepts (a string ``type``, id, parentId, timestamp and
     role), within the length limit, and not a second header. The caller checks what depends on the
     rest of the file: valid UTF-8 (per chunk), the version, ids seen before. ``strings`` gives every
-    type and role one string object (``setdefault``) when they are not among those pi writes.
+    type and role one string object (``setdefault``) when they are not among those pi writes; None
+    leaves them as decoded (for a caller that keeps none of them).
     """
     lengths = list(map(len, lines))
     if max(lengths) > max_line_bytes:
@@ -300,9 +301,10 @@ def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, 
         except DECODE_ERRORS:
             return None
         types = list(map(_TYPE, heads))
-        types = list(map(strings.setdefault, types, types))
         roles = list(map(_ROLE, heads))
-        roles = list(map(strings.setdefault, roles, roles))
+        if strings is not None:
+            types = list(map(strings.setdefault, types, types))
+            roles = list(map(strings.setdefault, roles, roles))
     ids = list(map(_ID, heads))
     if None in ids or "session" in types:
         return None
@@ -312,11 +314,6 @@ def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, 
     except TypeError:  # a timestamp missing (UNSET): the careful path notes it
         return None
     return Chunk(heads, ids, types, roles, stamps, joined, lengths)
-
-
-def known_strings() -> dict[Any, Any]:
-    """A fresh ``strings`` table for ``read_chunk``, holding the types and roles pi writes."""
-    return {name: name for name in _KNOWN_STRINGS}
 
 
 class IndexBuilder:
@@ -384,7 +381,7 @@ class IndexBuilder:
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
         self.v1_ids: dict[int, str] = {}
         self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
-        self._strings = known_strings()  # one object per distinct type and role
+        self._strings = {name: name for name in _KNOWN_STRINGS}  # one object per distinct type and role
 
     # ------------------------------------------------------------------ reading
 

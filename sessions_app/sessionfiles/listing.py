@@ -24,7 +24,6 @@ from .index import (
     Chunk,
     cut_lines,
     is_utf8,
-    known_strings,
     newest_activity,
     positions,
     read_chunk,
@@ -155,7 +154,6 @@ def _scan(fd: int, size: int, max_line_bytes: int, source: str) -> _Facts | None
     """The listing facts of a file whose every line is one the index reads in bulk; None as soon as
     one is not."""
     facts = _Facts()
-    strings = known_strings()
     ids: set[str] = set()
     rows = 0
     for piece in read_chunks(fd, 0, size, max_line_bytes):
@@ -175,7 +173,7 @@ def _scan(fd: int, size: int, max_line_bytes: int, source: str) -> _Facts | None
             lines = lines[1:]
             if not lines:
                 continue
-        chunk = read_chunk(lines, max_line_bytes, strings)
+        chunk = read_chunk(lines, max_line_bytes, None)
         if chunk is None:
             return None
         ids.update(chunk.ids)
