@@ -1,4 +1,4 @@
-"""What a session list shows of one file (pi's SessionInfo, pi-format 3.10), read in one pass.
+"""What a session list shows of one file (pi's SessionInfo, docs/format.md §10), read in one pass.
 
 A list needs a few facts of each line — its type, the first words of the first user message, the
 name, the labels, the newest message time — and nothing of the tree. ``read_info`` gets them with the
