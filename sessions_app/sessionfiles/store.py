@@ -45,7 +45,7 @@ from .lines import BadLine, header_of, loads_line
 from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
 
 
