@@ -20,8 +20,8 @@ def _catalog_for(root: Path, max_line_bytes: int, cache_folder: Path) -> Catalog
 
 def catalog() -> Catalog:
     """The catalog of the configured sessions folder (one per folder, so its caches are shared); its
-    listing is remembered in ``var/`` across restarts."""
-    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR), settings.PITREE_MAX_LINE_BYTES, settings.VAR_DIR)
+    listing is remembered in PITREE_CACHE_DIR across restarts."""
+    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR), settings.PITREE_MAX_LINE_BYTES, settings.PITREE_CACHE_DIR)
 
 
 def open_session(session_id: str) -> SessionFile:

@@ -66,6 +66,9 @@ def launch_daphne(env: dict[str, str], log: Path) -> Daphne:
     port = free_port()
     full_env = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", "PYTHONUNBUFFERED": "1", **env}
     full_env.pop("PITREE_ALLOWED_HOSTS", None)
+    # Caches beside the log unless a test names them: test servers never write the project's var/.
+    full_env.setdefault("PITREE_CACHE_DIR", str(log.parent / "cache"))
+    full_env.setdefault("PITREE_SEARCH_DB", str(log.parent / "cache" / "search.sqlite3"))
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
