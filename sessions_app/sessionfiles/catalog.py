@@ -6,7 +6,7 @@ never opened. Whatever one file holds, the others are listed: each file's failur
 
 Three caches keep the folder from being read again and again:
 
-- the listing (pi's SessionInfo fields, pi-format 3.10) re-reads only files whose (device, inode,
+- the listing (pi's SessionInfo fields, docs/format.md §10) re-reads only files whose (device, inode,
   size, mtime) changed since the last listing, and reads only what it shows (``listing``); a file that
   failed is remembered the same way. Given a cache folder, the listing is also remembered between
   processes (``listcache``), so that a restart reads only the files that changed meanwhile;

@@ -21,7 +21,7 @@ Publishing a length costs nothing per row, which is why it beat the alternatives
 on each refresh costs O(rows) (a 100k-row file: milliseconds, against ~30 µs for a refresh that reads
 one line), and a lock would make every reader wait for a refresh's disk reads.
 
-Rules implemented here (pitree-rules §2, §5; pi-format 3.1, 3.6–3.9):
+Rules implemented here (docs/format.md §4, §5, §8):
 - bad lines are skipped and reported with their 1-based line number, never fatal — except a file whose
   first JSON object is not a ``session`` header, which is refused;
 - a line longer than ``max_line_bytes`` is skipped and reported without being decoded;
@@ -956,7 +956,7 @@ class SessionIndex:
 
     @property
     def read_only(self) -> bool:
-        """v1/v2 files are migrated in memory only and never appended to (pitree-rules §1)."""
+        """v1/v2 files are migrated in memory only and never appended to (docs/format.md §8.6)."""
         return self.version < 3
 
     def __len__(self) -> int:
@@ -964,7 +964,7 @@ class SessionIndex:
 
     @property
     def labels(self) -> dict[str, tuple[str, str]]:
-        """``{target id: (label, timestamp of the label line)}`` (pi-format 3.7). Do not change it."""
+        """``{target id: (label, timestamp of the label line)}`` (docs/format.md §4.4). Do not change it."""
         return self._labels
 
     @property
@@ -1016,7 +1016,7 @@ class SessionIndex:
         return self._length - self._leaf_count - self._shadowed_count
 
     def v1_id_for_parsed_index(self, parsed_index: int) -> str | None:
-        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (pi-format 3.9)."""
+        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (docs/format.md §8.6)."""
         return self._v1_ids.get(parsed_index - 1)
 
     def skipped(self) -> list[tuple[int, str]]:

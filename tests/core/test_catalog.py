@@ -1,4 +1,4 @@
-"""A folder of sessions: listing (pi-format 3.10), finding by id, lineage, and what is not a session."""
+"""A folder of sessions: listing (docs/format.md §10), finding by id, lineage, and what is not a session."""
 
 from __future__ import annotations
 

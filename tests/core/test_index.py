@@ -1,4 +1,4 @@
-"""Loading odd and broken files (pitree-rules §2, §5; pi-format 3.1, 3.6, 4): every problem is reported
+"""Loading odd and broken files (docs/format.md §4.2, §5, §8): every problem is reported
 with its 1-based line number, nothing loops, nothing is lost, and reading never changes the file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The store: appends (pitree-rules §2–§4), refusals that write nothing, the per-process cache and
+"""The store: appends (docs/format.md §5, §9), refusals that write nothing, the per-process cache and
 incremental refresh."""
 
 from __future__ import annotations
