@@ -4,7 +4,7 @@
 from django.urls import path, register_converter
 
 from .converters import EntryIdConverter, SessionIdConverter
-from .views import actions, chat, pages, search
+from .views import actions, chat, compare, pages, search
 
 register_converter(SessionIdConverter, "sid")
 register_converter(EntryIdConverter, "eid")
@@ -35,4 +35,7 @@ urlpatterns = [
     path("s/<sid:session_id>/settings/", pages.composer_settings, name="settings"),
     path("s/<sid:session_id>/model/", actions.set_model, name="model"),
     path("s/<sid:session_id>/thinking/", actions.set_thinking, name="thinking"),
+    path("s/<sid:session_id>/compare/", compare.compare_page, name="compare"),
+    path("s/<sid:session_id>/map/", compare.map_page, name="map"),
+    path("s/<sid:session_id>/map/data/", compare.map_data, name="map_data"),
 ]

@@ -32,6 +32,8 @@ from ..forms import (
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row, open_session
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.fork import fork_point
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
@@ -156,20 +158,12 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
 
 
 def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
-    """The last entry this fork copied from its parent: where the two histories part."""
+    """Where this fork and the session it came from part (None when the source cannot be read)."""
     try:
         source = SessionFile.open(parent.path)
-    except (OSError, ValueError):
+    except (OSError, SessionError):
         return None
-    index = session.index
-    last = None
-    for row in range(len(index)):
-        if index.types[row] == "label" or not index.is_node(row):
-            continue
-        if source.index.row(index.ids[row]) is None:
-            break
-        last = index.ids[row]
-    return last
+    return fork_point(session, source)
 
 
 @require_GET
