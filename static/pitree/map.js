@@ -124,7 +124,8 @@
     });
     const width = right - left + 2 * MARGIN + 220; // room for the labels right of the nodes
     const height = root.height * LEVEL_GAP + 2 * MARGIN;
-    const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "Session tree" });
+    // A group, not an image: its nodes are links, each named by what it stands for.
+    const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Session tree" });
     const world = el("g", { transform: `translate(${MARGIN - left},${MARGIN})` });
     svg.append(world);
 
@@ -148,6 +149,7 @@
         "data-key": String(d.key),
         "data-ref": d.ref,
         "data-entry": d.kind === "fork" || d.kind === "start" ? "" : d.id,
+        "aria-label": [ROLE[d.kind] || d.kind, d.label, d.isPosition ? "you are here" : "", d.text].filter(Boolean).join(" · "),
       });
       if (d.url) node.setAttribute("href", d.url);
       node.append(el("circle", { r: d.kind === "start" || d.kind === "fork" ? 8 : 6 }));
@@ -165,7 +167,12 @@
       });
       nodes.append(node);
       if (d.branchesUrl) {
-        const compare = el("a", { href: d.branchesUrl, class: "map-branches", transform: `translate(${n.x - 12},${n.y + 4})` });
+        const compare = el("a", {
+          href: d.branchesUrl,
+          class: "map-branches",
+          transform: `translate(${n.x - 12},${n.y + 4})`,
+          "aria-label": `Compare the ${d.branches} branches that start here`,
+        });
         compare.append(el("text", { "text-anchor": "end" }, "⇉"));
         compare.append(el("title", {}, `Compare the ${d.branches} branches that start here`));
         nodes.append(compare);

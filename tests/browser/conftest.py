@@ -40,6 +40,12 @@ CHROMIUM_ARGS = [
 WORKSPACE = "/home/alice/projects/todo-api"
 WORKSPACE_FOLDER = "--home-alice-projects-todo-api--"
 TIMEOUT_MS = 15_000
+# axe-core, installed by ./scripts/test into a cache outside the repo (npm's axe-core package).
+AXE_JS = Path(
+    os.environ.get("PITREE_AXE_JS")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "pitree/axe-core-4.14.1/node_modules/axe-core/axe.min.js"
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,6 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"no Chromium at {CHROMIUM}: run ./scripts/test (it installs it) or apt-get install chromium"
         )
+    if not AXE_JS.is_file():
+        raise pytest.UsageError(f"no axe-core at {AXE_JS}: run ./scripts/test (it installs it)")
 
 
 # --- the server ----------------------------------------------------------------------------------
@@ -324,3 +332,44 @@ class UI:
 @pytest.fixture
 def ui(server: Server) -> UI:
     return UI(server)
+
+
+# --- accessibility -------------------------------------------------------------------------------
+
+
+class Axe:
+    """axe-core's checks on the page as it is now. Its script is injected, which the app's Content
+    Security Policy forbids: pages checked come from ``axe_context``, which bypasses it."""
+
+    SEVERE = ("serious", "critical")
+
+    def violations(self, page: Any) -> list[str]:
+        """Each serious or critical violation, as "rule (impact): what is wrong — the elements"."""
+        if not page.evaluate("() => window.axe !== undefined"):
+            page.add_script_tag(path=str(AXE_JS))
+        found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
+        return [
+            f"{v['id']} ({v['impact']}): {v['help']} — " + " | ".join(n["html"][:160] for n in v["nodes"][:4])
+            for v in found
+            if v["impact"] in self.SEVERE
+        ]
+
+    def check(self, page: Any, where: str) -> None:
+        problems = self.violations(page)
+        assert not problems, f"{where}:\n" + "\n".join(problems)
+
+
+@pytest.fixture
+def axe() -> Axe:
+    return Axe()
+
+
+@pytest.fixture
+def axe_context(chromium: Any, server: Server) -> Iterator[Any]:
+    """A browser context whose pages accept axe's injected script (the CSP is bypassed in it only)."""
+    ctx = chromium.new_context(base_url=server.url, bypass_csp=True)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield ctx
+    finally:
+        ctx.close()

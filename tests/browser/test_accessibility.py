@@ -1,0 +1,141 @@
+"""Every page passes axe-core with no serious or critical violation, in both themes and at phone width,
+with its panels, folds and drawers open; and what a mouse does, the keyboard does too."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+U2, SUMMARY = "97690895", "07721729"
+ERROR_SESSION = [
+    {
+        "type": "message",
+        "id": "u0000001",
+        "parentId": None,
+        "timestamp": "2026-03-02T09:00:01.000Z",
+        "message": {"role": "user", "content": "Run the **tests**, please", "timestamp": 1772442001000},
+    },
+    {
+        "type": "message",
+        "id": "a0000001",
+        "parentId": "u0000001",
+        "timestamp": "2026-03-02T09:00:02.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Running:\n\n```python\nimport pytest\npytest.main()\n```"}],
+            "provider": "openai-compatible",
+            "model": "local",
+            "api": "openai-completions",
+            "usage": {},
+            "stopReason": "error",
+            "errorMessage": "Connection refused by http://127.0.0.1:8080/v1/chat/completions",
+            "timestamp": 1772442002000,
+        },
+    },
+]
+
+
+def _themes(page, axe, where: str) -> None:
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        axe.check(page, f"{where}, {scheme} theme")
+
+
+def test_session_list_search_and_error_pages(axe_context, axe, ui, sessions) -> None:
+    sessions.seed("01-linear")
+    sessions.seed("02-tree-branches")
+    page = axe_context.new_page()
+    ui.open(page, "/")
+    _themes(page, axe, "session list")
+    ui.open(page, "/search/?q=endpoint")
+    expect(page.locator("#search-results li").first).to_be_visible()
+    _themes(page, axe, "search results")
+    page.goto("/s/no-such-session/")
+    _themes(page, axe, "404 page")
+    page.goto("/?page=abc")
+    _themes(page, axe, "400 page")
+
+
+def test_session_page_with_tree_tools_folds_and_panels(axe_context, axe, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    page = axe_context.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    ui.open(page, seeded.url)
+    expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
+    expect(page.locator("#composer-settings select[name=model]")).to_be_visible()
+    for fold in page.locator("#entries details.fold").all():  # tool calls, tool results, shell output
+        fold.locator("> summary").click()
+    ui.open_panel(page, "c256703f", "edit")
+    _themes(page, axe, "session page (tool calls, a panel open, the tree beside)")
+
+
+def test_compaction_and_error_reply(axe_context, axe, ui, sessions) -> None:
+    compacted = sessions.seed("04-compaction")
+    page = axe_context.new_page()
+    ui.open(page, compacted.url)
+    card = page.locator("#entries > article.entry--fold details.fold")
+    card.locator("> summary").click()
+    expect(card.locator(".fold__body article.entry").first).to_be_visible()
+    _themes(page, axe, "a compacted session, its history unfolded")
+
+    failed = sessions.write_lines(ERROR_SESSION)
+    ui.open(page, failed.url)
+    expect(page.locator("#entry-a0000001.is-error")).to_contain_text("Connection refused")
+    expect(page.locator("#entry-a0000001 .code .tok-kn")).to_have_text("import")  # highlighted code
+    _themes(page, axe, "an error reply with code")
+
+
+def test_phone_width_with_each_drawer_open(axe_context, axe, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    page = axe_context.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    axe.check(page, "session page at 390 px")
+    page.get_by_role("button", name="Sessions", exact=True).click()
+    expect(page.locator("#sidebar a[aria-current=page]")).to_be_visible()
+    axe.check(page, "the sessions drawer at 390 px")
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Tree", exact=True).click()
+    expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
+    _themes(page, axe, "the tree drawer at 390 px")
+
+
+def test_compare_and_map_pages(axe_context, axe, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    page = axe_context.new_page()
+    ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
+    _themes(page, axe, "compare page")
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("svg").first.wait_for()
+    _themes(page, axe, "map page")
+
+
+def test_focus_is_visible_and_the_shell_works_from_the_keyboard(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    # The first Tab reaches the skip link, which shows and leads to the content.
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the content")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()
+    # The drawers open and close from the keyboard, and focus goes into them and back.
+    toggle = page.get_by_role("button", name="Sessions", exact=True)
+    toggle.focus()
+    page.keyboard.press("Enter")
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#sidebar")).to_be_visible()
+    assert page.evaluate("() => document.getElementById('sidebar').contains(document.activeElement)")
+    page.keyboard.press("Escape")
+    expect(page.locator("#sidebar")).to_be_hidden()
+    expect(toggle).to_be_focused()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    # What has keyboard focus is outlined.
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    style = page.evaluate("() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth]; }")
+    assert style[0] != "none" and style[1] != "0px", style
+    # An entry's actions are reachable with Tab: its row of buttons and links.
+    page.locator(f"#entry-{U2}").focus()
+    page.keyboard.press("Tab")
+    focused = page.evaluate("() => document.activeElement.closest('article') && document.activeElement.closest('article').id")
+    assert focused == f"entry-{U2}"
