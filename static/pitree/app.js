@@ -235,13 +235,18 @@
     keptDraft = draft && !(elt && elt.closest && elt.closest("#composer")) ? draft.value : "";
   });
 
-  document.addEventListener("htmx:afterSwap", (ev) => {
-    if (!ev.detail.target || ev.detail.target.id !== "transcript") return;
+  // Once htmx has set up the new transcript (it does when it settles), the folds open again: their
+  // "toggle" loads the folded entries afresh.
+  document.addEventListener("htmx:afterSettle", () => {
     keptFolds.forEach((id) => {
       const fold = document.querySelector(`#transcript details[data-fold="${CSS.escape(id)}"]`);
-      if (fold) fold.open = true; // its "toggle" loads the folded entries again
+      if (fold) fold.open = true;
     });
     keptFolds = [];
+  });
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!ev.detail.target || ev.detail.target.id !== "transcript") return;
     const draft = document.querySelector("#composer textarea[name=text]");
     if (draft && keptDraft && !draft.value) draft.value = keptDraft;
     keptDraft = "";

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,20 +72,24 @@ class Server:
 
 
 @pytest.fixture(scope="session")
-def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Server:
-    """pitree under daphne (HTTP + websockets) on a free port, for the whole run; each test empties
-    its sessions folder (``sessions``)."""
-    root = tmp_path_factory.mktemp("pitree-browser") / "sessions"
-    root.mkdir()
-    daphne = start_daphne(
-        {
-            "PITREE_SESSIONS_DIR": str(root),
-            "PITREE_OFFLINE_DELAY": "0.02",
-            "PITREE_FSYNC": "0",
-            "PITREE_ASSISTANT": "offline",
-        }
-    )
-    return Server(url=daphne.url, root=root, daphne=daphne)
+def serve(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Callable[[dict[str, str]], Server]:
+    """Start pitree under daphne (HTTP + websockets) on a free port with settings of its own, serving
+    an empty sessions folder of its own; it runs to the end of the run."""
+
+    def start(env: dict[str, str]) -> Server:
+        root = tmp_path_factory.mktemp("pitree-browser") / "sessions"
+        root.mkdir()
+        daphne = start_daphne({"PITREE_SESSIONS_DIR": str(root), "PITREE_FSYNC": "0", **env})
+        return Server(url=daphne.url, root=root, daphne=daphne)
+
+    return start
+
+
+@pytest.fixture(scope="session")
+def server(serve: Callable[[dict[str, str]], Server]) -> Server:
+    """pitree with the offline responder, for the whole run; each test empties its sessions folder
+    (``sessions``). A module may override this fixture for a server set up otherwise."""
+    return serve({"PITREE_OFFLINE_DELAY": "0.02", "PITREE_ASSISTANT": "offline"})
 
 
 # --- sessions on disk ----------------------------------------------------------------------------

@@ -132,10 +132,14 @@ def test_focus_is_visible_and_the_shell_works_from_the_keyboard(page, ui, sessio
     # What has keyboard focus is outlined.
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Tab")
-    style = page.evaluate("() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth]; }")
+    style = page.evaluate(
+        "() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth]; }"
+    )
     assert style[0] != "none" and style[1] != "0px", style
     # An entry's actions are reachable with Tab: its row of buttons and links.
     page.locator(f"#entry-{U2}").focus()
     page.keyboard.press("Tab")
-    focused = page.evaluate("() => document.activeElement.closest('article') && document.activeElement.closest('article').id")
+    focused = page.evaluate(
+        "() => document.activeElement.closest('article') && document.activeElement.closest('article').id"
+    )
     assert focused == f"entry-{U2}"

@@ -1,0 +1,97 @@
+"""The composer's model and thinking-level pickers, with an OpenAI-compatible server that has two models.
+
+This module runs its own pitree whose assistant is a fake OpenAI-compatible server (real HTTP, see
+tests/support/fake_openai.py): picking a model writes pi's ``model_change`` under the tab's position,
+and the next reply is asked of, and stored as, that model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from support.fake_openai import FakeOpenAI, send_json
+
+POSITION = "db26dc72"  # 01-linear's leaf
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    server.list_models = lambda handler, _: send_json(
+        handler, 200, {"object": "list", "data": [{"id": "fake-model"}, {"id": "other-model"}]}
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(serve: Any, fake: FakeOpenAI) -> Any:
+    """pitree answering through the fake server (overrides the suite's ``server`` in this module)."""
+    return serve(
+        {"PITREE_ASSISTANT": "openai", "PITREE_OPENAI_BASE_URL": fake.base_url, "PITREE_OPENAI_MODEL": "fake-model"}
+    )
+
+
+def test_picking_a_model_writes_model_change_and_the_next_reply_uses_it(page, ui, sessions, fake) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    picker = page.locator("#composer-settings select[name=model]")
+    expect(picker).to_be_enabled()
+    assert picker.evaluate("s => Array.from(s.options, o => o.value)") == ["fake-model", "other-model"]
+    expect(picker).to_have_value("fake-model")  # the branch's last model is another provider's: the default
+    expect(page.locator("#composer-settings")).to_contain_text("anthropic/claude-sonnet-4-5")
+
+    picker.select_option("other-model")
+    ui.wait_position_change(page, POSITION)
+    change = seeded.lines()[-1]
+    assert {k: change[k] for k in ("type", "parentId", "provider", "modelId")} == {
+        "type": "model_change",
+        "parentId": POSITION,
+        "provider": "openai-compatible",
+        "modelId": "other-model",
+    }
+    assert ui.position(page) == change["id"]
+    expect(page.locator(f"#entry-{change['id']}.entry--marker")).to_contain_text("openai-compatible/other-model")
+    expect(page.locator("#composer-settings select[name=model]")).to_have_value("other-model")
+
+    asked = len(fake.requests)
+    page.locator("#composer textarea[name=text]").fill("Which model are you?")
+    page.locator("#composer .send").click()
+    reply_id = ui.wait_position_change(page, change["id"])
+    chat = [r for r in fake.requests[asked:] if r.method == "POST"]
+    assert [r.body["model"] for r in chat] == ["other-model"]
+    reply = seeded.entry(reply_id)
+    assert reply["message"]["model"] == "other-model" and reply["message"]["provider"] == "openai-compatible"
+    assert "Hello world" in json.dumps(reply["message"]["content"])
+    # Still the chosen one after the reply (the reply names it too) and after a reload.
+    expect(page.locator("#composer-settings select[name=model]")).to_have_value("other-model")
+    ui.open(page, seeded.url)
+    expect(page.locator("#composer-settings select[name=model]")).to_have_value("other-model")
+
+
+def test_picking_a_thinking_level_writes_thinking_level_change(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    picker = page.locator("#composer-settings select[name=level]")
+    expect(picker).to_have_value("medium")  # 01-linear starts with a thinking_level_change to medium
+    assert picker.evaluate("s => Array.from(s.options, o => o.value)") == [
+        "off",
+        "minimal",
+        "low",
+        "medium",
+        "high",
+        "xhigh",
+    ]
+    picker.select_option("high")
+    ui.wait_position_change(page, POSITION)
+    change = seeded.lines()[-1]
+    assert change["type"] == "thinking_level_change" and change["thinkingLevel"] == "high"
+    assert change["parentId"] == POSITION
+    expect(page.locator(f"#entry-{change['id']}")).to_contain_text("Thinking level → high")
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")

@@ -1,0 +1,311 @@
+"""The app shell: sessions beside the conversation (or in a drawer on a phone), a session opening at
+its newest message with the composer in view, copy buttons, code, themes, and the tree by keyboard."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from playwright.sync_api import expect
+
+U1, A1, U2, SUMMARY, U2B, BRANCH_END, LEAF = (
+    "f87f9c1c",
+    "2f760a8d",
+    "97690895",
+    "07721729",
+    "4b928ed4",
+    "de4f0d3a",
+    "750a4556",
+)
+LONG_CODE = "\n".join(f"value_{n} = {n} * 2  # line {n}" for n in range(60))
+
+
+def _message(entry_id: str, parent: str | None, role: str, text: str, second: int) -> dict:
+    body: dict = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
+    if role == "assistant":
+        body.update(provider="pi", model="m", api="x", usage={}, stopReason="stop")
+    body["timestamp"] = 1772442000000 + second * 1000
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2026-03-02T09:00:{second:02d}.000Z",
+        "message": body,
+    }
+
+
+def test_sidebar_lists_filters_and_marks_the_session(page, ui, sessions) -> None:
+    tree = sessions.seed("02-tree-branches")
+    linear = sessions.seed("01-linear")
+    fork = sessions.seed("03-fork-of-02")
+    lines = fork.path.read_bytes().split(b"\n", 1)  # the seed drops the sample's lineage: point it at ``tree``
+    header = json.loads(lines[0])
+    fork.path.write_bytes(json.dumps({**header, "parentSession": str(tree.path)}).encode() + b"\n" + lines[1])
+    ui.open(page, tree.url)
+    sidebar = page.locator("#sidebar")
+    expect(sidebar).to_be_visible()  # beside the conversation at 1280 px
+    current = sidebar.locator("a[aria-current=page]")
+    expect(current).to_have_attribute("href", tree.url)
+    expect(sidebar.locator(".sidebar__workspace")).to_have_text(["projects/todo-api"])
+    links = sidebar.locator(".sidebar__sessions a")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    assert sorted(hrefs) == sorted([tree.url, linear.url, f"/s/{fork.id}/"])
+    # The fork is nested right under the session it came from.
+    parent_link = sidebar.locator(f"a[href='{tree.url}']")
+    expect(sidebar.locator(f"li:has(a[href='/s/{fork.id}/'])")).to_have_attribute("style", "--depth: 1")
+    assert hrefs.index(f"/s/{fork.id}/") == hrefs.index(tree.url) + 1
+    expect(parent_link).to_contain_text("Title validation experiments")
+
+    # Typing filters the list by name and first message; the search link carries the words.
+    page.locator("#sidebar-filter").press_sequentially("endpoints")
+    expect(sidebar.locator(".sidebar__sessions a")).to_have_count(1)
+    expect(sidebar.locator(".sidebar__sessions a")).to_contain_text("Todo API endpoints")
+    expect(sidebar.get_by_role("link", name="Search inside every session")).to_have_attribute(
+        "href", "/search/?q=endpoints"
+    )
+    page.locator("#sidebar-filter").fill("")
+    page.locator("#sidebar-filter").dispatch_event("input")
+    expect(sidebar.locator(".sidebar__sessions a")).to_have_count(3)
+    # Clicking a session opens it.
+    sidebar.locator(f"a[href='/s/{fork.id}/']").click()
+    page.wait_for_url(re.compile(f"/s/{fork.id}/$"))
+
+
+def test_sidebar_loads_more_sessions_as_it_is_scrolled(page, ui, sessions) -> None:
+    for n in range(60):
+        sessions.write_lines([_message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
+    target = sessions.write_lines([_message("u9999999", None, "user", "The one open", 1)])
+    ui.open(page, target.url)
+    links = page.locator("#sidebar .sidebar__sessions a")
+    expect(links).to_have_count(50)  # one page at first
+    more = page.locator("#sidebar .sidebar__more")
+    expect(more).to_contain_text("61 in all")
+    more.scroll_into_view_if_needed()
+    expect(links).to_have_count(61)
+    expect(more).to_have_count(0)
+
+
+def test_new_session_from_the_sidebar(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    new = page.locator("#sidebar details.new-session")
+    new.locator("summary").click()
+    new.locator("input[name=cwd]").fill("relative/path")
+    new.get_by_role("button", name="Start").click()
+    expect(new.locator(".form-errors")).to_contain_text("absolute path")  # said next to the form
+    new.locator("input[name=cwd]").fill("/home/alice/elsewhere")
+    new.locator("input[name=name]").fill("From the sidebar")
+    new.get_by_role("button", name="Start").click()
+    page.wait_for_url(re.compile(r"/s/(?!" + seeded.id + r")[A-Za-z0-9._-]+/$"))
+    ui.open(page, page.url)
+    expect(page.locator("#session-title")).to_have_text("From the sidebar")
+    expect(page.locator("#sidebar a[aria-current=page]")).to_contain_text("From the sidebar")
+
+
+def test_a_long_session_opens_at_its_newest_message_with_the_composer_in_view(page, ui, sessions) -> None:
+    lines, parent = [], None
+    for n in range(30):
+        lines.append(_message(f"u{n:07d}", parent, "user", f"Question {n}\n\n" + "words " * 60, 2 * n))
+        lines.append(_message(f"a{n:07d}", f"u{n:07d}", "assistant", f"Answer {n}\n\n" + "more " * 80, 2 * n + 1))
+        parent = f"a{n:07d}"
+    seeded = sessions.write_lines(lines)
+    page.set_viewport_size({"width": 1280, "height": 700})
+    ui.open(page, seeded.url)
+    expect(page.locator("#entry-a0000029")).to_be_in_viewport()
+    expect(page.locator("#composer textarea")).to_be_in_viewport()
+    # Scrolled to the top, the composer still stays at the bottom of the window.
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(page.locator("#entry-u0000000")).to_be_in_viewport()
+    expect(page.locator("#composer textarea")).to_be_in_viewport()
+
+
+def test_phone_width_puts_sessions_and_tree_in_drawers(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    expect(page.locator("#sidebar")).to_be_hidden()
+    expect(page.locator("#tree-aside")).to_be_hidden()
+    expect(page.locator("#composer textarea")).to_be_in_viewport()
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide"  # nothing sticks out sideways
+
+    page.get_by_role("button", name="Sessions", exact=True).click()
+    expect(page.locator("#sidebar a[aria-current=page]")).to_be_in_viewport()
+    page.locator(".drawer-backdrop").click(position={"x": 380, "y": 400})
+    expect(page.locator("#sidebar")).to_be_hidden()
+
+    page.get_by_role("button", name="Tree", exact=True).click()
+    node = page.locator(f"#tree-panel button.tree__node[data-entry='{BRANCH_END}']")
+    expect(node).to_be_in_viewport()
+    node.click()
+    ui.wait_position(page, BRANCH_END)
+    page.get_by_role("button", name="Close the tree").click()
+    expect(page.locator("#tree-aside")).to_be_hidden()
+
+
+def test_the_tree_panel_closes_and_stays_closed(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    toggle = page.get_by_role("button", name="Tree", exact=True)
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    toggle.click()
+    expect(page.locator("#tree-aside")).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    page.reload()
+    expect(page.locator("#tree-aside")).to_be_hidden()
+    page.get_by_role("button", name="Tree", exact=True).click()
+    expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
+
+
+def test_copy_a_message_and_a_code_block(context, page, ui, sessions) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    text = "Use `pytest -q`, **then** read:\n\n```python\nprint('ok')\n```"
+    seeded = sessions.write_lines(
+        [_message("u0000001", None, "user", "Hi", 1), _message("a0000001", "u0000001", "assistant", text, 2)]
+    )
+    ui.open(page, seeded.url)
+    copy = page.locator("#entry-a0000001 > .entry__tools [data-copy]")
+    expect(copy).to_have_accessible_name("Copy")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == text  # the Markdown as written
+    expect(copy).to_have_text("Copy")
+    code = page.locator("#entry-a0000001 .code")
+    expect(code.locator(".tok-nb")).to_have_text("print")  # highlighted on the server
+    code.get_by_role("button", name="Copy").click()
+    assert page.evaluate("navigator.clipboard.readText()") == "print('ok')\n"
+
+    # Without the clipboard API (an insecure origin, an old browser) the selection is copied instead.
+    page.evaluate(
+        "() => { Object.defineProperty(navigator, 'clipboard', {value: undefined});"
+        " window.__copied = null; document.addEventListener('copy', () => { window.__copied = document.getSelection().toString(); }); }"
+    )
+    copy.click()
+    page.wait_for_function("() => window.__copied !== null")
+    assert page.evaluate("window.__copied") == text
+
+
+def test_long_code_is_folded_until_asked(page, ui, sessions) -> None:
+    reply = f"Here:\n\n```python\n{LONG_CODE}\n```"
+    seeded = sessions.write_lines(
+        [_message("u0000001", None, "user", "Show me", 1), _message("a0000001", "u0000001", "assistant", reply, 2)]
+    )
+    ui.open(page, seeded.url)
+    pre = page.locator("#entry-a0000001 .code pre")
+    folded = pre.evaluate("el => el.clientHeight < el.scrollHeight")
+    assert folded
+    expand = page.locator("#entry-a0000001 .code .code__expand")
+    expect(expand).to_have_text("Show all 60 lines")
+    expand.click()
+    expect(expand).to_have_attribute("aria-expanded", "true")
+    assert pre.evaluate("el => el.clientHeight >= el.scrollHeight")
+
+
+def test_theme_follows_the_system_and_a_choice_is_kept_without_a_flash(context, page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    page.emulate_media(color_scheme="dark")
+    ui.open(page, seeded.url)
+    dark_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    page.emulate_media(color_scheme="light")
+    light_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert dark_bg != light_bg  # no choice made: the system's
+
+    page.locator("#theme-switch").select_option("dark")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == dark_bg
+    # On the next page the choice is in place before the body exists: nothing is drawn in the wrong theme.
+    page.add_init_script(
+        "new MutationObserver((records, observer) => { if (document.body) {"
+        " window.__themeAtBody = document.documentElement.dataset.theme || ''; observer.disconnect(); } })"
+        ".observe(document, {childList: true, subtree: true});"
+    )
+    ui.open(page, "/")
+    assert page.evaluate("window.__themeAtBody") == "dark"
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == dark_bg
+    expect(page.locator("#theme-switch")).to_have_value("dark")
+    page.locator("#theme-switch").select_option("system")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == light_bg
+    assert page.evaluate("localStorage.getItem('pitree:theme')") is None
+
+
+def test_the_tree_by_keyboard(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    ui.open_tree_filter(page, "all")
+    tree = page.locator("#tree-panel [role=tree]")
+    rows = tree.locator(":scope > [role=treeitem]")
+
+    def focused() -> str:
+        return page.evaluate(
+            "() => { const r = document.activeElement.closest('[role=treeitem]');"
+            " if (!r) return 'outside'; const b = r.querySelector('.tree__node'); return b ? b.dataset.entry : 'fold'; }"
+        )
+
+    # One row is in the tab order: the tab's position.
+    expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
+    tree.locator("[role=treeitem][tabindex='0']").focus()
+    assert focused() == LEAF
+    page.keyboard.press("Home")
+    assert focused() == U1
+    page.keyboard.press("ArrowDown")
+    assert focused() == A1
+    page.keyboard.press("ArrowDown")
+    assert focused() == U2  # the first branch under A1
+    # Left from inside a branch goes to its branch point; Left there folds it, Right unfolds it.
+    page.keyboard.press("ArrowLeft")
+    assert focused() == A1
+    shown = rows.count() - tree.locator(":scope > [role=treeitem][hidden]").count()
+    page.keyboard.press("ArrowLeft")
+    expect(tree.locator(f"[role=treeitem]:has(button[data-entry='{A1}'])")).to_have_attribute("aria-expanded", "false")
+    expect(tree.locator(f"button[data-entry='{U2}']")).to_be_hidden()
+    page.keyboard.press("ArrowDown")
+    assert focused() == A1  # nothing visible below it
+    page.keyboard.press("ArrowRight")
+    assert rows.count() - tree.locator(":scope > [role=treeitem][hidden]").count() == shown
+    # A fold opens with Right, and focus moves onto what it held.
+    fold = tree.locator(".tree__row--fold").first
+    fold.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "() => document.activeElement.closest('[role=treeitem]') && document.activeElement.querySelector('.tree__node')"
+    )
+    assert focused() not in ("fold", "outside")
+    # Enter goes there.
+    page.locator(f"#tree-panel [role=treeitem]:has(button[data-entry='{SUMMARY}'])").focus()
+    page.keyboard.press("Enter")
+    ui.wait_position(page, SUMMARY)
+    assert seeded.lines()[-1]["targetId"] == SUMMARY
+    # After the panel is fetched again for the new position, focus is still on that row.
+    ui.wait_tree_at(page, SUMMARY)
+    page.wait_for_function(
+        f"() => document.activeElement.querySelector && document.activeElement.querySelector(\"button[data-entry='{SUMMARY}']\")"
+    )
+
+
+def test_offline_the_model_picker_shows_its_one_model_disabled(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    picker = page.locator("#composer-settings select[name=model]")
+    expect(picker).to_be_disabled()
+    expect(picker).to_have_value("offline-echo")
+    expect(page.locator("#composer-settings select[name=level]")).to_be_enabled()
+
+
+def test_bookkeeping_is_slim_and_a_compaction_shows_once(page, ui, sessions) -> None:
+    linear = sessions.seed("01-linear")
+    ui.open(page, linear.url)
+    marker = page.locator("#entry-2e67a1e7")
+    expect(marker).to_have_class(re.compile(r"\bentry--marker\b"))
+    expect(marker).to_contain_text("Model → anthropic/claude-sonnet-4-5")
+    expect(marker.locator(".entry__tools")).to_have_count(0)  # no message actions on bookkeeping
+    slim, card = marker.bounding_box()["height"], page.locator("#entry-c256703f").bounding_box()["height"]
+    assert slim < card / 2, (slim, card)
+
+    compacted = sessions.seed("04-compaction")
+    ui.open(page, compacted.url)
+    summary = page.get_by_text("Build a small todo API.")
+    expect(summary).to_have_count(1)  # the summary, once: in the card where the history was
+    expect(page.locator("#fold-bccf51c5")).to_contain_text("Build a small todo API.")
+    compaction = page.locator("#entry-bccf51c5")
+    expect(compaction).to_have_class(re.compile(r"\bentry--marker\b"))
+    expect(compaction).to_contain_text("48,213 tokens before")
+    expect(compaction.get_by_role("link", name="its summary")).to_have_attribute("href", "#fold-bccf51c5")
