@@ -61,7 +61,7 @@ async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:
         return form_error(request, f"The model list could not be fetched, so nothing was changed: {error}", status=409)
     model = form.cleaned_data["model"]
     if model not in models:
-        return form_error(request, f"{assistant.label} has no model {model!r}; nothing was changed.")
+        return form_error(request, f"There is no model {model!r} to answer with here; nothing was changed.")
     at = form.cleaned_data["at"] or session.leaf_id
     written = await asyncio.to_thread(session.append, E.model_change(assistant.provider, model), at)
     return await asyncio.to_thread(moved_to, request, session, written["id"])
