@@ -9,13 +9,14 @@ from dataclasses import astuple
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django import template
 from django.conf import settings
 from django.core.cache import caches
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
@@ -99,8 +100,10 @@ def entry_url(name: str, session_id: str, entry_id: str | None, *args: object) -
         return ""
 
 
-# Stands for the request's CSRF token inside a cached fragment; replaced on the way out.
+# Stand for the request's CSRF token and the tab's position inside a cached fragment; filled in on the
+# way out. (Hex: escaping and URL-encoding leave them as they are.)
 _CSRF_SLOT = secrets.token_hex(16)
+_POSITION_SLOT = secrets.token_hex(16)
 
 
 @register.simple_tag(takes_context=True)
@@ -108,17 +111,19 @@ def entry_html(context: template.Context, e: EntryView) -> SafeString:
     """``_entry.html`` for ``e``, rendered once and then taken from the ``fragments`` cache.
 
     A stored line never changes, so its fragment depends only on what the key holds: the line itself,
-    its label and navigator, the tab's position, and the page's session and read-only state. The CSRF
-    token of the navigator form is the one per-request part: it is cached as a slot and filled in
-    here. Rendering forty entries through the template engine was most of a session page's cost."""
-    position = context.get("position")
+    its label and navigator, and the page's session and read-only state. The per-request parts are
+    cached as slots and filled in here: the CSRF token of its forms, and the tab's position, which its
+    forms and links name (``at``) and which marks the entry the tab stands on (``is-position``). So a
+    tab that moves (every message sent) renders only its new entries: rendering forty entries through
+    the template engine was most of a session page's cost."""
+    position = context.get("position") or ""
     values = {
         "e": e,
         "session_id": context.get("session_id"),
-        "position": position,
+        "position": _POSITION_SLOT,
         "read_only": context.get("read_only"),
     }
-    parts: tuple[Any, ...] = (e.line, e.id, e.label, astuple(e.navigator) if e.navigator else None, position)
+    parts: tuple[Any, ...] = (e.line, e.id, e.label, astuple(e.navigator) if e.navigator else None)
     key = "entry:" + hashlib.blake2b(repr((*parts, values["session_id"], values["read_only"])).encode()).hexdigest()
     cache = caches["fragments"]
     html = cache.get(key)
@@ -126,7 +131,14 @@ def entry_html(context: template.Context, e: EntryView) -> SafeString:
         html = render_to_string("sessions_app/partials/_entry.html", {**values, "csrf_token": _CSRF_SLOT})
         cache.set(key, html)
     token = context.get("csrf_token")
-    return mark_safe(html.replace(_CSRF_SLOT, str(token) if token else ""))
+    html = html.replace(_CSRF_SLOT, str(token) if token else "")
+    # In a query string (links' ``at=``) the position is URL-encoded; elsewhere (inputs) it is text.
+    html = html.replace(f"at={_POSITION_SLOT}", f"at={escape(quote(position, safe=''))}")
+    html = html.replace(_POSITION_SLOT, escape(position))
+    if e.id == position:
+        tag_end = f'" id="{escape(e.dom_id)}"'
+        html = html.replace(tag_end, f" is-position{tag_end}", 1)
+    return mark_safe(html)
 
 
 @register.simple_tag(takes_context=True)
