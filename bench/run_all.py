@@ -27,6 +27,7 @@ SCRIPTS = [
     "list_sessions",
     "memory",
     "render_page",
+    "tree_panel",
     "load",
     "list_page",
     "search",

@@ -309,3 +309,17 @@ def test_bookkeeping_is_slim_and_a_compaction_shows_once(page, ui, sessions) -> 
     expect(compaction).to_have_class(re.compile(r"\bentry--marker\b"))
     expect(compaction).to_contain_text("48,213 tokens before")
     expect(compaction.get_by_role("link", name="its summary")).to_have_attribute("href", "#fold-bccf51c5")
+
+
+def test_what_is_typed_stays_while_the_tab_acts_elsewhere(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    page.locator("#composer textarea[name=text]").fill("a draft in progress")
+    form = ui.open_panel(page, A1, "label").locator("form.label-form")
+    form.locator("input[name=label]").fill("kept")
+    form.get_by_role("button", name="Save label").click()
+    expect(page.locator(f"#entry-{A1} > .entry__head .tag")).to_have_text("kept")
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("a draft in progress")
+    page.locator(f"#entry-{U2} .nav-next").click()
+    ui.wait_position(page, BRANCH_END)
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("a draft in progress")

@@ -153,7 +153,7 @@ def test_code_is_highlighted_with_classes_and_framed_with_buttons() -> None:
     html = render_markdown("```python\nimport os  # <b>\n```\n\n```nosuchlanguage\n<script>x</script>\n```")
     assert '<span class="tok-kn">import</span>' in html and "# &lt;b&gt;" in html
     assert "style=" not in html and "<script" not in html
-    assert html.count('data-copy-code>Copy</button>') == 2
+    assert html.count("data-copy-code>Copy</button>") == 2
     assert "&lt;script&gt;x&lt;/script&gt;" in html  # an unknown language is escaped, not guessed
     long = render_markdown("```\n" + "line\n" * 31 + "```")
     assert 'class="code code--long"' in long and "Show all 31 lines" in long
@@ -161,7 +161,9 @@ def test_code_is_highlighted_with_classes_and_framed_with_buttons() -> None:
 
 
 def test_markdown_as_plain_text() -> None:
-    assert markdown_text("## Plan\n\n- **first** step\n- `second` [step](http://x)", 80) == "Plan first step second step"
+    assert (
+        markdown_text("## Plan\n\n- **first** step\n- `second` [step](http://x)", 80) == "Plan first step second step"
+    )
     assert markdown_text("a " * 100, 20) == "a a a a a a a a a a…"
     assert title_text("  A  *name*  ", "ignored", 80) == "  A  *name*  "  # a name is shown as written
     assert title_text(None, "**Fix** the `bug`", 80) == "Fix the bug"
