@@ -110,6 +110,9 @@
 
   // ---- entries ------------------------------------------------------------------------------------
   function applyBatch(batch) {
+    // The header says what the file holds, whatever this tab shows: a batch whose entries came with the
+    // answer to the tab's own request (its transcript is not the header) still updates it.
+    updateHead(batch);
     if (batch.to <= state.cursor) return; // all of it is in the page already
     let moved = false;
     const wasAtBottom = atBottom();
@@ -124,7 +127,6 @@
     state.cursor = Math.max(state.cursor, batch.to);
     for (const [id, html] of Object.entries(batch.navs)) replaceNavigator(id, html);
     for (const [id, text] of Object.entries(batch.labels)) setLabel(id, text);
-    updateHead(batch);
     const note = document.getElementById("position-note");
     if (note) note.hidden = (batch.leaf || "") === position();
     if (batch.tree) refreshTree();
