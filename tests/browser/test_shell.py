@@ -240,6 +240,10 @@ def test_the_tree_by_keyboard(page, ui, sessions) -> None:
             " if (!r) return 'outside'; const b = r.querySelector('.tree__node'); return b ? b.dataset.entry : 'fold'; }"
         )
 
+    # Guides are drawn in a fixed-width font, so that "│" continues under "├─".
+    expect(tree.locator(".tree__guide").first).to_have_css("white-space", "pre")
+    assert "mono" in tree.locator(".tree__guide").first.evaluate("el => getComputedStyle(el).fontFamily").lower()
+    expect(tree.locator(".badge").first).to_have_css("display", "inline-block")
     # One row is in the tab order: the tab's position.
     expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
     tree.locator("[role=treeitem][tabindex='0']").focus()
