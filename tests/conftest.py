@@ -21,12 +21,61 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
+from support import accounts
 
 REPO = Path(__file__).resolve().parents[1]
 
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# --- accounts: the existing suites act as the instance's owner ------------------------------------
+
+
+@pytest.fixture
+def owner(django_user_model, transactional_db):
+    """The instance's owner (a superuser), as ``./scripts/run`` makes on the first start. The database is
+    transactional: views, sockets and reply tasks read it from threads of their own."""
+    return django_user_model.objects.create_superuser("owner", password=None)
+
+
+@pytest.fixture
+def client(client, owner):
+    """pytest-django's test client, signed in as the owner."""
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def async_client(async_client, owner):
+    """pytest-django's async test client, signed in as the owner."""
+    async_client.force_login(owner)
+    return async_client
+
+
+@pytest.fixture
+def sign_in(owner):
+    """``sign_in(client)``: a test client a test made itself, signed in as the owner."""
+
+    def signed_in(client):
+        client.force_login(owner)
+        return client
+
+    return signed_in
+
+
+@pytest.fixture
+def owner_session(client, settings) -> tuple[str, str]:
+    """The owner's signed-in session cookie, (name, value)."""
+    name = settings.SESSION_COOKIE_NAME
+    return name, client.cookies[name].value
+
+
+@pytest.fixture
+def owner_cookie(owner_session) -> tuple[bytes, bytes]:
+    """A ``Cookie`` header of the owner's signed-in session (for websockets)."""
+    return (b"cookie", "=".join(owner_session).encode())
 
 
 @pytest.fixture
@@ -49,6 +98,7 @@ class Daphne:
     port: int
     process: subprocess.Popen[bytes]
     log: Path
+    cookie: str = ""  # the owner's signed-in session (``Cookie`` header value)
 
     def log_tail(self, chars: int = 4000) -> str:
         try:
@@ -85,10 +135,12 @@ def start_daphne(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
     started: list[Daphne] = []
 
     def start(env: dict[str, str]) -> Daphne:
+        """The server has a database of its own, with the owner signed in (``server.cookie``)."""
         log = tmp_path_factory.mktemp("daphne") / "daphne.log"
         port = _free_port()
         full_env = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", "PYTHONUNBUFFERED": "1", **env}
         full_env.pop("PITREE_ALLOWED_HOSTS", None)
+        link = accounts.prepare(full_env, log.parent)
         with open(log, "wb") as out:
             process = subprocess.Popen(
                 [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
@@ -107,6 +159,7 @@ def start_daphne(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
             try:
                 with urllib.request.urlopen(server.url + "/", timeout=2) as response:
                     if response.status == 200:
+                        server.cookie = accounts.session_cookie(server.url, link)
                         return server
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 pass

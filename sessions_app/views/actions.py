@@ -7,20 +7,19 @@ files) by ``SessionErrorMiddleware``.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
+from ..access.transfer import fork_for, new_session_for
+from ..access.web import access_of, open_session
 from ..forms import ForkForm, LabelForm, NewSessionForm, RenameForm
-from ..services.lookup import catalog, open_session
-from ..sessionfiles.fork import create_session, fork_session
 from .responses import form_error, go_to, moved_to, permalink
 
 
 @require_POST
 def label(request: HttpRequest, session_id: str) -> HttpResponse:
     """Set or clear (empty text) the label of an entry; the label line follows the tab's position."""
-    session = open_session(session_id)
+    session = open_session(request, session_id, write=True)
     form = LabelForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -32,7 +31,7 @@ def label(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     """Name the session (empty clears the name)."""
-    session = open_session(session_id)
+    session = open_session(request, session_id, write=True)
     form = RenameForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -42,12 +41,13 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_POST
 def fork(request: HttpRequest, session_id: str) -> HttpResponse:
-    """Copy the branch ending at an entry into a new session file and open it."""
-    session = open_session(session_id)
+    """Copy the branch ending at an entry into a new session file and open it: next to the session for
+    its workspace's members, in the forker's own workspace for anyone it is shared with."""
+    session = open_session(request, session_id)
     form = ForkForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    forked = fork_session(session, form.cleaned_data["entry"], fsync=settings.PITREE_FSYNC)
+    forked = fork_for(session, form.cleaned_data["entry"])
     return go_to(request, permalink(forked, None))
 
 
@@ -58,12 +58,7 @@ def new_session(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     try:
-        created = create_session(
-            catalog().root,
-            form.cleaned_data["cwd"],
-            name=form.cleaned_data["name"] or None,
-            fsync=settings.PITREE_FSYNC,
-        )
+        created = new_session_for(access_of(request), form.cleaned_data["cwd"], form.cleaned_data["name"] or None)
     except OSError as error:
         return form_error(request, f"The session file could not be created: {error.strerror}.", status=409)
     return go_to(request, permalink(created, None))

@@ -23,6 +23,7 @@ import orjson
 import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
+from support import accounts
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile, clear_cache
@@ -137,7 +138,7 @@ class Tab:
 
 
 @pytest.fixture
-async def open_tab(watch_mode: str) -> AsyncIterator[Callable[..., Any]]:
+async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncIterator[Callable[..., Any]]:
     """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor and (unless
     ``wait`` is False) received what it missed, up to ``{"t": "live"}``."""
     from pitree_web.asgi import application
@@ -145,7 +146,7 @@ async def open_tab(watch_mode: str) -> AsyncIterator[Callable[..., Any]]:
     tabs: list[WebsocketCommunicator] = []
 
     async def connect(session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True) -> Tab:
-        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST])
+        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST, owner_cookie])
         connected, _ = await communicator.connect(timeout=TIMEOUT)
         assert connected
         tabs.append(communicator)
@@ -179,6 +180,7 @@ class Daphne:
     url: str  # http://127.0.0.1:PORT
     process: subprocess.Popen[bytes]
     log: Path
+    cookie: str = ""  # the owner's signed-in session (``Cookie`` header value)
 
     @property
     def ws(self) -> str:
@@ -190,8 +192,11 @@ class Daphne:
 
 @pytest.fixture
 def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
-    """``daphne(root, **env)``: pitree served by a daphne process of its own, on a free port."""
+    """``daphne(root, **env)``: pitree served by a daphne process of its own, on a free port, with the
+    owner signed in (``server.cookie``). The servers of one test share a database, as processes
+    serving one site do."""
     started: list[Daphne] = []
+    shared: dict[str, str] = {}  # the database's variable, and the owner's session once signed in
 
     def start(root: Path, **env: str) -> Daphne:
         port = _free_port()
@@ -207,6 +212,10 @@ def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
             **env,
         }
         environment.pop("PITREE_ALLOWED_HOSTS", None)
+        link = None
+        if not shared:
+            link = accounts.prepare(shared, tmp_path)
+        environment.update({"PITREE_DB": shared["PITREE_DB"]})
         with log.open("wb") as out:
             process = subprocess.Popen(
                 [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
@@ -224,6 +233,9 @@ def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
             try:
                 with urllib.request.urlopen(server.url + "/", timeout=2) as response:
                     if response.status == 200:
+                        if link is not None:
+                            shared["cookie"] = accounts.session_cookie(server.url, link)
+                        server.cookie = shared["cookie"]
                         return server
             except OSError:
                 pass
