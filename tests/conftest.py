@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -99,6 +99,7 @@ class Daphne:
     process: subprocess.Popen[bytes]
     log: Path
     cookie: str = ""  # the owner's signed-in session (``Cookie`` header value)
+    env: dict[str, str] = field(default_factory=dict)  # its environment (``manage.py`` commands for it use it too)
 
     def log_tail(self, chars: int = 4000) -> str:
         try:
@@ -150,7 +151,7 @@ def start_daphne(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        server = Daphne(url=f"http://127.0.0.1:{port}", port=port, process=process, log=log)
+        server = Daphne(url=f"http://127.0.0.1:{port}", port=port, process=process, log=log, env=full_env)
         started.append(server)
         deadline = time.monotonic() + 30
         while True:

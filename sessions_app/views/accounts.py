@@ -6,7 +6,7 @@ from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, login_required
 from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
@@ -36,6 +36,7 @@ def once(request: HttpRequest, token: str) -> HttpResponse:
     return redirect("sessions:list")
 
 
+@login_required  # a share link's holder has no account to set a password for
 def password(request: HttpRequest) -> HttpResponse:
     """Set a password (first time, after a sign-in link) or change it (the old one is asked for)."""
     user = cast(User, request.user)  # signed in: LoginRequiredMiddleware

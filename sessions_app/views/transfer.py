@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -49,6 +50,7 @@ class UploadForm(forms.Form):
     cwd = forms.CharField(max_length=4096, label="Workspace")
 
 
+@login_required  # uploads go to a workspace: a share link's holder has none
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     """Add a session file to one of the user's workspaces: a new file, never replacing one."""

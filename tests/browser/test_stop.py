@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+from support import accounts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,6 +29,7 @@ class SlowServer:
     url: str
     root: Path
     log: Path
+    cookie: str = ""  # the owner's signed-in session
 
     def log_tail(self, chars: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
@@ -44,6 +46,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlowServer]:
     env = {**os.environ, "PITREE_SESSIONS_DIR": str(base / "sessions"), "PITREE_OFFLINE_DELAY": "1"}
     env.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_FSYNC="0", PITREE_ASSISTANT="offline")
     env.pop("PITREE_ALLOWED_HOSTS", None)
+    link = accounts.prepare(env, base)
     srv = SlowServer(f"http://127.0.0.1:{port}", base / "sessions", base / "daphne.log")
     with open(srv.log, "wb") as out:
         proc = subprocess.Popen(
@@ -60,6 +63,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlowServer]:
             assert proc.poll() is None, srv.log_tail()
             try:
                 with urllib.request.urlopen(srv.url + "/", timeout=2):
+                    srv.cookie = accounts.session_cookie(srv.url, link)
                     break
             except OSError:
                 assert time.monotonic() < deadline, srv.log_tail()
