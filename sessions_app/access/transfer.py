@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
 from ..cli.transcript import content_as_shown, tool_call
-from ..services.lookup import catalog
+from ..services.lookup import catalog, entry_row
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import URL_SAFE_ID, AmbiguousId, SessionInfo, UnknownSession, session_info
 from ..sessionfiles.errors import SessionError
@@ -93,7 +93,7 @@ def jsonl(view: SessionView, entry_id: str | None) -> Download:
     if entry_id is None:
         rows = [row for row in range(len(index)) if index.is_node(row)]
     else:
-        rows = tree_path(index, view.row_of(entry_id))
+        rows = tree_path(index, entry_row(view, entry_id))
     header = E.dump_line(view.header)
     return Download(name, header + b"".join(line + b"\n" for line in view.raw_lines(rows)))
 
@@ -101,7 +101,7 @@ def jsonl(view: SessionView, entry_id: str | None) -> Download:
 def markdown(view: SessionView, entry_id: str | None) -> Download:
     """The branch through ``entry_id`` (default: the position the view stands at) as Markdown."""
     index = view.index
-    row = view.row_of(entry_id) if entry_id is not None else index.leaf_row
+    row = entry_row(view, entry_id) if entry_id is not None else index.leaf_row
     rows = tree_path(index, row)
     info = session_info(view)
     parts = [f"# {info.title.strip() or 'Session'}\n", f"Session `{view.session_id}`, exported from pitree.\n"]
