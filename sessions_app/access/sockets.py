@@ -89,18 +89,19 @@ class Guard:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def batch(self, batch: Batch, sent: int) -> Batch | None:
-        """``batch`` (already cut to what the tab lacks, after ``sent`` bytes) as this tab may see it."""
+        """``batch`` (already cut to what the tab lacks, after ``sent`` bytes) as this tab may see it;
+        None when it holds nothing the tab may see (not even that something was written)."""
         if self.view.grant.whole or batch.resync:
             return batch
         return await asyncio.to_thread(self._render, batch, sent)
 
-    def _render(self, batch: Batch, sent: int) -> Batch:
+    def _render(self, batch: Batch, sent: int) -> Batch | None:
         view = self.view
         view.refresh()
         index = view.index
         first = bisect.bisect_left(index.offsets, max(sent, batch.start), 0, len(index))
         rows = [row for row in range(first, len(index)) if index.offsets[row] < batch.end]
-        return fragments.render_batch(view, rows, batch.start, batch.end, batch.epoch)
+        return fragments.render_batch(view, rows, batch.start, batch.end, batch.epoch) if rows else None
 
     async def passes(self, message: str) -> bool:
         """Whether a reply piece may reach the tab: it answers an entry the view holds."""

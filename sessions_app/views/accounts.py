@@ -18,11 +18,11 @@ from ..access import signin
 from ..access.authorship import author_of
 from ..access.web import open_session
 from ..services.lookup import entry_row
-from .shares import link_rate
+from .shares import LINK_GROUP, link_rate
 
 
 @login_not_required
-@ratelimit(key="ip", rate=link_rate, block=True)
+@ratelimit(group=LINK_GROUP, key="ip", rate=link_rate, block=True)
 @require_GET
 def once(request: HttpRequest, token: str) -> HttpResponse:
     """A one-time sign-in link: signs its user in and is spent; 404 when unknown, used or expired."""

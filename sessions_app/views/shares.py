@@ -26,6 +26,7 @@ from ..models import Share
 from .responses import form_error, permalink
 
 MAX_DAYS = 3650
+LINK_GROUP = "pitree-links"  # share and sign-in links are guessed alike: they are counted together
 
 
 def link_rate(group: str, request: HttpRequest) -> str:
@@ -130,7 +131,7 @@ def revoke_share(request: HttpRequest, session_id: str, share_id: int) -> HttpRe
 
 
 @login_not_required
-@ratelimit(key="ip", rate=link_rate, block=True)
+@ratelimit(group=LINK_GROUP, key="ip", rate=link_rate, block=True)
 @require_GET
 def link(request: HttpRequest, token: str) -> HttpResponse:
     """Open a share link: this browser may then see the session (at the shared entry, for a branch or a

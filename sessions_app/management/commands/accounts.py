@@ -3,7 +3,8 @@
 - ``add-user NAME [--superuser] [--team TEAM …]``: a user who signs in first by the one-time link printed;
 - ``sign-in-link NAME [--hours H]``: a new one-time sign-in link for a user;
 - ``join TEAM USER …`` / ``leave TEAM USER …``: team membership (teams are Django groups, made on first use);
-- ``assign FOLDER (--user NAME | --team TEAM) [--cwd DIR]``: give a folder of the sessions root to its owners;
+- ``assign (--user NAME | --team TEAM) [--cwd DIR] -- FOLDER``: give a folder of the sessions root to its
+  owners (``--`` first: pi's folder names start with ``--`` themselves);
 - ``folders``: every folder of the sessions root and who owns it (nobody: only superusers see it);
 - ``first-run``: when no account exists, make the owner and print their one-time link (``./scripts/run``).
 
@@ -50,7 +51,9 @@ class Command(BaseCommand):
             p.add_argument("names", metavar="USER", nargs="+")
 
         p = sub.add_parser("assign", help="give a folder of the sessions root to a user or a team")
-        p.add_argument("folder", metavar="FOLDER", help="a folder name under PITREE_SESSIONS_DIR, e.g. --home-me-app--")
+        p.add_argument(
+            "folder", metavar="FOLDER", help="a folder name under PITREE_SESSIONS_DIR, after --: -- --home-me-app--"
+        )
         owner = p.add_mutually_exclusive_group(required=True)
         owner.add_argument("--user", metavar="NAME")
         owner.add_argument("--team", metavar="TEAM")
