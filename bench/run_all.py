@@ -31,6 +31,8 @@ SCRIPTS = [
     "list_page",
     "search",
     "live_push",
+    "worddiff",
+    "treemap",
 ]
 
 

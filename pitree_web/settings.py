@@ -232,6 +232,9 @@ PITREE_SESSIONS_DIR: Path = env.path("PITREE_SESSIONS_DIR", VAR_DIR / "sessions"
 # Full-text search index: a cache the session files feed (delete it and it is rebuilt).
 PITREE_SEARCH_DB: Path = env.path("PITREE_SEARCH_DB", VAR_DIR / "search.sqlite3").expanduser()
 
+# Folder of caches the files feed (the session listing); deleting it loses nothing.
+PITREE_CACHE_DIR: Path = env.path("PITREE_CACHE_DIR", VAR_DIR).expanduser()
+
 # fsync each append (durability over speed).
 PITREE_FSYNC: bool = env.bool("PITREE_FSYNC", True)
 

@@ -4,7 +4,7 @@
 from django.urls import path, register_converter
 
 from .converters import EntryIdConverter, SessionIdConverter
-from .views import actions, chat, pages, search
+from .views import actions, chat, compare, pages, search
 
 register_converter(SessionIdConverter, "sid")
 register_converter(EntryIdConverter, "eid")
@@ -31,4 +31,7 @@ urlpatterns = [
     path("s/<sid:session_id>/label/", actions.label, name="label"),
     path("s/<sid:session_id>/rename/", actions.rename, name="rename"),
     path("s/<sid:session_id>/fork/", actions.fork, name="fork"),
+    path("s/<sid:session_id>/compare/", compare.compare_page, name="compare"),
+    path("s/<sid:session_id>/map/", compare.map_page, name="map"),
+    path("s/<sid:session_id>/map/data/", compare.map_data, name="map_data"),
 ]

@@ -6,24 +6,23 @@ examples (see README, "Tests").
 
 from __future__ import annotations
 
+import atexit
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
-from support import accounts
+from support.daphne import Daphne, launch_daphne
 
-REPO = Path(__file__).resolve().parents[1]
+# Child processes (the CLI, daphne) inherit these: their caches stay out of the project's var/ too.
+_CHILD_CACHES = tempfile.mkdtemp(prefix="pitree-test-caches-")
+atexit.register(shutil.rmtree, _CHILD_CACHES, ignore_errors=True)
+os.environ.setdefault("PITREE_CACHE_DIR", _CHILD_CACHES)
+os.environ.setdefault("PITREE_SEARCH_DB", os.path.join(_CHILD_CACHES, "search.sqlite3"))
 
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -87,47 +86,14 @@ def sessions_dir(tmp_path: Path, settings) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _caches_beside_the_test(tmp_path: Path, settings) -> None:
+    """The listing cache and the search index of every test live in its own folder, never in var/."""
+    settings.PITREE_CACHE_DIR = tmp_path / "cache"
+    settings.PITREE_SEARCH_DB = tmp_path / "cache" / "search.sqlite3"
+
+
 # --- a real server ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Daphne:
-    """pitree served by daphne in a child process, as ``./scripts/run`` serves it."""
-
-    url: str  # http://127.0.0.1:PORT (no trailing slash)
-    port: int
-    process: subprocess.Popen[bytes]
-    log: Path
-    cookie: str = ""  # the owner's signed-in session (``Cookie`` header value)
-    env: dict[str, str] = field(default_factory=dict)  # its environment (``manage.py`` commands for it use it too)
-
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def memory_kb(self, field: str = "VmHWM") -> int:
-        """A ``kB`` figure of the server process (VmHWM: its peak resident memory so far)."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-        raise KeyError(field)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -136,37 +102,9 @@ def start_daphne(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
     started: list[Daphne] = []
 
     def start(env: dict[str, str]) -> Daphne:
-        """The server has a database of its own, with the owner signed in (``server.cookie``)."""
-        log = tmp_path_factory.mktemp("daphne") / "daphne.log"
-        port = _free_port()
-        full_env = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", "PYTHONUNBUFFERED": "1", **env}
-        full_env.pop("PITREE_ALLOWED_HOSTS", None)
-        link = accounts.prepare(full_env, log.parent)
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
-                cwd=REPO,
-                env=full_env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        server = Daphne(url=f"http://127.0.0.1:{port}", port=port, process=process, log=log, env=full_env)
+        server = launch_daphne(env, tmp_path_factory.mktemp("daphne") / "daphne.log")
         started.append(server)
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"daphne exited with {process.returncode}:\n{server.log_tail()}")
-            try:
-                with urllib.request.urlopen(server.url + "/", timeout=2) as response:
-                    if response.status == 200:
-                        server.cookie = accounts.session_cookie(server.url, link)
-                        return server
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"daphne did not answer on {server.url} within 30 s:\n{server.log_tail()}")
-            time.sleep(0.1)
+        return server
 
     yield start
     for server in started:

@@ -14,13 +14,14 @@ from ..sessionfiles.store import SessionFile
 
 
 @lru_cache(maxsize=4)
-def _catalog_for(root: Path, max_line_bytes: int) -> Catalog:
-    return Catalog(root, max_line_bytes=max_line_bytes)
+def _catalog_for(root: Path, max_line_bytes: int, cache_folder: Path) -> Catalog:
+    return Catalog(root, max_line_bytes=max_line_bytes, cache_folder=cache_folder)
 
 
 def catalog() -> Catalog:
-    """The catalog of the configured sessions folder (one per folder, so its caches are shared)."""
-    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR), settings.PITREE_MAX_LINE_BYTES)
+    """The catalog of the configured sessions folder (one per folder, so its caches are shared); its
+    listing is remembered in PITREE_CACHE_DIR across restarts."""
+    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR), settings.PITREE_MAX_LINE_BYTES, settings.PITREE_CACHE_DIR)
 
 
 def open_session(session_id: str) -> SessionFile:

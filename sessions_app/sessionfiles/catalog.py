@@ -6,8 +6,10 @@ never opened. Whatever one file holds, the others are listed: each file's failur
 
 Three caches keep the folder from being read again and again:
 
-- the listing (pi's SessionInfo fields, pi-format 3.10) re-reads only files whose (device, inode,
-  size, mtime) changed since the last listing; a file that failed is remembered the same way;
+- the listing (pi's SessionInfo fields, docs/format.md §10) re-reads only files whose (device, inode,
+  size, mtime) changed since the last listing, and reads only what it shows (``listing``); a file that
+  failed is remembered the same way. Given a cache folder, the listing is also remembered between
+  processes (``listcache``), so that a restart reads only the files that changed meanwhile;
 - a session is found by its id from file names (``<ts>_<id>.jsonl``), so opening one session reads
   no other file; only an id that no file name carries makes the catalog read headers;
 - lineage (which file was forked from which) comes from headers' ``parentSession``, and headers never
@@ -20,7 +22,6 @@ Three caches keep the folder from being read again and again:
 from __future__ import annotations
 
 import os
-import re
 import stat
 import threading
 from collections.abc import Iterable
@@ -28,84 +29,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .entries import content_text
 from .errors import NotASession, SessionError
 from .index import MAX_LINE_BYTES
-from .instants import format_iso, iso_to_ms
+from .listcache import ListingCache
+from .listing import NO_MESSAGES, URL_SAFE_ID, SessionInfo, read_info, session_info
 from .store import SessionFile, file_kind, read_header
 
-NO_MESSAGES = "(no messages)"
-
-URL_SAFE_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
-"""pi's rule for the session ids it accepts, at most 128 characters: what a session URL may carry."""
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """What a session list shows of one file, without opening it again while it is unchanged."""
-
-    path: Path
-    id: str
-    cwd: str
-    name: str | None
-    parent_session_path: str | None
-    created: str
-    modified_ms: int
-    message_count: int
-    first_message: str
-    labels: tuple[str, ...]
-    version: int
-
-    @property
-    def modified(self) -> str:
-        return format_iso(self.modified_ms)
-
-    @property
-    def title(self) -> str:
-        """What pi's picker shows: the name, else the first message."""
-        return self.name or self.first_message
-
-    @property
-    def url_id(self) -> str | None:
-        """The id, when a URL can carry it (pi's id rule); None for a header id with ``/``, spaces,
-        ``%`` and the like, or longer than 128 characters: such a session is listed without a link."""
-        return self.id if URL_SAFE_ID.fullmatch(self.id) else None
-
-
-def session_info(session: SessionFile) -> SessionInfo:
-    """pi's SessionInfo for an open file (name, counts, first message, activity time)."""
-    index = session.index
-    header = session.header
-    created = header.get("timestamp")
-    modified = index.last_activity_ms
-    if modified is None or modified <= 0:  # pi: no positive activity time, then the header's
-        modified = iso_to_ms(created) if isinstance(created, str) else None
-    if modified is None:
-        modified = session.path.stat().st_mtime_ns // 1_000_000
-    return SessionInfo(
-        path=session.path,
-        id=session.session_id,
-        cwd=session.cwd,
-        name=index.name,
-        parent_session_path=session.parent_session,
-        created=created if isinstance(created, str) else "",
-        modified_ms=modified,
-        message_count=index.message_count,
-        first_message=_first_message(session),
-        labels=tuple(label for label, _ in index.labels.values()),
-        version=index.version,
-    )
-
-
-def _first_message(session: SessionFile) -> str:
-    index = session.index
-    for row in range(len(index)):
-        if index.roles[row] == "user" and index.types[row] == "message":
-            message = session.entries([row])[0].get("message")
-            text = content_text(message.get("content")) if isinstance(message, dict) else ""
-            if text.strip():
-                return text
-    return NO_MESSAGES
+__all__ = [
+    "NO_MESSAGES",
+    "URL_SAFE_ID",
+    "AmbiguousId",
+    "Catalog",
+    "SessionInfo",
+    "UnknownSession",
+    "describe",
+    "session_info",
+]
 
 
 class AmbiguousId(SessionError):
@@ -144,11 +83,15 @@ class _Folder:
 class Catalog:
     """The sessions under one root folder."""
 
-    def __init__(self, root: Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+    def __init__(self, root: Path, *, max_line_bytes: int = MAX_LINE_BYTES, cache_folder: Path | None = None) -> None:
+        """``cache_folder``: where to remember the listing between processes (``listcache``); None
+        keeps it in this object only."""
         self.root = Path(root).expanduser()
         self.max_line_bytes = max_line_bytes
         self.problems: dict[Path, str] = {}  # what was not listed at the last listing, and why
         self._lock = threading.Lock()
+        self._cache = None if cache_folder is None else ListingCache(cache_folder, self.root, max_line_bytes)
+        self._cached: set[str] | None = None  # the files the cache holds (None: not loaded yet)
         self._infos: dict[str, tuple[Stamp, SessionInfo]] = {}  # the listing, by path
         self._failures: dict[str, tuple[Stamp, str]] = {}  # files that are no readable session, and why
         self._headers: dict[str, tuple[Stamp, _Header | str]] = {}
@@ -197,11 +140,18 @@ class Catalog:
     # ------------------------------------------------------------------ listing
 
     def sessions(self) -> list[SessionInfo]:
-        """Every readable session, most recent activity first (pi's ``listAll`` order)."""
+        """Every readable session, most recent activity first (pi's ``listAll`` order).
+
+        A file is read only when its stamp differs from the one it had when this catalog, or (with a
+        cache folder) any process, last read it."""
         files, problems = self._scan()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
+        read: dict[str, tuple[Stamp, SessionInfo]] = {}
         infos, failures = self._infos, self._failures
+        if self._cache is not None and self._cached is None:  # the first listing of this process
+            infos = {**self._cache.load(), **infos}
+            self._cached = set(infos)
         for path, st in files:
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             cached = infos.get(path)
@@ -214,16 +164,19 @@ class Catalog:
                 failed[path] = (stamp, result)
                 problems[Path(path)] = result
             else:
-                listed[path] = (stamp, result)
+                listed[path] = read[path] = (stamp, result)
         with self._lock:
             self._infos, self._failures = listed, failed
             self.problems = problems
+        if self._cache is not None and (read or self._cached != listed.keys()):
+            self._cache.save(read, self._cached - listed.keys() if self._cached else ())
+            self._cached = set(listed)
         return sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
 
     def _read_info(self, path: str) -> SessionInfo | str:
         """A file's SessionInfo, or what is wrong with it."""
         try:
-            return session_info(SessionFile(Path(path), fsync=False, max_line_bytes=self.max_line_bytes))
+            return read_info(path, max_line_bytes=self.max_line_bytes)
         except Exception as error:  # one file must never keep the others from being listed
             return _reason(path, error)
 

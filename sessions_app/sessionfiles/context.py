@@ -1,6 +1,6 @@
 """What the LLM sees: a pure function from a root→leaf path of entries to a message list (pi 1.6.0).
 
-Nothing here is stored; the context is derived again whenever it is needed (pi-format 3.5). Steps 1–5
+Nothing here is stored; the context is derived again whenever it is needed (docs/format.md §6). Steps 1–5
 give pi's in-memory messages (``build_session_context``); step 6 turns them into provider messages
 (``convert_to_llm``).
 """

@@ -22,7 +22,7 @@ from .instants import format_iso
 
 SESSION_VERSION = 3
 
-# Types whose common keys (id, parentId, timestamp) come *after* their own keys in pi's files (pi-format 2.9, 2.10).
+# Types whose common keys (id, parentId, timestamp) come *after* their own keys in pi's files (docs/format.md §3.9, §3.10).
 _BASE_LAST = frozenset({"custom", "custom_message"})
 
 ZERO_USAGE: Mapping[str, Any] = {

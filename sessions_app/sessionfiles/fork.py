@@ -93,3 +93,17 @@ def fork_session(
     new_path = _new_path(folder, header)
     create_file(new_path, [header, *kept], fsync=fsync)
     return SessionFile.open(new_path, fsync=fsync)
+
+
+def fork_point(fork: SessionFile, source: SessionFile) -> str | None:
+    """The last entry ``fork`` copied from ``source``: its entries keep their ids, in path order, up to
+    the first one the source does not have (labels are re-written by a fork, so they do not count)."""
+    index = fork.index
+    last = None
+    for row in range(len(index)):
+        if index.types[row] == "label" or not index.is_node(row):
+            continue
+        if source.index.row(index.ids[row]) is None:
+            break
+        last = index.ids[row]
+    return last

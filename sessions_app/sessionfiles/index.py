@@ -1,8 +1,9 @@
 """The index of a session file: one row per entry line, kept in columns, grown as the file grows.
 
 Nothing here decodes a message body. A row holds what the tree needs (id, type, role, parent, timestamp,
-byte span); everything shown is decoded from the file on demand by the store. Columns of plain arrays
-and interned strings keep a 100k-entry file's index far smaller than the file itself.
+byte span); everything shown is decoded from the file on demand by the store. Columns of plain arrays,
+shared type and role strings and one buffer of timestamps keep a 100k-entry file's index near a
+quarter of the file (an id string and its ``by_id`` slot are most of a row).
 
 Two classes share the columns. ``IndexBuilder`` reads lines and links rows; only the store's refresh
 uses it, one thread at a time. ``SessionIndex`` is what everyone else reads: an immutable snapshot that
@@ -20,14 +21,15 @@ Publishing a length costs nothing per row, which is why it beat the alternatives
 on each refresh costs O(rows) (a 100k-row file: milliseconds, against ~30 µs for a refresh that reads
 one line), and a lock would make every reader wait for a refresh's disk reads.
 
-Rules implemented here (pitree-rules §2, §5; pi-format 3.1, 3.6–3.9):
+Rules implemented here (docs/format.md §4, §5, §8):
 - bad lines are skipped and reported with their 1-based line number, never fatal — except a file whose
   first JSON object is not a ``session`` header, which is refused;
 - a line longer than ``max_line_bytes`` is skipped and reported without being decoded;
 - the leaf after load: each entry moves it to itself, a ``leaf`` marker to its (earlier, real) target;
 - ``leaf`` markers and superseded duplicates are rows but not tree nodes;
-- a parent that is missing, the entry itself, a ``leaf`` marker, or closes a cycle is reported and the
-  entry becomes a root, so every walk over ``parents`` ends;
+- a parent that is missing, no string, the entry itself, a ``leaf`` marker, or closes a cycle is
+  reported and the entry becomes a root, so every walk over ``parents`` ends;
+- ``message_count`` counts message rows that are nodes (not superseded by a later duplicate);
 - roots keep file order; children are in the order pi's ``getTree()`` sorts them (``order_children``).
 """
 
@@ -37,10 +39,14 @@ import codecs
 import functools
 import hashlib
 import math
-import sys
 from array import array
-from collections.abc import Callable, Sequence
-from typing import Any
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate, compress, islice
+from operator import add, attrgetter, ne
+from typing import Any, NamedTuple
+
+import orjson
 
 from .instants import MAX_MS, iso_to_ms, js_date_ms
 from .lines import (
@@ -48,7 +54,9 @@ from .lines import (
     UNSET,
     BadLine,
     Head,
+    OddParentHead,
     decode_head,
+    decode_known_head,
     header_of,
     parse_value,
     read_head,
@@ -59,29 +67,133 @@ PENDING = -2  # a parent id not resolved while reading (not seen yet, or unusual
 LEAF = "leaf"
 MAX_LINE_BYTES = 64 << 20
 """The longest line read by default; a longer one is skipped and reported (the settings may change it)."""
+MESSAGE = "message"
 # Types whose lines change more than their own row (the leaf, labels, the name), or are not entries.
 _SPECIAL_TYPES = frozenset({LEAF, "label", "session_info", "session"})
+_EFFECTS = (LEAF, "label", "session_info")  # the special types a chunk read in bulk may hold
+_ACTIVE_ROLES = frozenset({"user", "assistant"})
+_ACTIVE_MESSAGES = frozenset({(MESSAGE, "user"), (MESSAGE, "assistant")})  # (type, role) pairs that date a session
+# The types and roles pi writes: every index shares these string objects instead of keeping its own.
+_KNOWN_STRINGS = (
+    *_SPECIAL_TYPES,
+    *("message", "model_change", "thinking_level_change", "compaction", "branch_summary", "custom"),
+    *("custom_message", "context_edit", "usage"),
+    *("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"),
+)
 _UTF8_STEP = 1 << 14
+_utf8_decode = codecs.utf_8_decode
+_ID = attrgetter("id")
+_PARENT_ID = attrgetter("parentId")
+_TYPE = attrgetter("type")
+_ROLE = attrgetter("message.role")
+_TIMESTAMP = attrgetter("timestamp")
+_MESSAGE_TIMESTAMP = attrgetter("message.timestamp")
 
 
 class NeedsRebuild(Exception):
     """Raised by a refresh whose lines change earlier rows: the store reads the file again, whole."""
 
 
-def _is_utf8(data: bytes | memoryview) -> bool:
-    """A strict UTF-8 check, 16 KB at a time so that the decoded text stays small and in cache."""
+def is_utf8(data: bytes | memoryview) -> bool:
+    """A strict UTF-8 check, 16 KB at a time so that the decoded text stays small and in cache (each
+    step stops before a character cut at its end, and the next starts there)."""
     view = memoryview(data)
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    size = len(view)
+    start = 0
     try:
-        for start in range(0, len(view), _UTF8_STEP):
-            decoder.decode(view[start : start + _UTF8_STEP])
-        decoder.decode(b"", True)
+        while size - start > _UTF8_STEP:
+            start += _utf8_decode(view[start : start + _UTF8_STEP], "strict", False)[1]
+        _utf8_decode(view[start:], "strict", True)
     except UnicodeDecodeError:
         return False
     return True
 
 
-def _instant(timestamps: list[str], odd_timestamps: dict[int, Any], row: int) -> float:
+class Texts:
+    """A column of strings kept as one UTF-8 buffer and the end of each string in it: a 24-character
+    timestamp costs 32 bytes instead of an 80-byte ``str`` and its list slot. ``texts[row]`` decodes
+    one on demand. The buffer only grows, so a snapshot reads the rows it counts while a refresh
+    appends (each call is one C operation under the GIL)."""
+
+    __slots__ = ("_data", "_ends")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("q")
+
+    def __getitem__(self, row: int) -> str:
+        ends = self._ends
+        return self._data[ends[row - 1] if row else 0 : ends[row]].decode("utf-8", "surrogatepass")
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def append(self, text: str) -> None:
+        self._data += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._data))
+
+    def extend(self, texts: list[str], joined: str) -> None:
+        """Append ``texts``, whose concatenation the caller has at hand (``joined``)."""
+        start = len(self._data)
+        if joined.isascii():  # a character per byte: the ends follow from the lengths
+            self._data += joined.encode("ascii")
+            self._ends.extend(islice(accumulate(map(len, texts), initial=start), 1, None))
+        else:
+            for text in texts:
+                self.append(text)
+
+
+class LineNumbers:
+    """The 1-based line of each row without a number per row: a row's line is the row plus a shift
+    that changes only where a line is no row (the header, a skipped line), so only those changes are
+    kept. ``line_numbers[row]`` finds its shift by bisection. Both arrays only grow, and a change
+    recorded for later rows does not affect earlier ones, so a snapshot reads its rows while a
+    refresh appends."""
+
+    __slots__ = ("_rows", "_shifts")
+
+    def __init__(self) -> None:
+        self._rows = array("q")  # the first row of each shift
+        self._shifts = array("q")
+
+    def __getitem__(self, row: int) -> int:
+        return row + self._shifts[bisect_right(self._rows, row) - 1]
+
+    def note(self, row: int, line: int) -> None:
+        """Row ``row`` (and those after it, until the next note) is on line ``line`` (and onwards)."""
+        shifts = self._shifts
+        if not shifts or shifts[-1] != line - row:
+            self._rows.append(row)
+            shifts.append(line - row)
+
+
+def positions(values: list[Any] | bytes, value: Any) -> Iterable[int]:
+    """The positions of ``value`` in ``values``, found by the C search of ``index``/``find``."""
+    if isinstance(values, bytes):
+        position = values.find(value)
+        while position >= 0:
+            yield position
+            position = values.find(value, position + 1)
+        return
+    position = -1
+    try:
+        while True:
+            position = values.index(value, position + 1)
+            yield position
+    except ValueError:
+        return
+
+
+def _shown(value: Any) -> str:
+    """A JSON value as a report quotes it: its JSON text, cut short."""
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # nested too deep, or an integer beyond 64 bits
+        text = f"({type(value).__name__})"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _instant(timestamps: Texts, odd_timestamps: dict[int, Any], row: int) -> float:
     odd = odd_timestamps.get(row, UNSET)
     if odd is not UNSET:
         return js_date_ms(odd)
@@ -118,8 +230,109 @@ def order_children(rows: Sequence[int], instant: Callable[[int], float]) -> list
     return [row for _, row in keyed]
 
 
+def cut_lines(buf: bytes, pos: int, end: int) -> tuple[list[memoryview], int]:
+    """The whole lines of ``buf[pos:end]`` (without their newlines, as views: nothing is copied), and
+    where the first unterminated one starts."""
+    view = memoryview(buf)
+    lines: list[memoryview] = []
+    cut = lines.append
+    find = buf.find
+    while True:
+        newline = find(b"\n", pos, end)
+        if newline < 0:
+            return lines, pos
+        cut(view[pos:newline])
+        pos = newline + 1
+
+
+def activity_time(message_ts: Any, entry_ts: Any) -> int | None:
+    """pi's activity time of a user or assistant message: ``message.timestamp`` when it is a number,
+    else the entry's timestamp; None where JS would get an invalid date (a number outside its range)."""
+    if type(message_ts) is int and -MAX_MS <= message_ts <= MAX_MS:
+        return message_ts  # what pi writes: one test instead of a call per message
+    if isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
+        return iso_to_ms(message_ts)
+    return None if entry_ts is UNSET else iso_to_ms(entry_ts)
+
+
+def newest_activity(heads: Sequence[Head], types: Sequence[str], roles: Sequence[str | None]) -> int | None:
+    """The newest ``activity_time`` of the user and assistant messages among ``heads``: pi writes
+    integer times, so one ``max`` usually does."""
+    active = list(compress(heads, map(_ACTIVE_MESSAGES.__contains__, zip(types, roles))))
+    times = list(map(_MESSAGE_TIMESTAMP, active))
+    if times and set(map(type, times)) == {int} and min(times) >= -MAX_MS and max(times) <= MAX_MS:
+        return max(times)
+    found = [activity_time(head.message.timestamp, head.timestamp) for head in active]
+    return max((ms for ms in found if ms is not None), default=None)
+
+
+class Chunk(NamedTuple):
+    """The heads of a chunk of lines that are all ordinary entries, and their columns."""
+
+    heads: list[Head]
+    ids: list[str]
+    types: list[str]
+    roles: list[str | None]
+    timestamps: list[str]
+    joined_timestamps: str
+    lengths: list[int]
+
+
+def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, Any] | None) -> Chunk | None:
+    """Decode whole lines that are all ordinary entries, or None if one is not (the careful reader
+    then takes them one by one).
+
+    "Ordinary" is what the typed head decoder accepts (a string ``type``, id, parentId, timestamp and
+    role), within the length limit, and not a second header. The caller checks what depends on the
+    rest of the file: valid UTF-8 (per chunk), the version, ids seen before. ``strings`` gives every
+    type and role one string object (``setdefault``) when they are not among those pi writes; None
+    leaves them as decoded (for a caller that keeps none of them).
+    """
+    lengths = list(map(len, lines))
+    if max(lengths) > max_line_bytes:
+        return None
+    try:
+        heads: list[Head] = list(map(decode_known_head, lines))
+        types = list(map(_TYPE, heads))
+        roles = list(map(_ROLE, heads))
+    except DECODE_ERRORS:  # a type or role pi does not write, or a line only the careful path reads
+        try:
+            heads = list(map(decode_head, lines))
+        except DECODE_ERRORS:
+            return None
+        types = list(map(_TYPE, heads))
+        roles = list(map(_ROLE, heads))
+        if strings is not None:
+            types = list(map(strings.setdefault, types, types))
+            roles = list(map(strings.setdefault, roles, roles))
+    ids = list(map(_ID, heads))
+    if None in ids or "session" in types:
+        return None
+    stamps = list(map(_TIMESTAMP, heads))
+    try:
+        joined = "".join(stamps)
+    except TypeError:  # a timestamp missing (UNSET): the careful path notes it
+        return None
+    return Chunk(heads, ids, types, roles, stamps, joined, lengths)
+
+
 class IndexBuilder:
-    """Reads lines into the columns and links rows into the tree; ``snapshot()`` publishes the result."""
+    """Reads lines into the columns and links rows into the tree; ``snapshot()`` publishes the result.
+
+    Lines are read a chunk at a time (``feed``), and most chunks in bulk (``_read_bulk``): every head
+    decoded by one ``map``, each column extended once, only the rows that need a decision (roots,
+    branch points, leaf markers, labels, names) visited one by one. A chunk that holds anything
+    unusual — a line that is no ordinary entry, a reused id, a v1 file, invalid UTF-8 — is read line
+    by line instead (``_index_line``), the reference that reports every problem; both give the same
+    rows. The tree is linked the same way at ``commit``: in bulk when every parent was an earlier
+    node, row by row otherwise.
+    """
+
+    bulk = True
+    """Read and link in bulk where a chunk allows it. False reads every line and links every row the
+    careful way: the reference that the tests compare the bulk paths with."""
+    bulk_from = 8
+    """Chunks of fewer lines (a refresh after an append) cost less read one by one than in bulk."""
 
     def __init__(self, source: str = "", *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self.source = source
@@ -130,17 +343,17 @@ class IndexBuilder:
         self.ids: list[str] = []
         self.types: list[str] = []
         self.roles: list[str | None] = []
-        self.timestamps: list[str] = []  # "" where the timestamp is not a string
+        self.timestamps = Texts()  # "" where the timestamp is not a string
         self.odd_timestamps: dict[int, Any] = {}  # rows whose timestamp is present but not a string
-        self.parents = array("l")
+        self.parents = array("i")
         self.offsets = array("q")
         self.lengths = array("l")
-        self.line_numbers = array("l")
+        self.line_numbers = LineNumbers()
         self.by_id: dict[str, int] = {}  # the last row with an id wins (pi's byId)
         self.shadowed: set[int] = set()  # rows superseded by a later duplicate id
         # Tree structure over node rows; most nodes have one child, so lists only where there are more.
         self.roots: list[int] = []
-        self.first_child = array("l")
+        self.first_child = array("i")
         self.more_children: dict[int, list[int]] = {}  # copied before a refresh changes it
         self._orphans: dict[str, list[int]] = {}  # missing parent id -> rows waiting for it
         # State pi derives while loading.
@@ -162,11 +375,13 @@ class IndexBuilder:
         self._batch_first = 0  # rows from here on are read but not linked or published yet
         self._pending: dict[int, str] = {}  # batch rows whose parent id was not resolved while reading
         self._batch_duplicates = False  # a batch row reused an id: parents are resolved again by id
+        self._irregular: list[int] = []  # batch rows whose parent is not simply the row before (see commit)
         self._shared_labels = False  # ``labels`` belongs to a published snapshot: copy before changing
         self._shared_children = False  # likewise ``more_children``
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
         self.v1_ids: dict[int, str] = {}
         self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
+        self._strings = {name: name for name in _KNOWN_STRINGS}  # one object per distinct type and role
 
     # ------------------------------------------------------------------ reading
 
@@ -182,27 +397,127 @@ class IndexBuilder:
         # msgspec skips unknown keys without validating their UTF-8, so a line with a bad byte inside an
         # unknown string would become an entry that orjson later refuses to decode (context, listing
         # crash). One check per chunk; lines are checked one by one only when the chunk has a bad byte.
-        self._check_utf8 = not buf.isascii() and not _is_utf8(view[:end])
+        self._check_utf8 = not buf.isascii() and not is_utf8(view[:end])
         pos = 1 if self.swallow_newline and end and buf[0] == 0x0A else 0
         if end:
             self.swallow_newline = False
-        find = buf.find
-        index_line = self._index_line
-        limit = self.max_line_bytes
-        while pos < end:
-            nl = find(b"\n", pos, end)
-            if nl < 0:
-                break
-            self.line_count += 1
-            if nl - pos > limit:
-                self._report_long_line(nl - pos)
-            else:
-                index_line(view[pos:nl], base_offset + pos, nl - pos)
-            pos = nl + 1
+        first = pos
+        lines, pos = cut_lines(buf, pos, end)
+        self._index_lines(lines, base_offset + first)
         self.offset = base_offset + pos
         self.tail_pending = None
         if pos < end:
             self._tail(view[pos:end], base_offset + pos, end - pos, at_eof)
+
+    def _index_lines(self, lines: list[memoryview], offset: int) -> None:
+        """Whole lines starting at byte ``offset``: line by line up to the header, then in bulk if the
+        rest allows it."""
+        done = 0
+        while done < len(lines) and self.header is None:
+            offset = self._one_line(lines[done], offset)
+            done += 1
+        rest = lines[done:] if done else lines
+        if len(rest) < self.bulk_from or not self._read_bulk(rest, offset):
+            for line in rest:
+                offset = self._one_line(line, offset)
+
+    def _one_line(self, line: memoryview, offset: int) -> int:
+        """Read one line (the careful way); returns where the next one starts."""
+        self.line_count += 1
+        length = len(line)
+        if length > self.max_line_bytes:
+            self._report_long_line(length)
+        else:
+            self._index_line(line, offset, length)
+        return offset + length + 1
+
+    def _read_bulk(self, lines: list[memoryview], offset: int) -> bool:
+        """Read a chunk of lines in bulk if they are all ordinary entries (``read_chunk``) with new ids,
+        in a chunk of valid UTF-8 after a v2/v3 header; False (nothing read) otherwise, so that the
+        caller reads them one by one. Everything else about a row is decided here as ``_index_line``
+        decides it: a parent that is missing, later, the row itself or a leaf marker is left PENDING
+        for ``commit``; leaf markers, labels and names take effect in file order.
+        """
+        if not self.bulk or self.version == 1 or self._check_utf8:
+            return False
+        chunk = read_chunk(lines, self.max_line_bytes, self._strings)
+        if chunk is None:
+            return False
+        heads, ids, types, roles, stamps, joined, lengths = chunk
+        by_id = self.by_id
+        if not by_id.keys().isdisjoint(ids):
+            return False
+        first, count, known = len(self.ids), len(heads), len(by_id)
+        by_id.update(zip(ids, range(first, first + count)))
+        if len(by_id) != known + count:  # an id twice in the chunk
+            for entry_id in ids:
+                by_id.pop(entry_id, None)  # none of them was there before
+            return False
+
+        # Every line is a row: the columns grow once each.
+        previous = self.ids[-1] if first else None
+        self.ids += ids
+        self.types += types
+        self.roles += roles
+        self.timestamps.extend(stamps, joined)
+        self.first_child.extend(array("i", [NO_PARENT]) * count)
+        self.offsets.extend(map(add, accumulate(lengths, initial=offset), range(count)))  # + 1 per newline
+        self.lengths.fromlist(lengths)
+        self.line_numbers.note(first, self.line_count + 1)
+        self.line_count += count
+        self.parents.fromlist(self._bulk_parents(heads, types, first, [previous, *ids[:-1]]))
+
+        effects = sorted(position for kind in _EFFECTS if kind in types for position in positions(types, kind))
+        for position in effects:
+            self._take_effect(heads[position], first + position)
+        if types[-1] != LEAF:
+            self.leaf_id = ids[-1]
+        if MESSAGE in types:
+            self.message_count += types.count(MESSAGE)
+            self._note_activity(newest_activity(heads, types, roles))
+        return True
+
+    def _bulk_parents(self, heads: list[Head], kinds: list[str], first: int, before: list[str | None]) -> list[int]:
+        """The parent rows of the rows ``first…`` just read, whose heads are ``heads``; ``before`` holds
+        the id of the row before each.
+
+        Nearly every parent is the row before: one ``ne`` over the chunk finds the others, which are
+        resolved as ``_add_row`` resolves them (an earlier node, else PENDING). A leaf marker is no
+        node, so the marker and the row after it are looked at too, as is the first row of the file."""
+        parent_ids = list(map(_PARENT_ID, heads))
+        count = len(parent_ids)
+        check = set(positions(bytes(map(ne, parent_ids, before)), 1))
+        if LEAF in kinds:
+            for position in positions(kinds, LEAF):
+                check.update((position, position + 1))
+        if not first or self.types[first - 1] == LEAF:
+            check.add(0)
+        parents = list(range(first - 1, first - 1 + count))
+        types, irregular, get = self.types, self._irregular, self.by_id.get
+        for position in sorted(check):
+            if position == count:
+                break
+            row = first + position
+            parent_id = parent_ids[position]
+            parent = NO_PARENT if parent_id is None else get(parent_id, PENDING)
+            if parent >= row or parent == PENDING or (parent != NO_PARENT and types[parent] == LEAF):
+                self._pending[row] = parent_id
+                parent = PENDING
+            parents[position] = parent
+            irregular.append(row)
+        return parents
+
+    def _take_effect(self, head: Head, row: int) -> None:
+        """A leaf marker, label or name read in bulk: what ``_unusual_line`` does after adding its row."""
+        kind = self.types[row]
+        if kind == LEAF:
+            if row and self.types[row - 1] != LEAF:
+                self.leaf_id = self.ids[row - 1]  # the position just before the marker
+            self._move_leaf(row, head.targetId, self.line_numbers[row])
+        elif kind == "label":
+            self._apply_label(head.targetId, head.label, self.timestamps[row])
+        else:
+            self.name = head.name.strip() or None if isinstance(head.name, str) else None
 
     def long_line(self, start: int, end: int, *, terminated: bool) -> None:
         """The reader met a line longer than the limit, from byte ``start`` to ``end`` (its newline,
@@ -226,9 +541,11 @@ class IndexBuilder:
         self.reports.append((self.line_count, f"{where}: {length:,} bytes, longer than {self.max_line_bytes:,}"))
 
     def _tail(self, line: memoryview, offset: int, length: int, at_eof: bool) -> None:
+        """An unterminated last line. At the end of a cold load it is read if it is a whole JSON object
+        (an entry, or the header of a file that holds nothing else), as pi reads it."""
         if not bytes(line).strip():
             return
-        if at_eof and self.header is not None:
+        if at_eof:
             try:
                 value = parse_value(line)
             except BadLine:
@@ -242,9 +559,8 @@ class IndexBuilder:
         self.tail_pending = (self.line_count + 1, "unterminated last line (torn write): not read")
 
     def _index_line(self, line: memoryview, offset: int, length: int) -> None:
-        """One line. Nearly every line is an ordinary entry with a new id: it goes straight to a row.
-        Everything else (the header, bad lines, v1, leaf/label/name lines, reused ids) takes the
-        careful path, which reports what it finds."""
+        """One line, the careful way: what every odd line (the header, bad lines, v1, reused ids) takes,
+        reporting what it finds. ``_read_bulk`` must give the same rows for the lines it accepts."""
         if self.header is None or self._check_utf8 or self.version == 1:
             self._unusual_line(line, None, offset, length)
             return
@@ -263,7 +579,7 @@ class IndexBuilder:
         if self.header is None:
             self._find_header(line, lineno)
             return
-        if self._check_utf8 and not _is_utf8(line):
+        if self._check_utf8 and not is_utf8(line):
             self.reports.append((lineno, "skipped: not valid UTF-8"))
             return
         if head is None:
@@ -279,6 +595,8 @@ class IndexBuilder:
             self.reports.append((lineno, "skipped: a second session header"))
             return
         parent_id = head.parentId
+        if isinstance(head, OddParentHead) and self.version > 1:
+            self.reports.append((lineno, f"parentId {_shown(head.odd_parent)} is not a string: shown as a root"))
         if self.version == 1:
             entry_id = self._v1_id(lineno)
             parent_id = self.ids[-1] if self.ids else None
@@ -296,6 +614,8 @@ class IndexBuilder:
         row = self._add_row(entry_id, head, offset, length, parent_id)
         if previous is not None:
             self.shadowed.add(previous)
+            if self.types[previous] == MESSAGE:
+                self.message_count -= 1  # a superseded line is no message of the session any more
             self.reports.append((self.line_numbers[previous], f"duplicate id {entry_id}: superseded by line {lineno}"))
             self._batch_duplicates = True
         kind = self.types[row]
@@ -309,10 +629,11 @@ class IndexBuilder:
     def _add_row(self, entry_id: str, head: Head, offset: int, length: int, parent_id: str | None) -> int:
         """Append a row; its parent is resolved now when it is an earlier ordinary row (else PENDING)."""
         row = len(self.ids)
-        kind = sys.intern(head.type)
+        strings = self._strings
+        kind = strings.setdefault(head.type, head.type)
         role = head.role
         if role is not None:
-            role = sys.intern(role)
+            role = strings.setdefault(role, role)
         timestamp = head.timestamp
         if type(timestamp) is not str:
             if timestamp is not UNSET:
@@ -325,7 +646,7 @@ class IndexBuilder:
         self.first_child.append(NO_PARENT)
         self.offsets.append(offset)
         self.lengths.append(length)
-        self.line_numbers.append(self.line_count)
+        self.line_numbers.note(row, self.line_count)
         if parent_id is None:
             parent = NO_PARENT
         else:
@@ -334,12 +655,13 @@ class IndexBuilder:
                 self._pending[row] = parent_id
                 parent = PENDING
         self.parents.append(parent)
+        self._irregular.append(row)
         if kind != LEAF:
             self.leaf_id = entry_id
-        if kind == "message":
+        if kind == MESSAGE:
             self.message_count += 1
-            if role in {"user", "assistant"}:
-                self._note_activity(head.message.timestamp, head.timestamp)  # type: ignore[union-attr]
+            if role in _ACTIVE_ROLES:
+                self._note_activity(activity_time(head.message.timestamp, head.timestamp))
         self.by_id[entry_id] = row
         return row
 
@@ -374,21 +696,14 @@ class IndexBuilder:
             self.leaf_targets[row] = None
         else:
             target_row = self.by_id.get(target) if isinstance(target, str) else None
-            if target_row is None or self.types[target_row] == LEAF:
+            if target_row is None or target_row >= row or self.types[target_row] == LEAF:
                 self.reports.append((lineno, f"leaf entry targets {target!r}, not an earlier entry: ignored"))
             else:
                 self.leaf_id = target
                 self.leaf_targets[row] = target
 
-    def _note_activity(self, message_ts: Any, entry_ts: Any) -> None:
-        """pi's ``modified``: the newest user/assistant message time (``message.timestamp`` when it is a
-        number, else the entry's). A number outside JS's date range would be an invalid date: ignored."""
-        if type(message_ts) is int and -MAX_MS <= message_ts <= MAX_MS:
-            activity: int | None = message_ts  # what pi writes: one test instead of a call per message
-        elif isinstance(message_ts, int | float) and not isinstance(message_ts, bool):
-            activity = iso_to_ms(message_ts)
-        else:
-            activity = None if entry_ts is UNSET else iso_to_ms(entry_ts)
+    def _note_activity(self, activity: int | None) -> None:
+        """pi's ``modified``: the newest user/assistant message time (``activity_time``)."""
         if activity is not None and (self.last_activity_ms is None or activity > self.last_activity_ms):
             self.last_activity_ms = activity
 
@@ -408,20 +723,25 @@ class IndexBuilder:
 
     # ------------------------------------------------------------------ linking
 
-    def commit(self) -> list[int]:
+    def commit(self) -> range:
         """Link the rows read since the last commit into the tree; returns them (file order).
 
-        Parents left unresolved while reading are resolved now that the whole batch is known (a parent
-        may come later in the file), and checked for cycles after that, so that a cycle among rows of
-        the same batch is seen whole. Only an edge to a later row can close a cycle, and normal appends
-        have none, so the check costs nothing on the common path.
+        When every parent was resolved to an earlier node while reading (files pi writes), ``_link``
+        does it in bulk. Otherwise parents left unresolved while reading are resolved now that the
+        whole batch is known (a parent may come later in the file), and checked for cycles after that,
+        so that a cycle among rows of the same batch is seen whole. Only an edge to a later row can
+        close a cycle, and normal appends have none, so the check costs nothing on the common path.
         """
         published = self._batch_first
         rows = range(published, len(self.ids))
         pending, self._pending = self._pending, {}
         duplicates, self._batch_duplicates = self._batch_duplicates, False
+        irregular, self._irregular = self._irregular, []
+        self._batch_first = len(self.ids)
+        if self.bulk and not (pending or duplicates or self.forward_parents or self._orphans):
+            self._link(rows, irregular)
+            return rows
         parents, ids, types, shadowed = self.parents, self.ids, self.types, self.shadowed
-        first_child = self.first_child
         later_edge = False
         for row in rows:
             parent = parents[row]
@@ -445,10 +765,33 @@ class IndexBuilder:
                     parents[row] = NO_PARENT
         if self._orphans:
             self._check_orphans(rows)
+        self._add_children(row for row in rows if types[row] != LEAF and row not in shadowed)
+        return rows
+
+    def _link(self, rows: range, irregular: list[int]) -> None:
+        """Link a batch whose every parent is an earlier node, and whose rows are all new ids.
+
+        A row whose parent is the row just before it is that row's first child (no other child can
+        come between them), so one slice assignment links all of those; only the rows in
+        ``irregular`` (roots, branches, leaf markers, rows read the careful way), in file order, are
+        visited. The first child of the last row published before the batch has none yet: its
+        children are all in this batch or later."""
+        first_child, parents, types = self.first_child, self.parents, self.types
+        low = max(rows.start, 1)
+        if rows.stop > low:
+            first_child[low - 1 : rows.stop - 1] = array("i", range(low, rows.stop))
+        for row in irregular:
+            if row >= low:
+                first_child[row - 1] = NO_PARENT
+            if types[row] == LEAF:
+                parents[row] = NO_PARENT
+        self._add_children(row for row in irregular if types[row] != LEAF)
+
+    def _add_children(self, rows: Iterable[int]) -> None:
+        """Link each node of ``rows`` (file order) under its parent: a root, a first child, or one more."""
+        parents, first_child = self.parents, self.first_child
         branching: dict[int, list[int]] = {}
         for row in rows:
-            if types[row] == LEAF or row in shadowed:
-                continue
             parent = parents[row]
             if parent == NO_PARENT:
                 self.roots.append(row)
@@ -463,8 +806,6 @@ class IndexBuilder:
             for parent, added in branching.items():
                 known = self.more_children.get(parent) or [first_child[parent]]
                 self.more_children[parent] = order_children([*known, *added], self.instant)
-        self._batch_first = len(self.ids)
-        return list(rows)
 
     def _check_orphans(self, rows: range) -> None:
         """Rows of earlier refreshes whose parent was missing and has now appeared would change parent
@@ -615,7 +956,7 @@ class SessionIndex:
 
     @property
     def read_only(self) -> bool:
-        """v1/v2 files are migrated in memory only and never appended to (pitree-rules §1)."""
+        """v1/v2 files are migrated in memory only and never appended to (docs/format.md §8.6)."""
         return self.version < 3
 
     def __len__(self) -> int:
@@ -623,7 +964,7 @@ class SessionIndex:
 
     @property
     def labels(self) -> dict[str, tuple[str, str]]:
-        """``{target id: (label, timestamp of the label line)}`` (pi-format 3.7). Do not change it."""
+        """``{target id: (label, timestamp of the label line)}`` (docs/format.md §4.4). Do not change it."""
         return self._labels
 
     @property
@@ -675,7 +1016,7 @@ class SessionIndex:
         return self._length - self._leaf_count - self._shadowed_count
 
     def v1_id_for_parsed_index(self, parsed_index: int) -> str | None:
-        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (pi-format 3.9)."""
+        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (docs/format.md §8.6)."""
         return self._v1_ids.get(parsed_index - 1)
 
     def skipped(self) -> list[tuple[int, str]]:

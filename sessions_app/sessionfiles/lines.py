@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import orjson
@@ -27,9 +27,14 @@ from .errors import NotASession, UnsupportedFormat
 UNSET = msgspec.UNSET
 
 
-class MessageHead(msgspec.Struct, gc=False):
-    role: Any = None
+class MessageHead(msgspec.Struct, gc=False, frozen=True):
+    role: str | None = None  # the slow path may put any value here (``Head.role`` reads only strings)
     timestamp: Any = None
+
+
+NO_MESSAGE = MessageHead()
+"""What ``Head.message`` holds for a line without a message: one shared, immutable instance, so that
+``message.role`` can be read off every head in bulk (``operator.attrgetter``) without a test per row."""
 
 
 class Head(msgspec.Struct, gc=False):
@@ -43,15 +48,58 @@ class Head(msgspec.Struct, gc=False):
     targetId: str | msgspec.UnsetType | None = msgspec.UNSET
     label: Any = None
     name: Any = None
-    message: MessageHead | None = None
+    message: MessageHead = NO_MESSAGE  # a ``message`` that is no object: the slow path
 
     @property
     def role(self) -> str | None:
-        message = self.message
-        return message.role if message is not None and isinstance(message.role, str) else None
+        role = self.message.role
+        return role if isinstance(role, str) else None
+
+
+class OddParentHead(Head):
+    """A head whose ``parentId`` is present but neither a string nor null (a number, say): the entry is
+    a root, as in pi, and the index reports the value. Only the slow path builds these (the typed
+    decoder refuses such a line), so the field is never read from JSON."""
+
+    odd_parent: Any = None
+
+
+KnownType = Literal[
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "context_edit",
+    "usage",
+    "label",
+    "session_info",
+    "leaf",
+]
+KnownRole = Literal["user", "assistant", "toolResult", "bashExecution", "custom"]
+
+
+class _KnownMessageHead(MessageHead, frozen=True, gc=False):
+    role: KnownRole | None = None
+
+
+_NO_KNOWN_MESSAGE = _KnownMessageHead()
+
+
+class KnownHead(Head, gc=False):
+    """A ``Head`` whose type and role are among those pi writes. For a literal, msgspec hands back the
+    one string object of the literal instead of a new string per line, so a 100k-row index keeps one
+    ``"message"`` and nobody has to intern them; a line with another type or role does not fit (the
+    index then decodes its chunk with ``Head``)."""
+
+    type: KnownType
+    message: _KnownMessageHead = _NO_KNOWN_MESSAGE
 
 
 decode_head = msgspec.json.Decoder(Head).decode
+decode_known_head = msgspec.json.Decoder(KnownHead).decode
 # msgspec raises RecursionError, not DecodeError, on deeply nested input: such a line is decoded the
 # slow way (``loads_line`` reads any depth).
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
@@ -251,7 +299,7 @@ def _slow_head(line: bytes | memoryview) -> Head:
     entry_id = value.get("id")
     parent_id = value.get("parentId")
     msg = value.get("message")
-    return Head(
+    fields = (
         kind,
         entry_id if isinstance(entry_id, str) else None,
         parent_id if isinstance(parent_id, str) else None,
@@ -259,8 +307,11 @@ def _slow_head(line: bytes | memoryview) -> Head:
         value.get("targetId", UNSET),
         value.get("label"),
         value.get("name"),
-        MessageHead(msg.get("role"), msg.get("timestamp")) if isinstance(msg, dict) else None,
+        MessageHead(msg.get("role"), msg.get("timestamp")) if isinstance(msg, dict) else NO_MESSAGE,
     )
+    if parent_id is None or isinstance(parent_id, str):
+        return Head(*fields)
+    return OddParentHead(*fields, odd_parent=parent_id)
 
 
 def header_of(value: dict[str, Any], source: str, lineno: int) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""Older session versions, brought to version 3 in memory as each entry is decoded (pi-format 3.9).
+"""Older session versions, brought to version 3 in memory as each entry is decoded (docs/format.md §8.6).
 
-pi rewrites such a file on open; pitree never does (pitree-rules §1). The index already gave every v1
+pi rewrites such a file on open; pitree never does (docs/format.md §8.6). The index already gave every v1
 line an id and a parent; here an entry's body gets the rest: the new keys appended at the end (as pi's
 rewrite leaves them), ``firstKeptEntryIndex`` resolved to an id, and v2's ``hookMessage`` role renamed.
 """

@@ -1,7 +1,7 @@
 """A session file on disk: opened through a per-process cache, refreshed by reading only new bytes,
 appended to by one write path that many processes can share.
 
-The write path (pitree-rules §4): ``flock`` the file, catch up on whatever others appended, choose a
+The write path (docs/format.md §9.1): ``flock`` the file, catch up on whatever others appended, choose a
 fresh id, write the whole line with one ``os.write`` on an ``O_APPEND`` descriptor (after a lone ``\\n``
 if a torn write left the file unterminated), optionally ``fdatasync``, unlock. Writers never notify
 anyone: whoever watches the file sees the new line.
@@ -45,7 +45,7 @@ from .lines import BadLine, header_of, loads_line
 from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
 
 
@@ -306,7 +306,7 @@ class SessionFile:
 
     def navigate(self, target_id: str | None) -> dict[str, Any] | None:
         """Move the persisted position to ``target_id`` (None: before the first entry) by appending a
-        ``leaf`` entry — only when the position actually moves (pitree-rules §2)."""
+        ``leaf`` entry — only when the position actually moves (docs/format.md §5.2)."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None] | None:
             if target_id is not None:

@@ -25,6 +25,8 @@ from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.entries import one_line
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.fork import fork_point
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from .responses import form_error, is_htmx
@@ -141,20 +143,12 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
 
 
 def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
-    """The last entry this fork copied from its parent: where the two histories part."""
+    """Where this fork and the session it came from part (None when the source cannot be read)."""
     try:
         source = SessionFile.open(parent.path)
-    except (OSError, ValueError):
+    except (OSError, SessionError):
         return None
-    index = session.index
-    last = None
-    for row in range(len(index)):
-        if index.types[row] == "label" or not index.is_node(row):
-            continue
-        if source.index.row(index.ids[row]) is None:
-            break
-        last = index.ids[row]
-    return last
+    return fork_point(session, source)
 
 
 @require_GET

@@ -62,11 +62,6 @@ class Server:
     def log_tail(self, chars: int = 4000) -> str:
         return self.daphne.log_tail(chars)
 
-    @property
-    def cookie(self) -> str:
-        """The owner's signed-in session (``Cookie`` header value)."""
-        return str(self.daphne.cookie)
-
 
 @pytest.fixture(scope="session")
 def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Server:
@@ -206,7 +201,7 @@ def record() -> PageRecord:
 def context(chromium: Any, server: Server) -> Iterator[Any]:
     """A browser context signed in as the instance's owner."""
     ctx = chromium.new_context(base_url=server.url)
-    name, _, value = server.cookie.partition("=")
+    name, _, value = server.daphne.cookie.partition("=")
     ctx.add_cookies([{"name": name, "value": value, "url": server.url}])
     ctx.set_default_timeout(TIMEOUT_MS)
     ctx.set_default_navigation_timeout(TIMEOUT_MS)

@@ -8,77 +8,23 @@ reply is reliably still being written while the tests look at it.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from support import accounts
 
-REPO = Path(__file__).resolve().parents[2]
 LEAF = "db26dc72"  # 01-linear's leaf
 
 
-@dataclass
-class SlowServer:
-    url: str
-    root: Path
-    log: Path
-    cookie: str = ""  # the owner's signed-in session
-
-    def log_tail(self, chars: int = 4000) -> str:
-        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlowServer]:
+def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """pitree under daphne with a slow offline responder (overrides the suite's ``server`` here)."""
-    base = tmp_path_factory.mktemp("pitree-live-replies")
-    (base / "sessions").mkdir()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**os.environ, "PITREE_SESSIONS_DIR": str(base / "sessions"), "PITREE_OFFLINE_DELAY": "0.5"}
-    env.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_FSYNC="0", PITREE_ASSISTANT="offline")
-    env.pop("PITREE_ALLOWED_HOSTS", None)
-    link = accounts.prepare(env, base)
-    srv = SlowServer(f"http://127.0.0.1:{port}", base / "sessions", base / "daphne.log")
-    with open(srv.log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, srv.log_tail()
-            try:
-                with urllib.request.urlopen(srv.url + "/", timeout=2):
-                    srv.cookie = accounts.session_cookie(srv.url, link)
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, srv.log_tail()
-                time.sleep(0.1)
-        yield srv
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    root = tmp_path_factory.mktemp("pitree-live-replies") / "sessions"
+    root.mkdir()
+    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.5", "PITREE_FSYNC": "0"}
+    daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
+    return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
 
 
 def _open(ui: Any, page: Any, path: str) -> None:

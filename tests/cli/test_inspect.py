@@ -1,4 +1,4 @@
-"""``inspect --json``: exactly pitree-rules §6, checked against what pi computed for its samples."""
+"""``inspect --json``: exactly docs/format.md §12, checked against what pi computed for its samples."""
 
 from __future__ import annotations
 

@@ -62,6 +62,22 @@ def churn_file(path: str, count: int, seed: int) -> None:
     churn(SessionFile(Path(path), fsync=False), count, seed)
 
 
+def list_many(root: str, cache: str, rounds: int, barrier: Any = None, results: Any = None) -> None:
+    """List ``root`` ``rounds`` times, each time as a new process would (a fresh Catalog remembering
+    the listing in ``cache``); put the last listing's ``{path: message_count}`` on ``results``."""
+    from sessions_app.sessionfiles.catalog import Catalog
+
+    if barrier is not None:
+        barrier.wait()
+    counts: dict[str, int] = {}
+    for _ in range(rounds):
+        counts = {
+            str(info.path): info.message_count for info in Catalog(Path(root), cache_folder=Path(cache)).sessions()
+        }
+    if results is not None:
+        results.put(counts)
+
+
 def _write_forever(path: str, big_every: int) -> None:
     session = SessionFile(Path(path), fsync=True)
     out = sys.stdout

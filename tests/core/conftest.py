@@ -40,7 +40,7 @@ def samples_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def expected() -> dict[str, Any]:
-    """What pi 1.6.0 computed for each sample (pi-format.md section 6)."""
+    """What pi 1.6.0 computed for each sample (docs/format.md §13)."""
     return json.loads((SAMPLES / "expected.json").read_text(encoding="utf-8"))
 
 

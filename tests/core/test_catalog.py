@@ -1,4 +1,4 @@
-"""A folder of sessions: listing (pi-format 3.10), finding by id, lineage, and what is not a session."""
+"""A folder of sessions: listing (docs/format.md §10), finding by id, lineage, and what is not a session."""
 
 from __future__ import annotations
 
@@ -62,14 +62,7 @@ def test_ambiguous_prefix_and_unknown_id(samples_root: Path) -> None:
 
 
 def test_listing_reads_only_changed_files(samples_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    opened: list[Path] = []
-
-    class CountingSessionFile(SessionFile):
-        def __init__(self, path: Path, **kwargs: Any) -> None:
-            opened.append(Path(path))
-            super().__init__(path, **kwargs)
-
-    monkeypatch.setattr(catalog_module, "SessionFile", CountingSessionFile)
+    opened, _ = _counting(monkeypatch)
     catalog = Catalog(samples_root)
     first = catalog.sessions()
     assert len(opened) == len(first) == 7
@@ -214,6 +207,12 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Path], list[Path]]:
             opened.append(Path(path))
             super().__init__(path, **kwargs)
 
+    real_read_info = catalog_module.read_info
+
+    def counting_read_info(path: Any, **kwargs: Any) -> Any:
+        opened.append(Path(path))
+        return real_read_info(path, **kwargs)
+
     real_read_header = catalog_module.read_header
 
     def counting_read_header(path: Any, **kwargs: Any) -> Any:
@@ -221,6 +220,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Path], list[Path]]:
         return real_read_header(path, **kwargs)
 
     monkeypatch.setattr(catalog_module, "SessionFile", CountingSessionFile)
+    monkeypatch.setattr(catalog_module, "read_info", counting_read_info)
     monkeypatch.setattr(catalog_module, "read_header", counting_read_header)
     return opened, headers
 
@@ -265,14 +265,14 @@ def test_one_file_failing_in_any_way_leaves_the_others_listed(
     samples_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     victim = sorted((samples_root / FOLDER).iterdir())[0]
-    real = catalog_module.session_info
+    real = catalog_module.read_info
 
-    def failing(session: SessionFile) -> Any:
-        if session.path == victim:
+    def failing(path: Any, **kwargs: Any) -> Any:
+        if Path(path) == victim:
             raise ValueError("something nobody foresaw")
-        return real(session)
+        return real(path, **kwargs)
 
-    monkeypatch.setattr(catalog_module, "session_info", failing)
+    monkeypatch.setattr(catalog_module, "read_info", failing)
     catalog = Catalog(samples_root)
     assert len(catalog.sessions()) == 6
     assert "ValueError: something nobody foresaw" in catalog.problems[victim]

@@ -1,4 +1,4 @@
-"""Many writers, one file (pitree-rules §4): processes appending at once never interleave bytes, never
+"""Many writers, one file (docs/format.md §9.1): processes appending at once never interleave bytes, never
 reuse an id, and each one's append is parented at the leaf it saw under the lock."""
 
 from __future__ import annotations

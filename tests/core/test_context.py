@@ -1,4 +1,4 @@
-"""What the LLM sees (pi-format 3.5): a pure function of a root→leaf path, checked case by case the way
+"""What the LLM sees (docs/format.md §6): a pure function of a root→leaf path, checked case by case the way
 pi's own build-context tests do, plus the conversion to provider messages."""
 
 from __future__ import annotations

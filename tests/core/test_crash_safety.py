@@ -1,4 +1,4 @@
-"""Torn writes (pitree-rules §1, §4, §5): a writer killed at any moment loses nothing it reported as
+"""Torn writes (docs/format.md §8.3, §9.1): a writer killed at any moment loses nothing it reported as
 written, and a partial last line never glues onto the next entry."""
 
 from __future__ import annotations

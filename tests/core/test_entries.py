@@ -1,4 +1,4 @@
-"""One line's shape: pi's key orders, omitted optionals, serialisation, ids, names and times (pi-format 1, 2)."""
+"""One line's shape: pi's key orders, omitted optionals, serialisation, ids, names and times (docs/format.md §1–§3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""New files: ``create_session`` and ``fork_session`` (pi's createBranchedSession, pi-format 3.4)."""
+"""New files: ``create_session`` and ``fork_session`` (pi's createBranchedSession, docs/format.md §7.2)."""
 
 from __future__ import annotations
 

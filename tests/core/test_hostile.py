@@ -64,6 +64,18 @@ def test_every_good_session_is_listed_and_every_bad_file_reported(hostile: Hosti
     assert {info.id: info.url_id for info in infos if info.id.startswith("a/b")} == {"a/b?c#d%e&f g": None}
 
 
+def test_a_remembered_listing_of_the_folder_is_the_listing(hostile: HostileFolder, tmp_path: Path) -> None:
+    """Listed with a cache folder, then by a new catalog (a restart) from the cache: the same sessions
+    and the same problems as a catalog that keeps nothing, every time."""
+    cache = tmp_path / "var"
+    plain = Catalog(hostile.root, max_line_bytes=hostile.line_limit)
+    expected = bounded(plain.sessions)
+    for _ in range(2):
+        catalog = Catalog(hostile.root, max_line_bytes=hostile.line_limit, cache_folder=cache)
+        assert bounded(catalog.sessions) == expected
+        assert catalog.problems == plain.problems
+
+
 def test_every_good_session_reads_every_way(hostile: HostileFolder) -> None:
     for path in hostile.good:
         session = SessionFile(path, fsync=False, max_line_bytes=hostile.line_limit)

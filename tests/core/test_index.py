@@ -1,4 +1,4 @@
-"""Loading odd and broken files (pitree-rules §2, §5; pi-format 3.1, 3.6, 4): every problem is reported
+"""Loading odd and broken files (docs/format.md §4.2, §5, §8): every problem is reported
 with its 1-based line number, nothing loops, nothing is lost, and reading never changes the file."""
 
 from __future__ import annotations
@@ -53,6 +53,38 @@ def test_empty_file_is_refused_untouched(write_file: Any) -> None:
     with pytest.raises(NotASession, match="empty"):
         SessionFile(path)
     assert path.read_bytes() == b""
+
+
+def test_header_without_final_newline_opens_untouched(write_file: Any, L: Any) -> None:
+    """A file holding only its header, without the "\n" (a writer stopped there): pi opens it, and so
+    does pitree, without writing; the first append starts on a line of its own."""
+    path = write_file(L.dump(L.header())[:-1])
+    before = path.read_bytes()
+    session = SessionFile(path, fsync=False)
+    assert session.session_id == L.header()["id"]
+    assert len(session.index) == 0 and session.leaf_id is None and session.index.skipped() == []
+    assert path.read_bytes() == before
+    added = session.append(E.user_message("hello"))
+    assert path.read_bytes() == before + b"\n" + L.dump(added)
+    again = SessionFile(path)
+    assert [again.index.ids[row] for row in again.path_rows()] == [added["id"]]
+    assert again.index.skipped() == []
+
+
+def test_header_without_final_newline_seen_growing(write_file: Any, L: Any) -> None:
+    """Another writer completes the header line and appends: a refresh reads on from the header."""
+    path = write_file(L.dump(L.header())[:-1])
+    session = SessionFile(path, fsync=False)
+    with open(path, "ab") as handle:
+        handle.write(b"\n" + L.dump(L.user("a", None, "hi")))
+    assert session.refresh() == [0]
+    assert session.leaf_id == "a" and session.index.skipped() == []
+
+
+def test_lone_unterminated_object_that_is_no_header_is_refused(write_file: Any, L: Any) -> None:
+    path = write_file(L.dump(L.user("a", None, "no header"))[:-1])
+    with pytest.raises(NotASession, match="line 1 is not a session header"):
+        SessionFile(path)
 
 
 def test_whitespace_only_file_is_refused_untouched(write_file: Any) -> None:
@@ -247,6 +279,30 @@ def test_parent_later_in_the_file_is_found(write_file: Any, L: Any) -> None:
     assert shape(session) == [("parent", ["child"])]
 
 
+@pytest.mark.parametrize(
+    ("parent", "shown"),
+    [(5, "5"), (True, "true"), (["a"], '["a"]'), ({"id": "a"}, '{"id":"a"}'), ("x" * 60, None)],
+)
+def test_parent_id_that_is_no_string_is_a_reported_root(write_file: Any, L: Any, parent: Any, shown: Any) -> None:
+    """pi links by id strings, so a number (or any other JSON value) names no entry: a root, reported."""
+    path = write_file(L.header(), L.user("a", None, "root"), L.user("b", parent, "odd parent"), L.user("c", "b", "c"))
+    session = read_everything(path)
+    assert shape(session) == ["a", ("b", ["c"])]
+    assert path_ids(session) == ["b", "c"]
+    if shown is None:  # a string that names nothing: the usual report
+        assert session.index.skipped() == [(3, f"parent {'x' * 60} not found: shown as a root")]
+    else:
+        assert session.index.skipped() == [(3, f"parentId {shown} is not a string: shown as a root")]
+
+
+def test_long_odd_parent_id_is_cut_short_in_the_report(write_file: Any, L: Any) -> None:
+    path = write_file(L.header(), L.user("b", list(range(100)), "odd parent"))
+    session = read_everything(path)
+    ((line, reason),) = session.index.skipped()
+    assert line == 2 and reason.startswith("parentId [0,1,2,") and reason.endswith("… is not a string: shown as a root")
+    assert len(reason) < 100
+
+
 def test_missing_parent_key_means_root(write_file: Any, L: Any) -> None:
     path = write_file(L.header(), {"type": "custom", "customType": "x", "id": "a", "timestamp": L.T0})
     session = read_everything(path)
@@ -268,6 +324,31 @@ def test_duplicate_id_last_wins_and_is_reported(write_file: Any, L: Any) -> None
     assert session.index.node_count == 3
     assert path_ids(session) == ["a", "c"]
     assert shape(session) == [("a", ["b", "c"])]  # b's parent id now names the second "a"
+
+
+def test_superseded_duplicate_message_is_not_counted(write_file: Any, L: Any) -> None:
+    """message_count counts the messages of the session: a line superseded by a later one with its id
+    is no message of it any more (pi's listing counts every message line; see docs/format.md)."""
+    path = write_file(
+        L.header(),
+        L.user("a", None, "first"),
+        L.assistant("b", "a", "one"),
+        L.assistant("b", "a", "two"),
+        L.entry("c", "b", "custom"),
+        L.entry("c", "b", "custom"),  # a superseded custom entry changes no count
+    )
+    session = read_everything(path)
+    assert session.index.message_count == 2
+    assert session.index.node_count == 3
+    with open(path, "ab") as handle:  # a duplicate arriving later: the reload counts the same way
+        handle.write(L.dump(L.user("a", None, "again")))
+    session.refresh()
+    assert session.index.message_count == 2
+    assert session.index.skipped() == [
+        (2, "duplicate id a: superseded by line 7"),
+        (3, "duplicate id b: superseded by line 4"),
+        (5, "duplicate id c: superseded by line 6"),
+    ]
 
 
 def test_duplicate_id_arriving_on_refresh_reloads(write_file: Any, L: Any) -> None:

@@ -1,4 +1,4 @@
-"""Whatever a file holds, reading it never fails and never changes it (pitree-rules §5).
+"""Whatever a file holds, reading it never fails and never changes it (docs/format.md §8).
 
 pi does not validate the shape of lines that parse. pitree reads such files too, so every read path
 (tree, context at every node, provider conversion, listing, fork) must survive odd shapes and bytes.

@@ -1,4 +1,4 @@
-"""pitree reads pi's own sample files exactly as pi 1.6.0 did (``expected.json``, pi-format.md section 6)."""
+"""pitree reads pi's own sample files exactly as pi 1.6.0 did (``expected.json``, docs/format.md §13)."""
 
 from __future__ import annotations
 

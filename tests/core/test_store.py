@@ -1,8 +1,9 @@
-"""The store: appends (pitree-rules §2–§4), refusals that write nothing, the per-process cache and
+"""The store: appends (docs/format.md §5, §9), refusals that write nothing, the per-process cache and
 incremental refresh."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,8 +13,8 @@ from typing import Any
 import pytest
 
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles import index as index_module
 from sessions_app.sessionfiles.errors import EntryNotFound, SessionError
-from sessions_app.sessionfiles.index import IndexBuilder
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -198,20 +199,24 @@ def test_open_is_cached_and_reopen_reads_only_new_lines(chat: Any, monkeypatch: 
     rows_before = len(opened.index)
 
     other = SessionFile(session.path, fsync=False)  # another writer
-    other.append(E.user_message("from elsewhere"))
-    other.append(E.user_message("and again"))
+    appended = [other.append(E.user_message("from elsewhere")), other.append(E.user_message("and again"))]
 
-    parsed: list[int] = []
-    original = IndexBuilder._index_line
+    parsed: list[bytes] = []
 
-    def counting(self: IndexBuilder, line: Any, offset: int, length: int) -> None:
-        parsed.append(offset)
-        original(self, line, offset, length)
+    def counting(decode: Any) -> Any:
+        def decode_counted(line: Any) -> Any:
+            parsed.append(bytes(line))
+            return decode(line)
 
-    monkeypatch.setattr(IndexBuilder, "_index_line", counting)
+        return decode_counted
+
+    # Every line after the header goes through one of the head decoders, in bulk or alone.
+    for name in ("decode_head", "decode_known_head"):
+        monkeypatch.setattr(index_module, name, counting(getattr(index_module, name)))
     again = SessionFile.open(session.path)
     assert again is opened
     assert len(parsed) == 2  # only the two appended lines were parsed
+    assert [json.loads(line)["id"] for line in parsed] == [entry["id"] for entry in appended]
     assert len(again.index) == rows_before + 2
     assert again.leaf_id == other.leaf_id
 

@@ -1,5 +1,5 @@
 """Random operation sequences against the store: the file only grows, and what a writer holds in
-memory is what any later reader gets from the file (pitree-rules §1, §2, §4)."""
+memory is what any later reader gets from the file (docs/format.md §5, §9.1)."""
 
 from __future__ import annotations
 

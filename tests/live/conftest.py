@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +19,7 @@ import orjson
 import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
-from support import accounts
+from support.daphne import Daphne, free_port, launch_daphne
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile, clear_cache
@@ -169,89 +165,29 @@ async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncI
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Daphne:
-    url: str  # http://127.0.0.1:PORT
-    process: subprocess.Popen[bytes]
-    log: Path
-    cookie: str = ""  # the owner's signed-in session (``Cookie`` header value)
-
-    @property
-    def ws(self) -> str:
-        return self.url.replace("http://", "ws://")
-
-    def log_tail(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:]
-
-
 @pytest.fixture
 def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
     """``daphne(root, **env)``: pitree served by a daphne process of its own, on a free port, with the
     owner signed in (``server.cookie``). The servers of one test share a database, as processes
     serving one site do."""
     started: list[Daphne] = []
-    shared: dict[str, str] = {}  # the database's variable, and the owner's session once signed in
 
     def start(root: Path, **env: str) -> Daphne:
-        port = _free_port()
-        log = tmp_path / f"daphne-{port}.log"
         environment = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "pitree_web.settings",
             "PITREE_SESSIONS_DIR": str(root),
             "PITREE_FSYNC": "0",
             "PITREE_OFFLINE_DELAY": "0.01",
             "PITREE_ASSISTANT": "offline",
-            "PYTHONUNBUFFERED": "1",
             **env,
         }
-        environment.pop("PITREE_ALLOWED_HOSTS", None)
-        link = None
-        if not shared:
-            link = accounts.prepare(shared, tmp_path)
-        environment.update({"PITREE_DB": shared["PITREE_DB"]})
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
-                cwd=REPO,
-                env=environment,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        server = Daphne(f"http://127.0.0.1:{port}", process, log)
+        log = tmp_path / f"daphne-{len(started)}.log"
+        server = launch_daphne(environment, log, site=started[0] if started else None)
         started.append(server)
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"daphne exited with {process.returncode}:\n{server.log_tail()}")
-            try:
-                with urllib.request.urlopen(server.url + "/", timeout=2) as response:
-                    if response.status == 200:
-                        if link is not None:
-                            shared["cookie"] = accounts.session_cookie(server.url, link)
-                        server.cookie = shared["cookie"]
-                        return server
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"daphne did not answer within 30 s:\n{server.log_tail()}")
-            time.sleep(0.1)
+        return server
 
     yield start
     for server in started:
-        if server.process.poll() is None:
-            server.process.terminate()
-            try:
-                server.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.process.kill()
-                server.process.wait()
+        server.stop()
 
 
 @pytest.fixture
@@ -260,7 +196,7 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("no redis-server: run ./scripts/test (it installs it) or apt-get install redis-server")
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [
             binary,

@@ -76,6 +76,15 @@ def test_nothing_after_a_snapshot_opens(world: World, snapshot: Any) -> None:
     assert holder.get(world.url(f"download.jsonl?entry={LEAF}")).status_code == 404
 
 
+def test_a_snapshot_s_map_and_comparison_hold_the_path_only(world: World, snapshot: Any) -> None:
+    holder, _, later = snapshot
+    data = holder.get(world.url("map/data/")).content.decode()
+    assert '"entries": 4' in data and SNAP_AT in data  # the map folds straight runs: the path's 4 entries
+    assert not any(entry_id in data for entry_id in (*LATER, *BRANCH_B, *later))
+    assert "after the snapshot" not in data
+    assert holder.get(world.url(f"compare/?e={SNAP_AT}&e=8aabce23")).status_code == 404
+
+
 def test_a_snapshot_s_downloads_hold_the_path_only(world: World, snapshot: Any) -> None:
     holder, _, _ = snapshot
     lines = [json.loads(line) for line in holder.get(world.url("download.jsonl")).content.splitlines()]
@@ -157,6 +166,20 @@ def test_a_branch_share_shows_that_branch_only(world: World, branch_viewer: Any)
     article = page.split(f'id="entry-{BRANCH_A[0]}"', 1)[1].split("</article>", 1)[0]
     assert "navigator" not in article
     assert "navigator" in world.client("owner").get(world.url(f"e/{LEAF}/")).content.decode()
+
+
+def test_the_map_and_comparisons_keep_to_the_branch(world: World, branch_viewer: Any) -> None:
+    data = branch_viewer.get(world.url("map/data/")).content.decode()
+    assert "de4f0d3a" in world.client("owner").get(world.url("map/data/")).content.decode()  # branch B's end
+    assert '"branches"' not in data  # no branch point: branch A is all there is
+    assert not any(entry_id in data for entry_id in BRANCH_B)
+    both = "compare/?e=97690895&e=07721729"
+    assert world.client("owner").get(world.url(both)).status_code == 200
+    assert branch_viewer.get(world.url(both)).status_code == 404
+    assert branch_viewer.get(world.url("compare/?branches=97690895")).status_code == 404  # no siblings for her
+    # A comparison naming another session she may not see answers as if it did not exist.
+    other = f"compare/?e={LEAF}&e=019cadd4-cb50-74dd-b0a5-3da75cdfe167:f87f9c1c"
+    assert branch_viewer.get(world.url(other)).status_code == 404
 
 
 def test_another_branch_does_not_open(world: World, branch_viewer: Any) -> None:

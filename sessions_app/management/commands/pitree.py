@@ -221,7 +221,7 @@ class Command(BaseCommand):
         return open_as(self.access, file, self.catalog(), fsync=self.fsync, max_line_bytes=self.max_line_bytes)
 
     def catalog(self) -> Catalog:
-        return Catalog(self.sessions_dir, max_line_bytes=self.max_line_bytes)
+        return Catalog(self.sessions_dir, max_line_bytes=self.max_line_bytes, cache_folder=settings.PITREE_CACHE_DIR)
 
     def open_writable(self, file: str) -> SessionView:
         session = self.open(file)

@@ -1,0 +1,180 @@
+"""The session list remembered between processes: each file's SessionInfo as of its (device, inode,
+size, mtime), in a small SQLite file under a cache folder the caller chooses.
+
+Without it, a restart reads every file of the sessions folder again (3,000 sessions: 90 MB). With it, a
+restart reads only the files that changed since any process last listed them. It is a cache and never
+the only copy: a file whose stamp differs is read again, rows of files that are gone are dropped, and
+deleting the database (or finding it damaged, which deletes it) loses nothing. Every failure to read
+or write it is silent; the listing then reads the files, as without a cache.
+
+Several processes may list the same folder at once. SQLite in WAL mode lets them read while one
+writes; writes are one short transaction each (``BEGIN IMMEDIATE``, waiting up to ``TIMEOUT_S`` for
+another writer), and a row's stamp and facts are written together, so a reader sees a file either as
+it was or as it is. Rows are kept per root folder and per line limit (the limit changes what a file
+lists as).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import orjson
+
+from .listing import SessionInfo
+
+FILE_NAME = "listing.sqlite3"
+SCHEMA = 1
+"""Bump when SessionInfo's fields, or what a file lists as, change: older rows are then dropped."""
+TIMEOUT_S = 5.0
+
+Stamp = tuple[int, int, int, int]  # device, inode, size, mtime: a file unchanged since it was read
+
+_TABLE = """CREATE TABLE IF NOT EXISTS sessions (
+    root BLOB NOT NULL,
+    line_limit INTEGER NOT NULL,
+    name BLOB NOT NULL,
+    stamp TEXT NOT NULL,
+    info BLOB NOT NULL,
+    PRIMARY KEY (root, line_limit, name)
+) WITHOUT ROWID"""
+_CORRUPT = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+class ListingCache:
+    """The remembered listing of the ``*.jsonl`` files under ``root``, kept in ``folder``."""
+
+    def __init__(self, folder: Path, root: Path, max_line_bytes: int) -> None:
+        self.path = Path(folder) / FILE_NAME
+        self._root = str(root)
+        self._prefix = os.path.join(self._root, "")  # what every listed path starts with
+        self._key = (os.fsencode(os.path.abspath(root)), max_line_bytes)
+
+    def load(self) -> dict[str, tuple[Stamp, SessionInfo]]:
+        """What was listed of each file the last time, by path as the catalog spells it; empty when
+        there is no cache or it cannot be read."""
+        try:
+            with self._connect() as db:
+                rows = db.execute(
+                    "SELECT name, stamp, info FROM sessions WHERE root = ? AND line_limit = ?", self._key
+                ).fetchall()
+        except (sqlite3.Error, OSError):
+            return {}
+        found = {}
+        for name, stamp, info in rows:
+            path = os.path.join(self._root, os.fsdecode(name))
+            try:
+                found[path] = (_stamp(stamp), _info(path, info))
+            except (ValueError, TypeError):  # a row this code did not write: read the file again
+                continue
+        return found
+
+    def save(self, changed: dict[str, tuple[Stamp, SessionInfo]], gone: Iterable[str]) -> None:
+        """Remember ``changed`` (files read by a listing) and forget the files that are ``gone``."""
+        rows = []
+        for path, (stamp, info) in changed.items():
+            try:
+                rows.append((*self._key, self._name(path), ":".join(map(str, stamp)), _encode(info)))
+            except (orjson.JSONEncodeError, ValueError):
+                continue  # not representable (it never happens with what the reader returns): not cached
+        forget = [(*self._key, self._name(path)) for path in gone]
+        try:
+            with self._connect() as db, _writing(db):
+                db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)", rows)
+                db.executemany("DELETE FROM sessions WHERE root = ? AND line_limit = ? AND name = ?", forget)
+                roots = [root for (root,) in db.execute("SELECT DISTINCT root FROM sessions")]
+                for root in roots:  # folders deleted since (test runs, moved projects) leave nothing behind
+                    if not os.path.isdir(os.fsdecode(root)):
+                        db.execute("DELETE FROM sessions WHERE root = ?", (root,))
+        except (sqlite3.Error, OSError):
+            return
+
+    def _name(self, path: str) -> bytes:
+        """A file's key: its path inside the root (the root itself is a key of its own)."""
+        inside = path[len(self._prefix) :] if path.startswith(self._prefix) else os.path.relpath(path, self._root)
+        return os.fsencode(inside)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection to the cache, created (or re-created, when damaged or from an older SCHEMA)."""
+        try:
+            with closing(self._open()) as db:
+                yield db
+        except sqlite3.DatabaseError as error:
+            if getattr(error, "sqlite_errorname", None) not in _CORRUPT:
+                raise
+            for suffix in ("", "-wal", "-shm"):  # damaged: it is only a cache
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            raise
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=TIMEOUT_S, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # a cache: a power cut may lose the last write
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+                with _writing(db):
+                    if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+                        db.execute("DROP TABLE IF EXISTS sessions")
+                        db.execute(_TABLE)
+                        db.execute(f"PRAGMA user_version = {SCHEMA}")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+
+@contextmanager
+def _writing(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, waiting its turn behind other writers."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _stamp(text: str) -> Stamp:
+    device, inode, size, mtime = map(int, text.split(":"))
+    return device, inode, size, mtime
+
+
+def _encode(info: SessionInfo) -> bytes:
+    return orjson.dumps(
+        [
+            info.id,
+            info.cwd,
+            info.name,
+            info.parent_session_path,
+            info.created,
+            info.modified_ms,
+            info.message_count,
+            info.first_message,
+            list(info.labels),
+            info.version,
+        ]
+    )
+
+
+def _info(path: str, data: bytes) -> SessionInfo:
+    fields = orjson.loads(data)
+    session_id, cwd, name, parent, created, modified_ms, count, first, labels, version = fields
+    return SessionInfo(
+        path=Path(path),
+        id=session_id,
+        cwd=cwd,
+        name=name,
+        parent_session_path=parent,
+        created=created,
+        modified_ms=modified_ms,
+        message_count=count,
+        first_message=first,
+        labels=tuple(labels),
+        version=version,
+    )
