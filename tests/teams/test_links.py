@@ -43,6 +43,15 @@ def test_a_revoked_link_is_404_at_once(world: World) -> None:
     assert world.holder_or_none(world.token) is None
 
 
+def test_the_share_page_lists_who_has_the_session(world: World) -> None:
+    html = world.client("owner").get(world.url("share/")).content.decode()
+    assert "carol" in html and "team readers" in html and "link" in html
+    assert html.count("you revoke it") == 3 and world.token not in html  # a link's token is shown once only
+    world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/"))  # type: ignore[union-attr]
+    html = world.client("owner").get(world.url("share/")).content.decode()
+    assert html.count("you revoke it") == 2 and "revoked 20" in html
+
+
 def test_revoking_one_link_leaves_the_others(world: World) -> None:
     second = world.share(Share.VIEWER, link=True)
     world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/"))  # type: ignore[union-attr]
