@@ -33,6 +33,7 @@ SCRIPTS = [
     "live_push",
     "worddiff",
     "treemap",
+    "scoped_view",
 ]
 
 

@@ -188,21 +188,45 @@ class _Part:
 
 
 def _feed(path: Path, builder: IndexBuilder, spans: list[tuple[int, int]]) -> None:
-    """Feed the builder each line at its own offset (one descriptor for all of them)."""
+    """Feed the builder each line at its own offset (file order). Lines that follow each other in the
+    file are read and fed as one run (a linear history is mostly one run), up to ``_CHUNK`` bytes."""
     if not spans:
         return
     fd, _ = reopen_regular(path)
     try:
-        for offset, length in spans:
-            builder.feed(os.pread(fd, length, offset) + b"\n", offset, at_eof=False)
+        for start, end in _runs(spans):
+            data = os.pread(fd, end - start, start)
+            builder.feed(data if data.endswith(b"\n") else data + b"\n", start, at_eof=False)
     finally:
         os.close(fd)
+
+
+def _runs(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(offset, length)`` spans of lines as ``[start, end)`` runs of adjacent whole lines (their
+    newlines included)."""
+    runs: list[tuple[int, int]] = []
+    for offset, length in spans:
+        end = offset + length + 1
+        if runs and runs[-1][1] == offset and end - runs[-1][0] <= _CHUNK:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((offset, end))
+    return runs
 
 
 def _snapshot(
     full: SessionFile, entry_id: str, offset: int
 ) -> tuple[list[tuple[int, int]], dict[str, tuple[str, str]]]:
-    """The lines of the path to ``entry_id`` and the labels, in the file's first ``offset`` bytes."""
+    """The lines of the path to ``entry_id`` and the labels, in the file's first ``offset`` bytes.
+
+    Usually the file's own index tells: its rows before ``offset`` are those bytes, linked as they were,
+    unless a later line reused an id or named a parent that came later (either may relink earlier
+    rows); then those bytes are indexed again on their own."""
+    now = full.index
+    anchor = now.row(entry_id)
+    relinked = now.forward_parents or now.node_count + len(now.leaf_rows) != len(now)
+    if anchor is not None and not relinked and now.offsets[anchor] + now.lengths[anchor] < offset:
+        return [(now.offsets[row], now.lengths[row]) for row in tree_path(now, anchor)], _labels_before(full, offset)
     builder = IndexBuilder(str(full.path), max_line_bytes=full.max_line_bytes)
     fd, _ = reopen_regular(full.path)
     try:
@@ -222,6 +246,22 @@ def _snapshot(
         return [], {}
     rows = tree_path(then, anchor)
     return [(then.offsets[row], then.lengths[row]) for row in rows], then.labels
+
+
+def _labels_before(full: SessionFile, offset: int) -> dict[str, tuple[str, str]]:
+    """The labels that the file's label lines before ``offset`` leave set (the last one wins, as pi reads)."""
+    index = full.index
+    rows = [row for row in range(len(index)) if index.types[row] == "label" and index.offsets[row] < offset]
+    labels: dict[str, tuple[str, str]] = {}
+    for row, entry in zip(rows, full.entries(rows)):
+        target, text = entry.get("targetId"), entry.get("label")
+        if not isinstance(target, str):
+            continue
+        if text:
+            labels[target] = (text if isinstance(text, str) else str(text), index.timestamps[row])
+        else:
+            labels.pop(target, None)
+    return labels
 
 
 def prefix_digest(path: Path | str, offset: int) -> str:

@@ -136,6 +136,31 @@ def test_a_snapshot_shows_nothing_once_its_bytes_changed(world: World, snapshot:
     assert all(f'data-entry="{entry_id}"' not in html for entry_id in SNAP_PATH)
 
 
+def test_a_snapshot_keeps_labels_as_they_were(world: World) -> None:
+    writer = SessionFile(world.path, fsync=False)
+    writer.set_label("97690895", "set before sharing")
+    made = world.share(Share.VIEWER, mode=SNAPSHOT, entry=SNAP_AT, link=True)
+    writer.set_label("97690895", None)  # cleared after: the snapshot still shows it
+    writer.set_label(ROOT, "set after sharing")
+    html = world.holder(made.token).get(world.url("tree/?filter=labeled")).content.decode()
+    assert "set before sharing" in html and "set after sharing" not in html
+
+
+def test_a_snapshot_holds_when_later_lines_relink_earlier_ones(world: World, snapshot: Any) -> None:
+    """A later line reusing an id (pi would let it win) changes how the file's index links earlier rows:
+    the snapshot then reads its bytes again on their own, and still shows what they held."""
+    holder, _, _ = snapshot
+    line = {"type": "message", "id": FIRST_ANSWER, "parentId": None, "timestamp": "2026-03-02T12:00:00.000Z"}
+    line["message"] = {"role": "user", "content": "a reused id, written after the snapshot"}
+    with world.path.open("ab") as file:
+        file.write(json.dumps(line).encode() + b"\n")
+    assert SessionFile(world.path, fsync=False).index.node_count < len(SessionFile(world.path, fsync=False).index)
+    html = holder.get(world.url()).content.decode()
+    for entry_id in SNAP_PATH:
+        assert f'data-entry="{entry_id}"' in html
+    assert "reused id" not in html
+
+
 def test_a_snapshot_cannot_be_written_to(world: World, snapshot: Any) -> None:
     holder, _, _ = snapshot
     before = world.bytes()
