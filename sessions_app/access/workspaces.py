@@ -24,7 +24,9 @@ class WorkspaceError(Exception):
 def personal_workspace(user: Any) -> Workspace:
     """The user's own workspace, made on first need. Its folder is the one for ``PITREE_DEFAULT_CWD``
     when that folder is still nobody's and the user is a superuser (the first owner keeps what
-    pitree did before accounts existed); otherwise ``PITREE_DEFAULT_CWD/<user name>``."""
+    pitree did before accounts existed; a superuser sees every folder anyway); otherwise the first of
+    ``PITREE_DEFAULT_CWD/<user name>``, ``…/<user name>-2`` … whose folder is nobody's and not on disk
+    yet, so that nobody is handed sessions another program left there."""
     found = Workspace.objects.filter(owner=user, personal=True).first()
     if found is not None:
         return found
@@ -32,8 +34,12 @@ def personal_workspace(user: Any) -> Workspace:
     candidates = [base] if user.is_superuser else []
     name = user.get_username()
     candidates += [os.path.join(base, name)] + [os.path.join(base, f"{name}-{n}") for n in range(2, 100)]
+    root = Path(settings.PITREE_SESSIONS_DIR)
     for cwd in candidates:
-        if Workspace.objects.filter(folder=encode_cwd(cwd)).exists():
+        folder = encode_cwd(cwd)
+        if Workspace.objects.filter(folder=folder).exists():
+            continue
+        if cwd != base and os.path.lexists(root / folder):
             continue
         try:
             with transaction.atomic():

@@ -154,6 +154,17 @@ def test_new_sessions_go_to_the_user_s_own_workspace(world: World, settings: Any
     assert Authorship.objects.get(session_id=new_id, entry_id="").user == world.users["stranger"]
 
 
+def test_a_personal_workspace_is_never_a_folder_already_on_disk(world: World, settings: Any) -> None:
+    """Sessions pi left for the working directory a new user's workspace would have stay theirs."""
+    taken = os.path.join(os.path.abspath(settings.PITREE_DEFAULT_CWD), "frank")
+    path = copy_sample(world.root, LINEAR, encode_cwd(taken))
+    frank = Client()
+    frank.force_login(User.objects.create_user("frank"))
+    assert path.stem.split("_", 1)[1] not in frank.get("/").content.decode()
+    personal = Workspace.objects.get(owner__username="frank", personal=True)
+    assert personal.cwd == taken + "-2"
+
+
 def test_a_folder_nobody_owns_is_the_superusers_until_assigned(world: World) -> None:
     path = copy_sample(world.root, LINEAR, "--home-pi-agent--")
     session_id = path.stem.split("_", 1)[1]
