@@ -34,6 +34,7 @@ SCRIPTS = [
     "live_push",
     "worddiff",
     "treemap",
+    "scoped_view",
 ]
 
 

@@ -26,9 +26,11 @@ from .origin import SameOriginValidator  # noqa: E402
 if "daphne.server" in sys.modules:
     # daphne is the server (its command line and runserver import it before the app): it buffers
     # whole request bodies before calling the app, so the body limit is set inside it.
+    from django.urls import reverse
+
     from .bodylimit import install
 
-    install(settings.PITREE_MAX_BODY_BYTES)
+    install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
 
 shutdown.install()
 

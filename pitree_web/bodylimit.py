@@ -9,7 +9,8 @@ and the connection closes; otherwise whatever else arrives is discarded, so that
 sending can read the answer, and the connection closes when the body ends or after ``DRAIN_SECONDS``.
 
 ``install`` is called by ``pitree_web.asgi`` when daphne serves the app (its command line or its
-``runserver``); the limit is ``settings.PITREE_MAX_BODY_BYTES``.
+``runserver``); the limit is ``settings.PITREE_MAX_BODY_BYTES``, and a larger one for the upload page
+(``settings.PITREE_MAX_UPLOAD_BYTES``, a session file and the form around it).
 """
 
 from __future__ import annotations
@@ -35,15 +36,20 @@ class LimitedRequest(WebRequest):
     """daphne's request, which counts the body as it arrives and refuses it past ``limit`` bytes."""
 
     limit: ClassVar[int] = 0
+    larger: ClassVar[dict[bytes, int]] = {}  # request paths with a limit of their own
     page: ClassVar[bytes] = b""  # the whole 413 answer for a browser …
     fragment: ClassVar[bytes] = b""  # … and for htmx, which shows it where the user acted
 
     _received = 0
     _refused = False
     _drain: DelayedCall | None = None
+    _limit = 0
 
     def gotLength(self, length: int | None) -> None:
-        if length is not None and length > self.limit:
+        # Twisted keeps the request line's target on the channel until the request is complete.
+        target = getattr(self.channel, "_path", b"") or b""
+        self._limit = self.larger.get(target.split(b"?", 1)[0], self.limit)
+        if length is not None and length > self._limit:
             self._refuse()
         else:
             super().gotLength(length)
@@ -52,7 +58,7 @@ class LimitedRequest(WebRequest):
         if self._refused:
             return
         self._received += len(data)
-        if self._received > self.limit:
+        if self._received > self._limit:
             self._refuse()
         else:
             super().handleContentChunk(data)
@@ -92,8 +98,9 @@ class LimitedHTTPFactory(HTTPFactory):
         return protocol
 
 
-def install(limit: int) -> None:
-    """Make every daphne server this process starts from now on refuse bodies over ``limit`` bytes.
+def install(limit: int, larger: dict[str, int] | None = None) -> None:
+    """Make every daphne server this process starts from now on refuse bodies over ``limit`` bytes
+    (over ``larger[path]`` for a request to one of those paths).
 
     daphne's ``Server.run`` builds its factory by the module name ``HTTPFactory``: that name is the
     one hook it offers, so it is pointed at ``LimitedHTTPFactory``."""
@@ -110,6 +117,7 @@ def install(limit: int) -> None:
         (b"Content-Security-Policy", CONTENT_SECURITY_POLICY.encode()),
     ]
     LimitedRequest.limit = limit
+    LimitedRequest.larger = {path.encode(): size for path, size in (larger or {}).items()}
     LimitedRequest.page = _response(render_to_string("413.html", {"reason": reason}).encode(), common)
     LimitedRequest.fragment = _response(
         render_to_string("sessions_app/partials/_form_errors.html", {"errors": [reason]}).encode(),

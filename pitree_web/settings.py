@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import warnings
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -60,14 +61,27 @@ ALLOWED_HOSTS = env.list("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::
 
 # Behind a TLS-terminating proxy: the header it sets (``X-Forwarded-Proto``) and the origins users
 # type, so that CSRF and the websocket origin check accept https pages.
-if env.bool("PITREE_BEHIND_TLS_PROXY", False):
+_behind_tls_proxy = env.bool("PITREE_BEHIND_TLS_PROXY", False)
+if _behind_tls_proxy:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
+
+# Sign-in and CSRF cookies travel over https only, except while debugging and when serving plain http
+# on a loopback address (./scripts/run's default: nothing leaves the machine, and a browser would
+# drop secure cookies there). PITREE_SECURE_COOKIES says otherwise either way.
+_bind_host = env.str("PITREE_BIND", "127.0.0.1:8000").rpartition(":")[0].strip("[]")
+_loopback = _bind_host in {"127.0.0.1", "localhost", "::1"}
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool(
+    "PITREE_SECURE_COOKIES", _behind_tls_proxy or not (DEBUG or _loopback)
+)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+# Share links carry their token in the path: no page may tell another site where it came from.
+SECURE_REFERRER_POLICY = "same-origin"
 
 INSTALLED_APPS = [
     "daphne",  # first: its runserver serves ASGI (websockets included)
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -75,6 +89,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
+    "django_ratelimit",
     "sessions_app.apps.SessionsAppConfig",
 ]
 
@@ -85,12 +101,47 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a signed-in user or a working share link (Django's LoginRequiredMiddleware,
+    # which also lets a link holder through); sign-in and opening a link are ``login_not_required``.
+    "sessions_app.access.web.LoginOrLinkMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "sessions_app.middleware.SessionErrorMiddleware",
     "sessions_app.middleware.ContentSecurityPolicyMiddleware",
+    "sessions_app.access.web.RefusalMiddleware",
+    "django_ratelimit.middleware.RatelimitMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
+
+# --- accounts ----------------------------------------------------------------------------
+
+# django-axes counts failed sign-ins (per user name and address) and refuses more for a while.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("PITREE_SIGNIN_ATTEMPTS", 5, validate=validate.Range(min=1))
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("PITREE_SIGNIN_COOLOFF_MINUTES", 15, validate=validate.Range(min=1)))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "sessions:list"
+LOGOUT_REDIRECT_URL = "accounts:login"
+
+# Share-link guessing: django-ratelimit counts opened links per address (in the "default" cache:
+# per process, or shared through Redis when PITREE_REDIS_URL is set).
+PITREE_LINK_RATE = env.str("PITREE_LINK_RATE", "30/m", validate=validate.Regexp(r"^\d+/\d*[smhd]$"))
+RATELIMIT_VIEW = "sessions_app.views.shares.too_many"
+# django-ratelimit wants a cache shared by every process; one process's memory is what there is
+# without Redis, which is right for one process (several processes each count on their own).
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+
+# A one-time sign-in link (./scripts/run prints one for the first owner) works this long.
+PITREE_SIGNIN_LINK_HOURS: int = env.int("PITREE_SIGNIN_LINK_HOURS", 24, validate=validate.Range(min=1))
 
 ROOT_URLCONF = "pitree_web.urls"
 ASGI_APPLICATION = "pitree_web.asgi.application"
@@ -113,7 +164,10 @@ TEMPLATES = [
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": VAR_DIR / "db.sqlite3",
+        # Accounts, grants, shares and authorship (never an entry: those live in the session files).
+        "NAME": env.path("PITREE_DB", VAR_DIR / "db.sqlite3").expanduser(),
+        # Several threads write grants and authorship: wait for the lock rather than fail at once.
+        "OPTIONS": {"timeout": 20},
     }
 }
 
@@ -148,6 +202,8 @@ CACHES = {
 # One process: in-memory layer. Several processes: Redis (pip install -e '.[redis]').
 _redis_url = env.str("PITREE_REDIS_URL", "")
 if _redis_url:
+    # Shared by the processes: what django-ratelimit counts (opened share links) is counted once.
+    CACHES["default"] = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_url}
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -193,6 +249,10 @@ PITREE_MAX_MESSAGE_BYTES: int = env.int("PITREE_MAX_MESSAGE_BYTES", 1_048_576, v
 # is refused with 413 while it arrives (see pitree_web.bodylimit).
 PITREE_MAX_BODY_BYTES: int = 3 * PITREE_MAX_MESSAGE_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITREE_MAX_BODY_BYTES
+
+# Largest session file accepted by the upload page; its request may be that much larger than others.
+PITREE_MAX_UPLOAD_BYTES: int = env.int("PITREE_MAX_UPLOAD_BYTES", 32 << 20, validate=validate.Range(min=1))
+PITREE_MAX_UPLOAD_BODY_BYTES: int = max(PITREE_MAX_BODY_BYTES, PITREE_MAX_UPLOAD_BYTES + 64 * 1024)
 
 # Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
 PITREE_MAX_LINE_BYTES: int = env.int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES, validate=validate.Range(min=1))

@@ -29,6 +29,54 @@ hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=Non
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# --- accounts: the existing suites act as the instance's owner ------------------------------------
+
+
+@pytest.fixture
+def owner(django_user_model, transactional_db):
+    """The instance's owner (a superuser), as ``./scripts/run`` makes on the first start. The database is
+    transactional: views, sockets and reply tasks read it from threads of their own."""
+    return django_user_model.objects.create_superuser("owner", password=None)
+
+
+@pytest.fixture
+def client(client, owner):
+    """pytest-django's test client, signed in as the owner."""
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def async_client(async_client, owner):
+    """pytest-django's async test client, signed in as the owner."""
+    async_client.force_login(owner)
+    return async_client
+
+
+@pytest.fixture
+def sign_in(owner):
+    """``sign_in(client)``: a test client a test made itself, signed in as the owner."""
+
+    def signed_in(client):
+        client.force_login(owner)
+        return client
+
+    return signed_in
+
+
+@pytest.fixture
+def owner_session(client, settings) -> tuple[str, str]:
+    """The owner's signed-in session cookie, (name, value)."""
+    name = settings.SESSION_COOKIE_NAME
+    return name, client.cookies[name].value
+
+
+@pytest.fixture
+def owner_cookie(owner_session) -> tuple[bytes, bytes]:
+    """A ``Cookie`` header of the owner's signed-in session (for websockets)."""
+    return (b"cookie", "=".join(owner_session).encode())
+
+
 @pytest.fixture
 def sessions_dir(tmp_path: Path, settings) -> Path:
     """An empty sessions folder that settings.PITREE_SESSIONS_DIR points at for one test."""

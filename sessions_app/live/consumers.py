@@ -22,7 +22,7 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from ..services.lookup import catalog
+from ..access.sockets import Guard, actor_for_socket, open_for_socket
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
@@ -86,10 +86,11 @@ class _Outbox(AsyncWebsocketConsumer):
 
 
 class SessionConsumer(_Outbox):
-    """One open tab of one session."""
+    """One open tab of one session, as its user (or share link) may see it."""
 
     feed: SessionFeed | None = None
     path: Path | None = None
+    guard: Guard | None = None
 
     async def connect(self) -> None:
         self.sent = 0  # the byte offset this tab's content reflects
@@ -97,15 +98,23 @@ class SessionConsumer(_Outbox):
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         await super().connect()
         try:
-            self.path = await sync_to_async(_locate, thread_sensitive=False)(self.session_id)
-        except Http404:
+            view = await sync_to_async(open_for_socket, thread_sensitive=False)(self.scope, self.session_id)
+        except (Http404, SessionError):
             await self.close(code=NOT_FOUND)
+            return
+        self.path = view.path
+        self.guard = Guard(view, self.end)
+        await self.guard.start()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """The tab's cursor, once; anything else is a client bug and closes the socket."""
         cursor = _field(text_data, "cursor", int)
-        if cursor is None or cursor < 0 or self.feed is not None or self.path is None:
+        if cursor is None or cursor < 0 or self.feed is not None or self.path is None or self.guard is None:
             await self.close(code=BAD_REQUEST)
+            return
+        if not self.guard.follows:  # a snapshot: nothing it may show ever comes
+            self.outbox.put_nowait(fragments.LIVE)
+            self.start_pump()
             return
         self.feed = feed_for(self.path, self.session_id)
         try:
@@ -122,13 +131,16 @@ class SessionConsumer(_Outbox):
         self.start_pump()
 
     async def leave(self) -> None:
+        if self.guard is not None:
+            await self.guard.stop()
         if self.feed is not None:
             feed, self.feed = self.feed, None
             await feed.leave(self)
 
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
-            await self.send(text_data=item)
+            if self.guard is None or await self.guard.passes(item):
+                await self.send(text_data=item)
         else:
             await self._send_batch(item)
 
@@ -137,6 +149,8 @@ class SessionConsumer(_Outbox):
             # The file was replaced: offsets start again, and this batch says so first.
             self.epoch, self.sent = batch.epoch, 0
         due = batch.after(self.sent)
+        if due is not None and self.guard is not None:
+            due = await self.guard.batch(due, self.sent)
         if due is None:
             return
         await self.send(text_data=due.text())
@@ -155,8 +169,12 @@ class SessionListConsumer(_Outbox):
         if query is None or self.feed is not None or page < 1:
             await self.close(code=BAD_REQUEST)
             return
+        actor = await sync_to_async(actor_for_socket, thread_sensitive=False)(self.scope)
+        if not actor.signed_in and not actor.links:
+            await self.close(code=NOT_FOUND)
+            return
         self.feed = list_feed()
-        await self.feed.join(self, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
+        await self.feed.join(self, actor, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
@@ -164,13 +182,6 @@ class SessionListConsumer(_Outbox):
         if self.feed is not None:
             feed, self.feed = self.feed, None
             await feed.leave(self)
-
-
-def _locate(session_id: str) -> Path:
-    try:
-        return catalog().locate(session_id)
-    except SessionError:
-        raise Http404(session_id) from None
 
 
 def _field(text: str | None, name: str, kind: type) -> Any:

@@ -3,8 +3,9 @@
 One ``ListFeed`` per process watches the sessions folder (``watch.watch_tree``) while list tabs are
 open. Changes come in bursts (a reply is a few lines, pi writes tool results quickly), so the feed
 waits ``SETTLE`` seconds after a wake-up before it looks, then renders the listing once per distinct
-search and page among its tabs — the same partial the page includes — and hands it to them. A listing is the
-whole state, not a patch: a tab that reconnects just receives the current one.
+search, page and set of visible sessions among its tabs (``Actor.key``: every superuser sees the same)
+— the same partial the page includes — and hands it to them. A listing is the whole state, not a patch:
+a tab that reconnects just receives the current one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import orjson
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from ..access.grants import Access, Actor
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
@@ -30,18 +32,18 @@ class ListTab(Protocol):
 class ListFeed:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.tabs: dict[ListTab, tuple[str, int]] = {}  # tab -> its search and page
+        self.tabs: dict[ListTab, tuple[Actor, str, int]] = {}  # tab -> who looks, its search and page
         self._task: asyncio.Task[None] | None = None
 
-    async def join(self, tab: ListTab, query: str, page: int, *, send_now: bool) -> None:
-        """Add a tab showing page ``page`` of the listing for ``query``; ``send_now`` sends it the current
-        listing (a tab that reconnects may have missed changes)."""
-        self.tabs[tab] = (query, page)
+    async def join(self, tab: ListTab, actor: Actor, query: str, page: int, *, send_now: bool) -> None:
+        """Add a tab of ``actor`` showing page ``page`` of the listing for ``query``; ``send_now`` sends it
+        the current listing (a tab that reconnects may have missed changes)."""
+        self.tabs[tab] = (actor, query, page)
         if self._task is None:
             watch = watch_tree(self.root)
             self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
         if send_now:
-            tab.deliver(await asyncio.to_thread(render_listing, query, page))
+            tab.deliver(await asyncio.to_thread(render_listing, actor, query, page))
 
     async def leave(self, tab: ListTab) -> None:
         self.tabs.pop(tab, None)
@@ -56,20 +58,23 @@ class ListFeed:
             while True:
                 await watch.wait()
                 await asyncio.sleep(SETTLE)
-                shown = set(self.tabs.values())
-                listings = {key: await asyncio.to_thread(render_listing, *key) for key in shown}
-                for tab, key in list(self.tabs.items()):
-                    if key in listings:
-                        tab.deliver(listings[key])
+                shown = {(actor.key, query, page): (actor, query, page) for actor, query, page in self.tabs.values()}
+                listings = {key: await asyncio.to_thread(render_listing, *wanted) for key, wanted in shown.items()}
+                for tab, (actor, query, page) in list(self.tabs.items()):
+                    listing = listings.get((actor.key, query, page))
+                    if listing is not None:
+                        tab.deliver(listing)
         finally:
             watch.close()
 
 
-def render_listing(query: str, page: int) -> str:
-    """The ``list`` message: the listing partial for a search and page, as the page renders it."""
+def render_listing(actor: Actor, query: str, page: int) -> str:
+    """The ``list`` message: the listing partial for a search and page, as the page renders it for
+    ``actor`` (whose access is read afresh: a share made or revoked since shows)."""
     from ..views.pages import list_context  # the list page and its push share one context
 
-    html = render_to_string("sessions_app/partials/_session_groups.html", list_context(query, page))
+    context = list_context(query, page, Access(actor, settings.PITREE_SESSIONS_DIR))
+    html = render_to_string("sessions_app/partials/_session_groups.html", context)
     return orjson.dumps({"t": "list", "html": html}).decode()
 
 

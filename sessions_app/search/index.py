@@ -15,14 +15,17 @@ caught up meanwhile is not read twice.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import orjson
 
 from ..sessionfiles.catalog import SessionInfo
 from ..sessionfiles.errors import SessionError
@@ -292,23 +295,42 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ querying
 
-    def search(self, query: str, *, session: str | None = None, page: int = 1) -> tuple[list[Hit], bool]:
+    def search(
+        self,
+        query: str,
+        *,
+        session: str | None = None,
+        page: int = 1,
+        paths: Sequence[str] | None = None,
+        keep: Callable[[str, str], bool] | None = None,
+    ) -> tuple[list[Hit], bool]:
         """One page of hits for ``query``, best first (bm25), and whether another page follows.
-        ``session`` keeps only hits in that session. A query with nothing to search finds nothing."""
+        ``session`` keeps only hits in that session, ``paths`` only hits in those files, ``keep(path,
+        entry id)`` only the hits it accepts (the pages are then counted after it). A query with nothing
+        to search finds nothing."""
         expression = fts_query(query)
         if expression is None:
             return [], False
-        sql = _QUERY.format(session="AND f.session_id = ?" if session is not None else "")
+        where = "AND f.session_id = ?" if session is not None else ""
         params: list[object] = [expression]
         if session is not None:
             params.append(session)
-        params += [PAGE_SIZE + 1, (max(page, 1) - 1) * PAGE_SIZE]
+        if paths is not None:
+            where += " AND f.path IN (SELECT value FROM json_each(?))"
+            params.append(orjson.dumps(list(paths)).decode())
+        skip = (max(page, 1) - 1) * PAGE_SIZE
+        params += [-1, 0] if keep is not None else [PAGE_SIZE + 1, skip]
         try:
-            rows = self._db().execute(sql, params).fetchall()
+            rows = self._db().execute(_QUERY.format(session=where), params)
+            if keep is not None:
+                kept = (row for row in rows if keep(row[1], row[2]))
+                found = list(itertools.islice(kept, skip, skip + PAGE_SIZE + 1))
+            else:
+                found = rows.fetchall()
         except sqlite3.Error as error:
             raise _unavailable(self.path, error) from error
-        hits = [Hit(row[0], row[1], row[2], row[3], row[4], segments(row[5])) for row in rows[:PAGE_SIZE]]
-        return hits, len(rows) > PAGE_SIZE
+        hits = [Hit(row[0], row[1], row[2], row[3], row[4], segments(row[5])) for row in found[:PAGE_SIZE]]
+        return hits, len(found) > PAGE_SIZE
 
 
 def segments(snippet: str) -> tuple[Segment, ...]:

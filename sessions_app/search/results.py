@@ -3,9 +3,10 @@ each with its session's title. The web view and the command line both ask here."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..sessionfiles.catalog import Catalog
+from ..sessionfiles.catalog import Catalog, SessionInfo
 from .index import PAGE_SIZE, CatchUp, Hit, SearchIndex
 from .query import fts_query
 
@@ -30,15 +31,44 @@ class Results:
         return (self.page - 1) * PAGE_SIZE + 1
 
 
-def search(index: SearchIndex, catalog: Catalog, query: str, *, session: str | None = None, page: int = 1) -> Results:
+@dataclass(frozen=True)
+class Visible:
+    """What a search may show someone: hits in ``sessions`` only (titled as listed there), and in the
+    files of ``entries`` (paths) only the entries named there."""
+
+    sessions: list[SessionInfo]
+    entries: dict[str, frozenset[str]]
+
+    def keeps(self, path: str, entry_id: str) -> bool:
+        found = self.entries.get(path)
+        return found is None or entry_id in found
+
+
+def search(
+    index: SearchIndex,
+    catalog: Catalog,
+    query: str,
+    *,
+    session: str | None = None,
+    page: int = 1,
+    visible: Callable[[list[SessionInfo]], Visible | None] | None = None,
+) -> Results:
     """Page ``page`` (from 1) of the entries matching ``query``, best first; ``session`` keeps one
     session's. The files are listed (bad ones skipped, as the catalog skips them) and whatever changed
-    since the last search is indexed before the query runs."""
+    since the last search is indexed before the query runs. ``visible`` says, from the listing, what the
+    person searching may see (None from it, or no ``visible``: everything)."""
     if fts_query(query) is None:
         return Results(query, session, page, [], False, None)
     sessions = catalog.sessions()
     caught_up = index.catch_up(sessions)
-    hits, has_next = index.search(query, session=session, page=page)
+    seen = visible(sessions) if visible is not None else None
+    if seen is None:
+        hits, has_next = index.search(query, session=session, page=page)
+    else:
+        sessions = seen.sessions
+        keep = seen.keeps if seen.entries else None
+        paths = [str(info.path) for info in sessions]
+        hits, has_next = index.search(query, session=session, page=page, paths=paths, keep=keep)
     titles = {str(info.path): info.title for info in sessions}
     hits = [replace(hit, title=titles.get(hit.path) or hit.session_id) for hit in hits]
     session_title = next((info.title for info in sessions if info.id == session), None)

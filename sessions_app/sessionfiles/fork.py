@@ -51,8 +51,15 @@ def create_session(root: Path, cwd: str, *, name: str | None = None, fsync: bool
     return SessionFile.open(path, fsync=fsync)
 
 
-def fork_session(source: SessionFile, entry_id: str | _AtLeaf | None = AT_LEAF, *, fsync: bool = True) -> SessionFile:
-    """Copy the branch ending at ``entry_id`` (default: the leaf) into a new file next to the source."""
+def fork_session(
+    source: SessionFile,
+    entry_id: str | _AtLeaf | None = AT_LEAF,
+    *,
+    fsync: bool = True,
+    into: tuple[Path, str] | None = None,
+) -> SessionFile:
+    """Copy the branch ending at ``entry_id`` (default: the leaf) into a new file next to the source, or,
+    with ``into`` = (sessions root, cwd), into that working directory's folder (a teammate's fork)."""
     path = source.path_entries(entry_id)
     kept: list[dict[str, Any]] = []
     label_successor: dict[str, str] = {}
@@ -81,8 +88,9 @@ def fork_session(source: SessionFile, entry_id: str | _AtLeaf | None = AT_LEAF, 
             kept.append(label)
             previous = label["id"]
 
-    header = _header(source.cwd, str(source.path.absolute()))
-    new_path = _new_path(source.path.parent, header)
+    cwd, folder = (source.cwd, source.path.parent) if into is None else (into[1], into[0] / encode_cwd(into[1]))
+    header = _header(cwd, str(source.path.absolute()))
+    new_path = _new_path(folder, header)
     create_file(new_path, [header, *kept], fsync=fsync)
     return SessionFile.open(new_path, fsync=fsync)
 

@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import asyncio
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
+from ..access.transfer import fork_for, new_session_for
+from ..access.web import access_of, open_session
 from ..assistants import AssistantError, get_assistant
 from ..forms import ForkForm, LabelForm, ModelForm, NewSessionForm, RenameForm, ThinkingForm
-from ..services.lookup import catalog, open_session
 from ..sessionfiles import entries as E
-from ..sessionfiles.fork import create_session, fork_session
 from .responses import form_error, go_to, moved_to, permalink
 
 
 @require_POST
 def label(request: HttpRequest, session_id: str) -> HttpResponse:
     """Set or clear (empty text) the label of an entry; the label line follows the tab's position."""
-    session = open_session(session_id)
+    session = open_session(request, session_id, write=True)
     form = LabelForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -37,7 +36,7 @@ def label(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     """Name the session (empty clears the name)."""
-    session = open_session(session_id)
+    session = open_session(request, session_id, write=True)
     form = RenameForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -50,7 +49,7 @@ async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:
     """Answer with another of the backend's models from the tab's position on: pi's ``model_change``
     entry (the backend's provider and the model's id), which the session context reads when the next
     reply is asked for. Async: the backend is asked which models it has."""
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = ModelForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -70,7 +69,7 @@ async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 def set_thinking(request: HttpRequest, session_id: str) -> HttpResponse:
     """Set the thinking level from the tab's position on: pi's ``thinking_level_change`` entry."""
-    session = open_session(session_id)
+    session = open_session(request, session_id, write=True)
     form = ThinkingForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -81,12 +80,13 @@ def set_thinking(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_POST
 def fork(request: HttpRequest, session_id: str) -> HttpResponse:
-    """Copy the branch ending at an entry into a new session file and open it."""
-    session = open_session(session_id)
+    """Copy the branch ending at an entry into a new session file and open it: next to the session for
+    its workspace's members, in the forker's own workspace for anyone it is shared with."""
+    session = open_session(request, session_id)
     form = ForkForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    forked = fork_session(session, form.cleaned_data["entry"], fsync=settings.PITREE_FSYNC)
+    forked = fork_for(session, form.cleaned_data["entry"])
     return go_to(request, permalink(forked, None))
 
 
@@ -97,12 +97,7 @@ def new_session(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     try:
-        created = create_session(
-            catalog().root,
-            form.cleaned_data["cwd"],
-            name=form.cleaned_data["name"] or None,
-            fsync=settings.PITREE_FSYNC,
-        )
+        created = new_session_for(access_of(request), form.cleaned_data["cwd"], form.cleaned_data["name"] or None)
     except OSError as error:
         return form_error(request, f"The session file could not be created: {error.strerror}.", status=409)
     return go_to(request, permalink(created, None))

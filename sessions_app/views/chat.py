@@ -14,9 +14,10 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
+from ..access.scoped import can_write
+from ..access.web import open_session
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
 from ..services import chat, replies, summaries
-from ..services.lookup import open_session
 from ..sessionfiles import entries as E
 from ..sessionfiles.errors import EntryNotFound, ReadOnlySession
 from ..sessionfiles.tree import latest_position_under
@@ -27,7 +28,7 @@ from .responses import form_error, moved_to
 async def send(request: HttpRequest, session_id: str) -> HttpResponse:
     """A user message as a child of the entry the tab shows (``parent``), then the assistant's reply
     to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch."""
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = MessageForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -50,7 +51,7 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
     """Another answer to what an assistant entry answered: a sibling of that entry."""
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = RegenerateForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -67,7 +68,7 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
 async def stop(request: HttpRequest, session_id: str) -> HttpResponse:
     """Stop the reply ``reply`` (from any tab, served by any server process): its text so far is
     stored as ``aborted``, and arrives in the tab that asked for it with the answer to its request."""
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id, write=True)
     reply_id = request.POST.get("reply", "")
     if not replies.REPLY_ID.fullmatch(reply_id):
         return form_error(request, "Say which reply to stop.")
@@ -78,7 +79,7 @@ async def stop(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     """The assistant summarises the branch's history before ``keep_from``; a compaction entry folds it."""
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = CompactForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -94,7 +95,7 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
     """Switch branch (``mode=branch``: resume where that sibling branch was last left) or jump to an
     entry (``mode=exact``). The move is persisted as a ``leaf`` entry, only when the position changes;
     with ``summarize``, a summary of the branch left behind is written at the new position instead."""
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id)
     form = NavigateForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
@@ -102,7 +103,7 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
     left = form.cleaned_data["at"] or session.leaf_id
     if target is not None and form.cleaned_data["mode"] == "branch":
         target = session.index.ids[latest_position_under(session.index, session.row_of(target))]
-    if not session.index.read_only:
+    if can_write(session):  # a viewer moves the tab only, the file's position stays
         if form.cleaned_data["summarize"]:
             written = await summaries.summarize_abandoned_branch(session, left, target)
             if written is not None:

@@ -27,13 +27,16 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
+from ..access.listing import visible_sessions
+from ..access.scoped import SessionView
+from ..access.web import open_for, open_session
 from ..converters import MAX_ID_CHARS, SessionIdConverter
 from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, compare, diff_rows
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField
 from ..live.fragments import cursor_of
-from ..services.lookup import catalog, entry_row, open_session
+from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.fork import fork_point
 from ..sessionfiles.store import SessionFile
@@ -101,7 +104,7 @@ class PositionForm(forms.Form):
 @require_GET
 def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """Branches of a session (or of it and its forks) side by side, or a word diff of two of them."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     form = CompareForm(request.GET)
     if not form.is_valid():
         errors = [str(error) for errors in form.errors.values() for error in errors]
@@ -114,7 +117,7 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     data = form.cleaned_data
     if data["branches"]:
         return redirect(_branches_url(session, data["branches"], data["at"] or None))
-    picks = [_pick(session, ref) for ref in data["e"]]
+    picks = [_pick(request, session, ref) for ref in data["e"]]
     follow = _follow([pick.session for pick in picks])
     latest = data["end"] != "exact"
     comparison = compare(picks, latest=latest)
@@ -139,14 +142,15 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     )
 
 
-def _pick(session: SessionFile, ref: str) -> Pick:
-    """What an ``e=`` ref names; 404 with the reason when it names nothing."""
+def _pick(request: HttpRequest, session: SessionFile, ref: str) -> Pick:
+    """What an ``e=`` ref names (in a session the request may see); 404 with the reason when it names
+    nothing."""
     row = session.index.row(ref)
     if row is not None:
         return Pick(session, row, ref)
     other_id, colon, entry_id = ref.partition(":")
     if colon and _SESSION_ID.fullmatch(other_id):
-        other = open_session(other_id)
+        other = open_session(request, other_id)
         row = other.index.row(entry_id)
         if row is None:
             raise Http404(f"Entry {entry_id} not found in session {other_id}")
@@ -185,7 +189,7 @@ def _query(*, refs: list[str], end: str | None = None) -> str:
 def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """The page that draws the map (map.js fetches the data and lays it out, and again whenever the
     file grows). Without ``?at=`` it follows the file's own position."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     follow = _follow([session])
     at = _position(request, session)
     query = QueryDict(mutable=True)
@@ -217,7 +221,7 @@ def _follow(sessions: list[SessionFile]) -> str:
 @require_GET
 def map_data(request: HttpRequest, session_id: str) -> JsonResponse:
     """The map as JSON: nodes with their drawn parent, kind, label, preview text and links."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     data = tree_map(session, _position(request, session), _forks(session))
     return JsonResponse(
         {
@@ -245,18 +249,19 @@ def _position(request: HttpRequest, session: SessionFile) -> int | None:
     return entry_row(session, at) if at else session.index.leaf_row
 
 
-def _forks(session: SessionFile) -> list[Fork]:
-    """Sessions forked from this one, with the entry each was forked at."""
+def _forks(session: SessionView) -> list[Fork]:
+    """Sessions forked from this one that the reader may open (each as they see it), with the entry
+    each was forked at."""
     cat = catalog()
     infos = cat.sessions()
     info = next((i for i in infos if i.path == session.path), None)
-    if info is None:
+    if info is None or session.access is None:
         return []
     forks = []
-    for fork_info in cat.forks_of(info, infos):
+    for fork_info in visible_sessions(session.access, cat.forks_of(info, infos)):
         try:
-            fork = SessionFile.open(fork_info.path)
-        except (OSError, ValueError):
+            fork = open_for(session.access, fork_info.id)
+        except (OSError, ValueError, Http404):
             continue
         forks.append(Fork(fork.session_id, fork_info.title, fork_point(fork, session), fork.leaf_id))
     return forks

@@ -6,12 +6,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from ..access.grants import Access
+from ..access.listing import visible_sessions
+from ..access.page import page_context
+from ..access.scoped import can_write, write_context
+from ..access.web import access_of, open_session
+from ..access.workspaces import default_cwd, writable
 from ..assistants import AssistantError, get_assistant
 from ..display.entries import Block, EntryView, content_blocks, present
 from ..display.markdown import markdown_text
@@ -30,7 +35,7 @@ from ..forms import (
     TreeRunForm,
 )
 from ..live.fragments import cursor_of
-from ..services.lookup import catalog, entry_row, open_session
+from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.fork import fork_point
@@ -49,8 +54,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
     form = ListForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
-    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"])
-    context["new_form"] = NewSessionForm(initial={"cwd": settings.PITREE_DEFAULT_CWD})
+    access = access_of(request)
+    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access)
+    context["new_form"] = NewSessionForm(initial={"cwd": default_cwd(access)})
+    context["workspaces"] = writable(access)
     return render(request, "sessions_app/list.html", context)
 
 
@@ -61,15 +68,16 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     form = SidebarForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
-    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"])
+    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access_of(request))
     context["current"] = form.cleaned_data["current"]
     return render(request, "sessions_app/partials/_sidebar_list.html", context)
 
 
-def list_context(query: str, page_number: int | None) -> dict[str, Any]:
-    """The listing's context: the page's, and the push's when the folder changes (live/listfeed.py)."""
+def list_context(query: str, page_number: int | None, access: Access) -> dict[str, Any]:
+    """The listing's context, as ``access`` may see it: the page's, and the push's when the folder
+    changes (live/listfeed.py)."""
     cat = catalog()
-    infos = cat.sessions()
+    infos = visible_sessions(access, cat.sessions())
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
@@ -77,7 +85,8 @@ def list_context(query: str, page_number: int | None) -> dict[str, Any]:
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
     for cwd, item in page:
         groups.setdefault(cwd, []).append(item)
-    return {"groups": list(groups.items()), "page": page, "query": query, "problems": sorted(cat.problems.items())}
+    problems = sorted(cat.problems.items()) if access.actor.sees_everything else []
+    return {"groups": list(groups.items()), "page": page, "query": query, "problems": problems}
 
 
 # The last list's rows, with the listing they came from (the catalog hands out the same SessionInfo
@@ -102,7 +111,7 @@ def _list_rows(cat: Catalog, infos: list[SessionInfo]) -> list[tuple[str, tuple[
 @require_GET
 def session_page(request: HttpRequest, session_id: str, entry_id: str | None = None) -> HttpResponse:
     """A session at the file's leaf, or at ``entry_id`` (a permalink to that branch state)."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     position = entry_row(session, entry_id) if entry_id else session.index.leaf_row
     return render(request, "sessions_app/session.html", session_context(session, position))
 
@@ -111,14 +120,14 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
     """Everything the session page and its transcript partial need, for the tab at ``position``."""
     cat = catalog()
     info = session_info(session)
-    parent = cat.parent_of(info)
+    seen = page_context(session, cat.parent_of(info), cat.forks_of(info))
+    parent = seen["parent"]
     return {
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
-        "parent": parent,
         "forked_at": _forked_at(session, parent) if parent else None,
-        "forks": cat.forks_of(info),
+        **seen,
         **transcript_context(session, position),
         **extra,
     }
@@ -142,6 +151,7 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
         "composer": form or MessageForm(initial={"parent": position_id}),
         "at_file_leaf": position == index.leaf_row,
         "read_only": index.read_only,
+        **write_context(session),
         "assistant": get_assistant().info(),
     }
 
@@ -170,7 +180,7 @@ def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
 def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     """The page of path entries before ``?before=`` (scrolled into view), or, with ``unfold``, the
     entries a compaction card folds."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     form = OlderForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
@@ -196,7 +206,7 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_GET
 def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int) -> HttpResponse:
     """One large content block (thinking, tool output, arguments) fetched when its fold is opened."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     entry = session.entries([entry_row(session, entry_id)])[0]
     found = entry.get("message")
     message: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -216,7 +226,7 @@ def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
     """An entry's action forms, for the tab at ``?at=``: the one ``?do=`` names, fetched into the
     entry's panel when its button is pressed, or all of them as a page of their own (a browser
     without JavaScript follows the buttons' links here)."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     form = EntryActionsForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
@@ -227,7 +237,7 @@ def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
         "session_id": session.session_id,
         "e": present(session, session.entries([row])[0], row),
         "position": session.index.ids[position] if position is not None else None,
-        "read_only": session.index.read_only,
+        "read_only": not can_write(session),
         "do": form.cleaned_data["do"],
         "branch_length": sum(1 for _ in ancestors(session.index, row)),
         "panel": is_htmx(request),
@@ -242,7 +252,7 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     (asked of an OpenAI-compatible server, so this view is async) and what the branch is set to."""
     if request.method != "GET":
         return HttpResponse(status=405, headers={"Allow": "GET"})
-    session = await asyncio.to_thread(open_session, session_id)
+    session = await asyncio.to_thread(open_session, request, session_id)
     form = PositionForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
@@ -258,7 +268,7 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     context = {
         "session_id": session.session_id,
         "position": session.index.ids[position] if position is not None else "",
-        "read_only": session.index.read_only,
+        "read_only": not can_write(session),
         "assistant": assistant.info(),
         "models": models if chosen in models else [chosen, *models],
         "chosen": chosen,
@@ -275,7 +285,7 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
 @require_GET
 def entry_raw(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
     """The entry's line exactly as stored (for unknown types and the curious)."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     line = session.raw_line(entry_row(session, entry_id))
     return HttpResponse(line, content_type="application/json; charset=utf-8")
 
@@ -296,7 +306,7 @@ def _tree_context(session: SessionFile, form: TreeFilterForm, **extra: Any) -> d
 @require_GET
 def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
     """The whole tree as flat rows, filtered, with the tab's path highlighted."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     form = TreeFilterForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
@@ -308,7 +318,7 @@ def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_GET
 def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
     """The rows a "+N" fold of the tree panel stands for."""
-    session = open_session(session_id)
+    session = open_session(request, session_id)
     form = TreeRunForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)

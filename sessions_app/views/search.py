@@ -14,6 +14,8 @@ from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from ..access.listing import search_scope
+from ..access.web import access_of
 from ..converters import SessionIdConverter
 from ..search.index import SearchIndex, SearchUnavailable
 from ..search.results import search
@@ -53,8 +55,14 @@ def search_page(request: HttpRequest) -> HttpResponse:
     else:
         data = form.cleaned_data
         try:
+            access = access_of(request)
             context["results"] = search(
-                search_index(), catalog(), data["q"], session=data["session"] or None, page=data["page"] or 1
+                search_index(),
+                catalog(),
+                data["q"],
+                session=data["session"] or None,
+                page=data["page"] or 1,
+                visible=lambda infos: search_scope(access, infos),
             )
         except SearchUnavailable as error:
             context["errors"] = [str(error)]

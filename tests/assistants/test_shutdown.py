@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+from support import accounts
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sessions_app" / "samples" / "pi" / "01-linear.jsonl"
 
@@ -55,6 +57,7 @@ def test_sigterm_stores_the_reply_being_written_as_aborted(tmp_path: Path) -> No
         "PITREE_FSYNC": "0",
         "PITREE_ASSISTANT": "offline",
     }
+    link = accounts.prepare(env, tmp_path)
     server = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
         cwd=REPO,
@@ -67,15 +70,17 @@ def test_sigterm_stores_the_reply_being_written_as_aborted(tmp_path: Path) -> No
         deadline = time.monotonic() + 60
         while True:
             try:
-                status, cookie, _ = _request(port, "GET", f"/s/{session_id}/")
+                _request(port, "GET", "/")
                 break
             except OSError:
                 assert time.monotonic() < deadline, "daphne did not start"
                 time.sleep(0.1)
+        signed_in = accounts.session_cookie(f"http://127.0.0.1:{port}", link)
+        status, cookie, _ = _request(port, "GET", f"/s/{session_id}/", headers={"Cookie": signed_in})
         assert status == 200
         token = cookie.split("csrftoken=", 1)[1].split(";", 1)[0]
         headers = {
-            "Cookie": f"csrftoken={token}",
+            "Cookie": f"csrftoken={token}; {signed_in}",
             "X-CSRFToken": token,
             "Content-Type": "application/x-www-form-urlencoded",
         }

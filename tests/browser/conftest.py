@@ -211,7 +211,10 @@ def record() -> PageRecord:
 
 @pytest.fixture
 def context(chromium: Any, server: Server) -> Iterator[Any]:
+    """A browser context signed in as the instance's owner."""
     ctx = chromium.new_context(base_url=server.url)
+    name, _, value = server.daphne.cookie.partition("=")
+    ctx.add_cookies([{"name": name, "value": value, "url": server.url}])
     ctx.set_default_timeout(TIMEOUT_MS)
     ctx.set_default_navigation_timeout(TIMEOUT_MS)
     try:

@@ -134,7 +134,7 @@ class Tab:
 
 
 @pytest.fixture
-async def open_tab(watch_mode: str) -> AsyncIterator[Callable[..., Any]]:
+async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncIterator[Callable[..., Any]]:
     """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor and (unless
     ``wait`` is False) received what it missed, up to ``{"t": "live"}``."""
     from pitree_web.asgi import application
@@ -142,7 +142,7 @@ async def open_tab(watch_mode: str) -> AsyncIterator[Callable[..., Any]]:
     tabs: list[WebsocketCommunicator] = []
 
     async def connect(session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True) -> Tab:
-        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST])
+        communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST, owner_cookie])
         connected, _ = await communicator.connect(timeout=TIMEOUT)
         assert connected
         tabs.append(communicator)
@@ -167,7 +167,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
-    """``daphne(root, **env)``: pitree served by a daphne process of its own, on a free port."""
+    """``daphne(root, **env)``: pitree served by a daphne process of its own, on a free port, with the
+    owner signed in (``server.cookie``). The servers of one test share a database, as processes
+    serving one site do."""
     started: list[Daphne] = []
 
     def start(root: Path, **env: str) -> Daphne:
@@ -178,7 +180,8 @@ def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
             "PITREE_ASSISTANT": "offline",
             **env,
         }
-        server = launch_daphne(environment, tmp_path / f"daphne-{len(started)}.log")
+        log = tmp_path / f"daphne-{len(started)}.log"
+        server = launch_daphne(environment, log, site=started[0] if started else None)
         started.append(server)
         return server
 

@@ -141,12 +141,10 @@ async def test_tabs_joining_while_others_write_each_get_every_entry_once(open_ta
         assert tab.entry_ids() == wanted
 
 
-async def test_the_app_s_own_writes_arrive_through_the_file(open_tab, sessions) -> None:
-    from django.test import AsyncClient
-
+async def test_the_app_s_own_writes_arrive_through_the_file(open_tab, sessions, async_client) -> None:
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
-    response = await AsyncClient().post(
+    response = await async_client.post(
         f"/s/{sessions.id(LINEAR)}/send/",
         {"text": "Hello from a tab", "parent": "db26dc72"},
         headers={"HX-Request": "true"},

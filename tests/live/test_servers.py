@@ -4,7 +4,6 @@ a quick stop on SIGTERM with live sockets open."""
 from __future__ import annotations
 
 import asyncio
-import http.cookiejar
 import json
 import re
 import signal
@@ -14,6 +13,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+from support import accounts
 from websockets.asyncio.client import ClientConnection, connect
 
 LINEAR = "01-linear"
@@ -21,7 +21,12 @@ TIMEOUT = 20
 
 
 async def _tab(server: Any, session_id: str, cursor: int) -> tuple[ClientConnection, list[dict[str, Any]]]:
-    socket = await connect(f"{server.ws}/ws/s/{session_id}/", origin=server.url, open_timeout=TIMEOUT)
+    socket = await connect(
+        f"{server.ws}/ws/s/{session_id}/",
+        origin=server.url,
+        open_timeout=TIMEOUT,
+        additional_headers={"Cookie": server.cookie},
+    )
     await socket.send(json.dumps({"cursor": cursor}))
     seen: list[dict[str, Any]] = []
     while (message := json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))) != {"t": "live"}:
@@ -45,8 +50,7 @@ def _entries(seen: list[dict[str, Any]]) -> list[str]:
 
 def _send_through(server: Any, session_id: str, text: str, parent: str, stream: str) -> int:
     """A browser's send, made over HTTP: the page for the CSRF token, then the form post."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener = accounts.signed_in_opener(server.cookie)
     page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
     token = re.search(r'"x-csrftoken": "([^"]+)"', page)
     assert token is not None
@@ -100,7 +104,12 @@ async def test_sigterm_stops_a_server_with_live_tabs_within_two_seconds(sessions
     sid = sessions.id(LINEAR)
     server = daphne(sessions.root, PITREE_WATCH=mode)
     tabs = [await _tab(server, sid, sessions.size(path)) for _ in range(3)]
-    lister = await connect(f"{server.ws}/ws/sessions/", origin=server.url, open_timeout=TIMEOUT)
+    lister = await connect(
+        f"{server.ws}/ws/sessions/",
+        origin=server.url,
+        open_timeout=TIMEOUT,
+        additional_headers={"Cookie": server.cookie},
+    )
     await lister.send(json.dumps({"q": "", "resume": False}))
     written = sessions.append(path, "so that the feeds are busy")
     for socket, seen in tabs:

@@ -14,10 +14,10 @@ ORIGIN = (b"origin", b"http://testserver")
 HOST = (b"host", b"testserver")
 
 
-async def _list_tab(hello: dict) -> WebsocketCommunicator:
+async def _list_tab(hello: dict, cookie: tuple[bytes, bytes]) -> WebsocketCommunicator:
     from pitree_web.asgi import application
 
-    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST])
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, cookie])
     connected, _ = await tab.connect(timeout=10)
     assert connected
     await tab.send_json_to(hello)
@@ -35,9 +35,9 @@ async def _listing(tab: WebsocketCommunicator, contains: str) -> str:
             return str(message["html"])
 
 
-async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode) -> None:
+async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode, owner_cookie) -> None:
     sessions.copy(LINEAR)
-    tab = await _list_tab({"q": "", "resume": False})
+    tab = await _list_tab({"q": "", "resume": False}, owner_cookie)
     try:
         created = create_session(sessions.root, "/home/bob/elsewhere", name="Brand new session", fsync=False)
         html = await _listing(tab, "Brand new session")
@@ -49,10 +49,10 @@ async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode)
         await tab.disconnect()
 
 
-async def test_a_search_tab_gets_its_own_listing(sessions, watch_mode) -> None:
+async def test_a_search_tab_gets_its_own_listing(sessions, watch_mode, owner_cookie) -> None:
     sessions.copy(LINEAR)
-    everything = await _list_tab({"q": "", "resume": False})
-    search = await _list_tab({"q": "validates", "resume": False})
+    everything = await _list_tab({"q": "", "resume": False}, owner_cookie)
+    search = await _list_tab({"q": "validates", "resume": False}, owner_cookie)
     try:
         sessions.copy(TREE)  # its first message: "Write a function that validates todo titles"
         assert "Title validation experiments" in await _listing(search, "Title validation")
@@ -63,11 +63,11 @@ async def test_a_search_tab_gets_its_own_listing(sessions, watch_mode) -> None:
         await search.disconnect()
 
 
-async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_mode) -> None:
+async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_mode, owner_cookie) -> None:
     from pitree_web.asgi import application
 
     sessions.copy(LINEAR)
-    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST])
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, owner_cookie])
     await tab.connect(timeout=10)
     await tab.send_json_to({"q": "", "resume": True})
     try:
@@ -77,6 +77,6 @@ async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_
         await tab.disconnect()
 
 
-async def test_a_list_hello_without_a_search_closes_with_4400(sessions) -> None:
-    tab = await _list_tab({"cursor": 3})
+async def test_a_list_hello_without_a_search_closes_with_4400(sessions, owner_cookie) -> None:
+    tab = await _list_tab({"cursor": 3}, owner_cookie)
     assert await tab.receive_output(timeout=10) == {"type": "websocket.close", "code": 4400}

@@ -1,5 +1,6 @@
 """pitree served by daphne in a child process, as ``./scripts/run`` serves it: the one launcher the
-web, live and browser tests share."""
+web, live and browser tests share. Each server has a database of its own with the owner signed in
+(``server.cookie``), or shares another's (``site``), as processes serving one site do."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from support import accounts
 
 REPO = Path(__file__).resolve().parents[2]
 START_SECONDS = 30
@@ -24,6 +27,8 @@ class Daphne:
     port: int
     process: subprocess.Popen[bytes]
     log: Path
+    cookie: str = ""  # the owner's signed-in session (``Cookie`` header value)
+    env: dict[str, str] = field(default_factory=dict)  # its environment (``manage.py`` commands for it use it too)
 
     @property
     def ws(self) -> str:
@@ -58,7 +63,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch_daphne(env: dict[str, str], log: Path) -> Daphne:
+def launch_daphne(env: dict[str, str], log: Path, *, site: Daphne | None = None) -> Daphne:
     """Start daphne with ``env`` on top of this process's environment and wait until ``/`` answers.
 
     ``PITREE_ALLOWED_HOSTS`` is dropped so the defaults (127.0.0.1, localhost) apply; the server runs in
@@ -69,6 +74,10 @@ def launch_daphne(env: dict[str, str], log: Path) -> Daphne:
     # Caches beside the log unless a test names them: test servers never write the project's var/.
     full_env.setdefault("PITREE_CACHE_DIR", str(log.parent / "cache"))
     full_env.setdefault("PITREE_SEARCH_DB", str(log.parent / "cache" / "search.sqlite3"))
+    if site is None:
+        link = accounts.prepare(full_env, log.parent)
+    else:
+        full_env["PITREE_DB"] = site.env["PITREE_DB"]
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
@@ -78,7 +87,7 @@ def launch_daphne(env: dict[str, str], log: Path) -> Daphne:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    server = Daphne(url=f"http://127.0.0.1:{port}", port=port, process=process, log=log)
+    server = Daphne(url=f"http://127.0.0.1:{port}", port=port, process=process, log=log, env=full_env)
     deadline = time.monotonic() + START_SECONDS
     while True:
         if process.poll() is not None:
@@ -86,6 +95,7 @@ def launch_daphne(env: dict[str, str], log: Path) -> Daphne:
         try:
             with urllib.request.urlopen(server.url + "/", timeout=2) as response:
                 if response.status == 200:
+                    server.cookie = site.cookie if site is not None else accounts.session_cookie(server.url, link)
                     return server
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
             pass

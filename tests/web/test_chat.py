@@ -100,8 +100,8 @@ def test_a_stale_form_whose_parent_is_gone_gets_a_clear_message(client, pi) -> N
     assert pi.path(LINEAR).read_bytes() == before
 
 
-def test_writes_need_the_csrf_token(pi) -> None:
-    client = Client(enforce_csrf_checks=True)
+def test_writes_need_the_csrf_token(pi, sign_in) -> None:
+    client = sign_in(Client(enforce_csrf_checks=True))
     before = pi.path(LINEAR).read_bytes()
     response = client.post(f"/s/{pi.id(LINEAR)}/send/", {"text": "hi", "parent": "358d8704"})
     assert response.status_code == 403 and pi.path(LINEAR).read_bytes() == before
@@ -177,14 +177,16 @@ def test_stopping_a_reply_that_is_not_running_says_so(client, pi, monkeypatch) -
 
 
 @pytest.fixture
-async def asgi() -> AsyncIterator[httpx2.AsyncClient]:
+async def asgi(owner_session) -> AsyncIterator[httpx2.AsyncClient]:
     """HTTP on the ASGI application itself, as daphne serves it: unlike Django's test clients, every
     request runs in its own thread-sensitive context, so one request waiting for a reply does not hold
-    up another (a Stop). CSRF is enforced, so the client carries the token a page gave it."""
+    up another (a Stop). CSRF is enforced, so the client carries the token a page gave it. It is
+    signed in as the owner."""
     from pitree_web.asgi import application
 
     transport = httpx2.ASGITransport(app=application)
     async with httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=HTMX_HEADERS) as client:
+        client.cookies.set(*owner_session)
         await client.get("/")
         client.headers["x-csrftoken"] = client.cookies["csrftoken"]
         yield client

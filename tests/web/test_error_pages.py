@@ -60,7 +60,7 @@ def test_413_when_a_body_reaches_django_over_the_limit(client, pi, settings) -> 
     assert "label" not in {line.get("type") for line in pi.lines(pi.path(TREE))[-1:]}
 
 
-def test_500_pages_show_nothing_of_the_failure(pi, sessions_dir, monkeypatch) -> None:
+def test_500_pages_show_nothing_of_the_failure(pi, sessions_dir, monkeypatch, sign_in) -> None:
     from sessions_app.views import pages
 
     def fail(*args, **kwargs):
@@ -68,7 +68,7 @@ def test_500_pages_show_nothing_of_the_failure(pi, sessions_dir, monkeypatch) ->
         raise RuntimeError(secret)
 
     monkeypatch.setattr(pages, "transcript_context", fail)
-    client = Client(raise_request_exception=False)
+    client = sign_in(Client(raise_request_exception=False))
     response = client.get(f"/s/{pi.id(TREE)}/")
     html = response.content.decode()
     assert response.status_code == 500 and "Something went wrong on the server" in html
@@ -76,8 +76,8 @@ def test_500_pages_show_nothing_of_the_failure(pi, sessions_dir, monkeypatch) ->
     _assert_discreet(html, sessions_dir)
 
 
-def test_csrf_refusals_are_pitrees_own_page(pi, sessions_dir) -> None:
-    client = Client(enforce_csrf_checks=True)
+def test_csrf_refusals_are_pitrees_own_page(pi, sessions_dir, sign_in) -> None:
+    client = sign_in(Client(enforce_csrf_checks=True))
     response = client.post(f"/s/{pi.id(TREE)}/label/", {"entry": "e65e9e73", "label": "x"})
     html = response.content.decode()
     assert response.status_code == 403 and "not sent from this site" in html

@@ -25,7 +25,8 @@ def _headers(origin: str | None, host: str = "localhost:8000") -> list[tuple[byt
 
 
 @pytest.fixture
-def path(pi) -> str:
+def path(pi, transactional_db) -> str:
+    """A session's socket path (its consumer reads who connects from the database)."""
     return f"/ws/s/{pi.id('01-linear')}/"
 
 

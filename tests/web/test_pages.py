@@ -245,12 +245,12 @@ def test_the_404_page_says_what_was_not_found_even_with_debug_on(client, pi, set
     assert "Entry ffffffff not found in this session" in html and "All sessions" in html
 
 
-def test_cached_entry_fragments_carry_each_requests_csrf_token(pi) -> None:
+def test_cached_entry_fragments_carry_each_requests_csrf_token(pi, sign_in) -> None:
     from django.test import Client
 
     url = f"/s/{pi.id(TREE)}/"
     tokens = []
-    for client in (Client(), Client()):
+    for client in (sign_in(Client()), sign_in(Client())):
         html = client.get(url).content.decode()
         found = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
         assert len(re.findall(r'class="navigator"', html)) >= 1

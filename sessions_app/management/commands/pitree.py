@@ -8,6 +8,10 @@ FILE is a path to a ``.jsonl`` file, or a session id / unique id prefix looked u
 ``PITREE_SESSIONS_DIR``. Every failure is one line on stderr and a non-zero exit; a failed write leaves
 the file's bytes as they were. The rendering lives in ``sessions_app.cli``; the file work in
 ``sessions_app.sessionfiles``.
+
+``--as USER`` acts as that user: only the sessions they may see exist, writes need a grant that allows
+them and are recorded as theirs, new sessions and forks go to their workspaces. Without it the command
+line is the unrestricted local owner (``sessions_app.access.cli``).
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ import orjson
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from sessions_app.access.authorship import FILE, record
+from sessions_app.access.cli import actor_named, open_as
+from sessions_app.access.grants import Access
+from sessions_app.access.listing import search_scope, visible_sessions
+from sessions_app.access.scoped import SessionView
+from sessions_app.access.transfer import fork_for
+from sessions_app.access.workspaces import may_create_in
 from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
-from sessions_app.cli.resolve import entry_or_root, resolve_file
+from sessions_app.cli.resolve import entry_or_root
 from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
 from sessions_app.cli.transcript import printable, render_transcript, terminal_line
@@ -37,8 +48,8 @@ from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.context import estimate_tokens
 from sessions_app.sessionfiles.errors import SessionError
-from sessions_app.sessionfiles.fork import create_session, fork_session
-from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
+from sessions_app.sessionfiles.fork import create_session
+from sessions_app.sessionfiles.store import AT_LEAF
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
 
@@ -84,6 +95,12 @@ class Command(BaseCommand):
         return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--as",
+            dest="as_user",
+            metavar="USER",
+            help="act as this pitree user, seeing and writing what they may (default: the unrestricted local owner)",
+        )
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
         file_help = "a .jsonl path, or a session id / unique id prefix in PITREE_SESSIONS_DIR"
 
@@ -182,11 +199,12 @@ class Command(BaseCommand):
 
     # ------------------------------------------------------------------ dispatch
 
-    def handle(self, *args: Any, command: str, **options: Any) -> None:
+    def handle(self, *args: Any, command: str, as_user: str | None = None, **options: Any) -> None:
         self.sessions_dir = Path(settings.PITREE_SESSIONS_DIR)
         self.fsync = bool(settings.PITREE_FSYNC)
         self.max_line_bytes = int(settings.PITREE_MAX_LINE_BYTES)
         try:
+            self.access = Access(actor_named(as_user), self.sessions_dir)
             getattr(self, "do_" + command)(**options)
         except BrokenPipeError:
             _silence_stdout()
@@ -199,15 +217,16 @@ class Command(BaseCommand):
     def out(self, line: str) -> None:
         self.stdout.write(printable(line))
 
-    def open(self, file: str) -> SessionFile:
-        path = resolve_file(file, self.catalog())
-        return SessionFile.open(path, fsync=self.fsync, max_line_bytes=self.max_line_bytes)
+    def open(self, file: str) -> SessionView:
+        return open_as(self.access, file, self.catalog(), fsync=self.fsync, max_line_bytes=self.max_line_bytes)
 
     def catalog(self) -> Catalog:
         return Catalog(self.sessions_dir, max_line_bytes=self.max_line_bytes, cache_folder=settings.PITREE_CACHE_DIR)
 
-    def open_writable(self, file: str) -> SessionFile:
+    def open_writable(self, file: str) -> SessionView:
         session = self.open(file)
+        if not session.grant.can_write:
+            raise CommandError(f"{file}: {self.access.actor.user} may read this session but not write to it")
         if session.index.read_only:
             raise CommandError(
                 f"{session.path}: a version {session.index.version} session is read-only "
@@ -219,8 +238,9 @@ class Command(BaseCommand):
 
     def do_ls(self, *, json: bool, **_: Any) -> None:
         catalog = self.catalog()
-        forest = catalog.forest()
-        for path, problem in sorted(catalog.problems.items()):
+        forest = catalog.forest(visible_sessions(self.access, catalog.sessions()))
+        problems = catalog.problems.items() if self.access.actor.sees_everything else []
+        for path, problem in sorted(problems):
             self.stderr.write(terminal_line(f"skipped {path}: {problem}"))
         if json:
             self.out(orjson.dumps(ls_json(forest)).decode())
@@ -263,7 +283,13 @@ class Command(BaseCommand):
 
     def do_new(self, *, cwd: str, name: str | None, **_: Any) -> None:
         workspace = os.path.abspath(os.path.expanduser(cwd))
+        if not may_create_in(self.access, workspace):
+            raise CommandError(
+                f"{self.access.actor.user} may start sessions only in their own or their teams' workspaces"
+            )
         session = create_session(self.sessions_dir, workspace, name=name, fsync=self.fsync)
+        if not self.access.actor.unrestricted:
+            record(session.session_id, FILE, self.access.actor.user)
         self.out(str(session.path))
 
     def do_append(self, *, file: str, role: str, text: str, parent: str | None, **_: Any) -> None:
@@ -295,7 +321,7 @@ class Command(BaseCommand):
         session = self.open(file)
         if target is not None:
             session.row_of(target)
-        fork = fork_session(session, AT_LEAF if target is None else target, fsync=self.fsync)
+        fork = fork_for(session, session.leaf_id if target is None else target)
         self.out(str(fork.path))
 
     def do_compact(self, *, file: str, keep_from: str, summary: str, tokens_before: int | None, **_: Any) -> None:
@@ -306,6 +332,8 @@ class Command(BaseCommand):
         self.out(session.compact(summary, keep_from, tokens_before)["id"])
 
     def do_seed(self, **_: Any) -> None:
+        if not self.access.actor.sees_everything:
+            raise CommandError("only the instance's owners seed its sessions folder")
         written = seed(self.sessions_dir)
         if not written:
             self.out(f"{self.sessions_dir} already has sessions: nothing seeded")
@@ -319,7 +347,14 @@ class Command(BaseCommand):
             raise CommandError(f"nothing to search for in {query!r}: give words or a quoted phrase")
         index = SearchIndex(settings.PITREE_SEARCH_DB)
         try:
-            results = search(index, Catalog(self.sessions_dir), query, session=session, page=page)
+            results = search(
+                index,
+                Catalog(self.sessions_dir),
+                query,
+                session=session,
+                page=page,
+                visible=lambda infos: search_scope(self.access, infos),
+            )
         except SearchUnavailable as error:
             raise CommandError(terminal_line(str(error))) from None
         finally:

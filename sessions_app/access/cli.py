@@ -1,0 +1,59 @@
+"""The command line as a user (``manage.py pitree --as USER …``): the same permission function as the web,
+and FILE arguments resolved among the sessions that user sees, so that neither a listing nor an error
+names a session they may not see. Without ``--as`` the command line is the unrestricted local owner
+(whoever can run it can read the files anyway)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+
+from ..cli.resolve import FileArgumentError, resolve_file
+from ..sessionfiles.catalog import Catalog
+from ..sessionfiles.store import SessionFile, read_header
+from .grants import Access, Actor
+from .listing import visible_sessions
+from .scoped import SessionView
+
+
+def actor_named(name: str | None) -> Actor:
+    """The actor ``--as NAME`` stands for (no name: the unrestricted local owner)."""
+    if name is None:
+        return Actor.local_owner()
+    user = get_user_model().objects.filter(username=name, is_active=True).first()
+    if user is None:
+        raise FileArgumentError(f"--as {name}: no active user with that name")
+    return Actor(user)
+
+
+def open_as(access: Access, argument: str, catalog: Catalog, *, fsync: bool, max_line_bytes: int) -> SessionView:
+    """The session a FILE argument names, as ``access`` may see it; as if it did not exist otherwise."""
+    path = resolve_file(argument, catalog) if access.actor.unrestricted else _visible_path(access, argument, catalog)
+    full = SessionFile.open(path, fsync=fsync, max_line_bytes=max_line_bytes)
+    grant = access.grant(full.session_id, path)
+    if grant is None:
+        raise _unknown(argument, catalog)
+    return SessionView(full, grant, access=access)
+
+
+def _visible_path(access: Access, argument: str, catalog: Catalog) -> Path:
+    path = Path(argument).expanduser()
+    if path.is_file():
+        header_id = read_header(path).get("id")
+        if isinstance(header_id, str) and access.grant(header_id, path) is not None:
+            return path
+        raise _unknown(argument, catalog)
+    seen = visible_sessions(access, catalog.sessions())
+    exact = [info for info in seen if info.id == argument]
+    found = exact or [info for info in seen if argument and info.id.startswith(argument)]
+    if len(found) == 1:
+        return found[0].path
+    if found:
+        ids = sorted(info.id for info in found)
+        raise FileArgumentError(f"{argument!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
+    raise _unknown(argument, catalog)
+
+
+def _unknown(argument: str, catalog: Catalog) -> FileArgumentError:
+    return FileArgumentError(f"{argument}: no such file, and no session id starting with it in {catalog.root}")

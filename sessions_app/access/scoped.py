@@ -1,0 +1,304 @@
+"""A session as one grant sees it (``SessionView``): the whole file, or only the rows of a scope.
+
+A scoped view is an index of its own, built by feeding the core's ``IndexBuilder`` the header and the
+visible lines of the file, at their own byte offsets. Everything that reads a session (pages, the tree
+panel, navigators, search, downloads, forks, the push) then works on it unchanged, and cannot show
+what it does not hold: a sibling branch does not exist there, so "‹ 2/3 ›" counts only what the grant
+sees, and an entry id from elsewhere is simply unknown (404).
+
+- A live branch (``Scope(entry)``): the path to the entry, everything below it as it grows, and the
+  ``leaf`` markers that move the position inside that part.
+- A snapshot (``Scope(entry, offset)``): the path to the entry in the index of the file's first
+  ``offset`` bytes (what the file held when it was shared). Later lines are never read, so later
+  labels and names do not show either; a file whose first ``offset`` bytes changed since (their
+  SHA-256 is kept with the share) shows nothing.
+
+Labels are pi's global state (a label line may sit anywhere in the tree): a view keeps the labels the
+file had (had then, for a snapshot) on the entries it shows, and no other.
+
+Writes go to the file itself, through its one write path, after the grant allows them; the parent a
+write names must be in the view, and each write is recorded with its author.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from django.core.exceptions import PermissionDenied
+
+from ..sessionfiles.entries import Draft
+from ..sessionfiles.index import NO_PARENT, IndexBuilder, SessionIndex
+from ..sessionfiles.store import LongLine, SessionFile, read_chunks, reopen_regular
+from ..sessionfiles.tree import path as tree_path
+from ..sessionfiles.tree import subtree
+from .authorship import record
+from .grants import FULL, Access, Grant, Scope
+
+_CACHED_PARTS = 64
+_CHUNK = 1 << 20
+
+Plan = Callable[[SessionIndex], tuple[Draft, str | None] | None]
+
+
+class SessionView(SessionFile):
+    """One session file as one grant sees it. Reads as a ``SessionFile`` does; writes need a grant that
+    allows them, and are recorded with the actor of ``access`` as author (not for the command line's
+    local owner, who is nobody in the database)."""
+
+    def __init__(self, full: SessionFile, grant: Grant, *, access: Access | None = None) -> None:
+        # No SessionFile.__init__: ``full`` read the file; a view only looks at what it read.
+        self.full = full
+        self.grant = grant
+        self.access = access  # who looks (lineage and forks ask it about other sessions)
+        self.author = access.actor if access is not None else None
+        self.path = full.path
+        self.fsync = full.fsync
+        self.max_line_bytes = full.max_line_bytes
+        self._part = None if grant.scope is None else _part(full.path, grant.scope)
+        self.index = self._current()
+
+    def _current(self) -> SessionIndex:
+        return self.full.index if self._part is None else self._part.follow(self.full)
+
+    def refresh(self) -> list[int]:
+        """The file's new lines as the view sees them (all rows when the file was read again)."""
+        before = self.index
+        self.full.refresh()
+        self.index = self._current()
+        if self.index is before:
+            return []
+        if self.index.header is not before.header or len(self.index) < len(before):
+            return list(range(len(self.index)))
+        return list(range(len(before), len(self.index)))
+
+    def _append(self, plan: Plan) -> dict[str, Any] | None:
+        if not self.grant.can_write:
+            raise PermissionDenied("You may read this session but not write to it.")
+
+        def within_view(_: SessionIndex) -> tuple[Draft, str | None] | None:
+            # The file has just caught up under its lock: so does the view, and the plan (the parent
+            # it names, the position it moves) is checked against what the grant sees.
+            self.index = self._current()
+            return plan(self.index)
+
+        written = self.full._append(within_view)
+        self.index = self._current()
+        if written is not None and self.author is not None and not self.author.unrestricted:
+            record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)
+        return written
+
+
+def can_write(session: SessionFile) -> bool:
+    """Whether a page offers writes on ``session``: a version 3 file, and a grant that writes."""
+    return not session.index.read_only and (not isinstance(session, SessionView) or session.grant.can_write)
+
+
+def write_context(session: SessionFile) -> dict[str, Any]:
+    """What a page needs to offer writes (``can_write``) or say what the reader may do (``grant``)."""
+    return {"can_write": can_write(session), "grant": session.grant if isinstance(session, SessionView) else FULL}
+
+
+# ------------------------------------------------------------------------------- scoped parts
+
+
+class _Part:
+    """The visible rows of one scope of one file, followed as the file grows (shared by every view of
+    that scope in this process)."""
+
+    def __init__(self, path: Path, scope: Scope) -> None:
+        self.path = path
+        self.scope = scope
+        self._lock = threading.Lock()
+        self._source: dict[str, Any] | None = None  # the header object of the index followed (new: read again)
+        self._consumed = 0  # rows of the file's index looked at
+        self._builder: IndexBuilder | None = None
+        self._below: set[int] = set()  # file rows at or under the anchor (a live branch)
+        self._shown: set[int] = set()  # file rows fed to the builder
+        self._labels: dict[str, tuple[str, str]] = {}
+        self._index: SessionIndex | None = None
+
+    def follow(self, full: SessionFile) -> SessionIndex:
+        source = full.index
+        with self._lock:
+            if self._index is None or source.header is not self._source or len(source) < self._consumed:
+                self._start(full, source)
+            elif len(source) > self._consumed and not self.scope.snapshot:
+                self._grow(full, source)
+            assert self._index is not None
+            return self._index
+
+    def _start(self, full: SessionFile, source: SessionIndex) -> None:
+        self._source = source.header
+        self._consumed = len(source)
+        self._builder = builder = IndexBuilder(str(full.path), max_line_bytes=full.max_line_bytes)
+        builder.feed(orjson.dumps(source.header or {}) + b"\n", 0, at_eof=False)
+        self._below, self._shown = set(), set()
+        spans: list[tuple[int, int]] = []
+        self._labels = {}
+        anchor = source.row(self.scope.entry_id)
+        if source.read_only or anchor is None:
+            pass  # scoped shares are made of version 3 files only; an anchor gone shows nothing
+        elif self.scope.snapshot_offset is not None:
+            if prefix_digest(full.path, self.scope.snapshot_offset) == self.scope.snapshot_digest:
+                spans, self._labels = _snapshot(full, self.scope.entry_id, self.scope.snapshot_offset)
+        else:
+            spans = self._branch(source, anchor)
+            self._labels = source.labels
+        _feed(full.path, builder, spans)
+        self._publish(builder)
+
+    def _branch(self, source: SessionIndex, anchor: int) -> list[tuple[int, int]]:
+        self._below = set(subtree(source, anchor))
+        self._shown = set(tree_path(source, anchor)) | self._below
+        for marker in source.leaf_rows:
+            if source.leaf_target_row(marker) in self._shown:
+                self._shown.add(marker)
+        return [(source.offsets[row], source.lengths[row]) for row in sorted(self._shown)]
+
+    def _grow(self, full: SessionFile, source: SessionIndex) -> None:
+        spans: list[tuple[int, int]] = []
+        for row in range(self._consumed, len(source)):
+            if source.is_node(row):
+                if source.parents[row] == NO_PARENT or source.parents[row] not in self._below:
+                    continue
+                self._below.add(row)
+            elif source.leaf_target_row(row) not in self._shown:
+                continue
+            self._shown.add(row)
+            spans.append((source.offsets[row], source.lengths[row]))
+        self._consumed = len(source)
+        self._labels = source.labels
+        assert self._builder is not None
+        _feed(full.path, self._builder, spans)
+        self._publish(self._builder)
+
+    def _publish(self, builder: IndexBuilder) -> None:
+        builder.commit()
+        index = builder.snapshot()
+        # Labels are the file's (as of the snapshot), on the entries this view shows only.
+        index._labels = {target: label for target, label in self._labels.items() if index.row(target) is not None}
+        self._index = index
+
+
+def _feed(path: Path, builder: IndexBuilder, spans: list[tuple[int, int]]) -> None:
+    """Feed the builder each line at its own offset (file order). Lines that follow each other in the
+    file are read and fed as one run (a linear history is mostly one run), up to ``_CHUNK`` bytes."""
+    if not spans:
+        return
+    fd, _ = reopen_regular(path)
+    try:
+        for start, end in _runs(spans):
+            data = os.pread(fd, end - start, start)
+            builder.feed(data if data.endswith(b"\n") else data + b"\n", start, at_eof=False)
+    finally:
+        os.close(fd)
+
+
+def _runs(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(offset, length)`` spans of lines as ``[start, end)`` runs of adjacent whole lines (their
+    newlines included)."""
+    runs: list[tuple[int, int]] = []
+    for offset, length in spans:
+        end = offset + length + 1
+        if runs and runs[-1][1] == offset and end - runs[-1][0] <= _CHUNK:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((offset, end))
+    return runs
+
+
+def _snapshot(
+    full: SessionFile, entry_id: str, offset: int
+) -> tuple[list[tuple[int, int]], dict[str, tuple[str, str]]]:
+    """The lines of the path to ``entry_id`` and the labels, in the file's first ``offset`` bytes.
+
+    Usually the file's own index tells: its rows before ``offset`` are those bytes, linked as they were,
+    unless a later line reused an id or named a parent that came later (either may relink earlier
+    rows); then those bytes are indexed again on their own."""
+    now = full.index
+    anchor = now.row(entry_id)
+    relinked = now.forward_parents or now.node_count + len(now.leaf_rows) != len(now)
+    if anchor is not None and not relinked and now.offsets[anchor] + now.lengths[anchor] < offset:
+        return [(now.offsets[row], now.lengths[row]) for row in tree_path(now, anchor)], _labels_before(full, offset)
+    builder = IndexBuilder(str(full.path), max_line_bytes=full.max_line_bytes)
+    fd, _ = reopen_regular(full.path)
+    try:
+        for piece in read_chunks(fd, 0, offset, full.max_line_bytes):
+            if isinstance(piece, LongLine):
+                builder.long_line(piece.start, piece.end, terminated=piece.terminated)
+                continue
+            buf, base, end = piece
+            if end:
+                builder.feed(buf, base, at_eof=False, end=end)
+        builder.commit()
+    finally:
+        os.close(fd)
+    then = builder.snapshot()
+    anchor = then.row(entry_id)
+    if anchor is None:
+        return [], {}
+    rows = tree_path(then, anchor)
+    return [(then.offsets[row], then.lengths[row]) for row in rows], then.labels
+
+
+def _labels_before(full: SessionFile, offset: int) -> dict[str, tuple[str, str]]:
+    """The labels that the file's label lines before ``offset`` leave set (the last one wins, as pi reads)."""
+    index = full.index
+    rows = [row for row in range(len(index)) if index.types[row] == "label" and index.offsets[row] < offset]
+    labels: dict[str, tuple[str, str]] = {}
+    for row, entry in zip(rows, full.entries(rows)):
+        target, text = entry.get("targetId"), entry.get("label")
+        if not isinstance(target, str):
+            continue
+        if text:
+            labels[target] = (text if isinstance(text, str) else str(text), index.timestamps[row])
+        else:
+            labels.pop(target, None)
+    return labels
+
+
+def prefix_digest(path: Path | str, offset: int) -> str:
+    """SHA-256 of a file's first ``offset`` bytes: a snapshot checks that what it shows is still
+    what was shared."""
+    digest = hashlib.sha256()
+    fd, _ = reopen_regular(path)
+    try:
+        position = 0
+        while position < offset:
+            chunk = os.pread(fd, min(_CHUNK, offset - position), position)
+            if not chunk:
+                return ""  # shorter than it was: not the file that was shared
+            digest.update(chunk)
+            position += len(chunk)
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
+
+
+_parts: OrderedDict[tuple[Path, Scope], _Part] = OrderedDict()
+_parts_lock = threading.Lock()
+
+
+def _part(path: Path, scope: Scope) -> _Part:
+    key = (Path(path).absolute(), scope)
+    with _parts_lock:
+        part = _parts.get(key)
+        if part is None:
+            part = _parts[key] = _Part(key[0], scope)
+            while len(_parts) > _CACHED_PARTS:
+                _parts.popitem(last=False)
+        else:
+            _parts.move_to_end(key)
+        return part
+
+
+def clear_cache() -> None:
+    with _parts_lock:
+        _parts.clear()

@@ -1,0 +1,131 @@
+"""Sharing a session: making a share, opening a link, revoking, and closing the sockets a share kept
+open once it no longer grants anything.
+
+A link's token is shown once, when it is made; the database keeps its SHA-256 only. A revoked or
+expired share answers 404 from the next request on (``Share.active``), and its open sockets are told
+to close through the channel layer (``share_group``), in this process and, with Redis, in the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+from django.utils import timezone
+
+from ..live.fragments import cursor_of
+from ..models import Share, new_token, token_hash
+from .grants import Role
+from .scoped import SessionView, prefix_digest
+
+log = logging.getLogger(__name__)
+
+LIVE, BRANCH, SNAPSHOT = "live", "branch", "snapshot"
+MODES = [
+    (LIVE, "the whole session, as it grows"),
+    (BRANCH, "this branch: the path to the entry and what grows below it"),
+    (SNAPSHOT, "a snapshot: the path to the entry, as it is now"),
+]
+
+
+class ShareError(Exception):
+    """A share that cannot be made (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Made:
+    share: Share
+    token: str | None  # a link's token: shown once, never stored
+
+
+def make_share(
+    view: SessionView,
+    by: Any,
+    *,
+    role: str,
+    mode: str,
+    entry_id: str = "",
+    user: Any = None,
+    team: Any = None,
+    link: bool = False,
+    expires_at: datetime | None = None,
+) -> Made:
+    """Share the session ``view`` shows (its grant must allow sharing) with a user, a team or a link."""
+    if view.grant.role is not Role.MEMBER or view.grant.scope is not None:
+        raise ShareError("Only the session's workspace members share it.")
+    if sum([user is not None, team is not None, link]) != 1:
+        raise ShareError("Share with one user, one team, or by link.")
+    if role not in (Share.VIEWER, Share.COLLABORATOR):
+        raise ShareError(f"Unknown role {role!r}.")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ShareError("The expiry is in the past.")
+    share = Share(session_id=view.session_id, role=role, user=user, team=team, created_by=by, expires_at=expires_at)
+    if mode != LIVE:
+        view.refresh()
+        if view.index.read_only:
+            raise ShareError("A session in an older format is shared whole; fork it to share a branch of it.")
+        if not entry_id or view.index.row(entry_id) is None:
+            raise ShareError("Say which entry the branch or snapshot goes to.")
+        share.entry_id = entry_id
+        if mode == BRANCH:
+            share.branch_only = True
+        elif mode == SNAPSHOT:
+            if role == Share.COLLABORATOR:
+                raise ShareError("A snapshot does not change: share it with viewers.")
+            share.snapshot_offset = cursor_of(view.full.index)
+            share.snapshot_digest = prefix_digest(view.path, share.snapshot_offset)
+        else:
+            raise ShareError(f"Unknown kind of share {mode!r}.")
+    token = None
+    if link:
+        token = new_token()
+        share.token_hash = token_hash(token)
+    share.save()
+    return Made(share, token)
+
+
+def open_link(token: str) -> Share | None:
+    """The share a link's token opens, while it is neither revoked nor expired."""
+    return Share.active().filter(token_hash=token_hash(token)).first()
+
+
+def revoke(share: Share) -> None:
+    if share.revoked_at is None:
+        share.revoked_at = timezone.now()
+        share.save(update_fields=["revoked_at"])
+
+
+def share_group(share_id: int) -> str:
+    """The channel-layer group of the sockets a share keeps open."""
+    return f"pitree-share.{share_id}"
+
+
+CLOSED = "share.closed"
+
+
+def close_sockets(share_id: int) -> None:
+    """Tell every socket that a share opened (in any process) to close."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(share_group(share_id), {"type": CLOSED})
+    except Exception:  # the share is revoked either way; its sockets also close at their next check
+        log.exception("could not reach the sockets of share %s", share_id)
+
+
+@receiver(post_save, sender=Share)
+def _closed_on_revoke(sender: type[Share], instance: Share, **_: Any) -> None:
+    if instance.revoked_at is not None or (instance.expires_at is not None and instance.expires_at <= timezone.now()):
+        close_sockets(instance.pk)
+
+
+@receiver(post_delete, sender=Share)
+def _closed_on_delete(sender: type[Share], instance: Share, **_: Any) -> None:
+    close_sockets(instance.pk)

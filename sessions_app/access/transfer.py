@@ -1,0 +1,281 @@
+"""Sessions in and out of workspaces: new sessions and forks go where the actor may write; downloads
+hold what the grant sees (as pi reads it, or as Markdown); uploads become new files, never replacing
+one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+
+from ..cli.transcript import content_as_shown, tool_call
+from ..services.lookup import catalog, entry_row
+from ..sessionfiles import entries as E
+from ..sessionfiles.catalog import URL_SAFE_ID, AmbiguousId, SessionInfo, UnknownSession, session_info
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.fork import create_session, encode_cwd, fork_session
+from ..sessionfiles.lines import BadLine, loads_line
+from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import path as tree_path
+from .authorship import FILE, record
+from .grants import Access, folder_of
+from .scoped import SessionView
+from .workspaces import may_create_in, personal_workspace
+
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
+
+
+class UploadError(Exception):
+    """An upload that was refused; nothing was written (the message says why)."""
+
+
+# ------------------------------------------------------------------------------------- new files
+
+
+def new_session_for(access: Access, cwd: str, name: str | None) -> SessionFile:
+    """A new session in ``cwd``'s folder, when it is one of the actor's workspaces."""
+    if not may_create_in(access, cwd):
+        raise PermissionDenied("You may start sessions only in your own or your teams' workspaces.")
+    created = create_session(catalog().root, cwd, name=name, fsync=settings.PITREE_FSYNC)
+    _created_by(access, created.session_id)
+    return created
+
+
+def fork_for(view: SessionView, entry_id: str | None) -> SessionFile:
+    """Fork the branch through ``entry_id`` of what ``view`` shows: next to the session when the actor
+    may write its workspace, else into the actor's own workspace (its ``parentSession`` still names the
+    source, so both sides see the lineage)."""
+    access = view.access
+    root = catalog().root
+    into: tuple[Path, str] | None = None
+    if access is not None and not access.may_write_folder(folder_of(view.path, root)):
+        if not access.actor.signed_in:
+            raise PermissionDenied("Sign in to fork: a fork goes into your own workspace.")
+        into = (root, personal_workspace(access.actor.user).cwd)
+    forked = fork_session(view, entry_id, fsync=settings.PITREE_FSYNC, into=into)
+    if access is not None:
+        _created_by(access, forked.session_id)
+    return forked
+
+
+def _created_by(access: Access, session_id: str) -> None:
+    if access.actor.signed_in:
+        record(session_id, FILE, access.actor.user)
+
+
+# ------------------------------------------------------------------------------------- downloads
+
+
+@dataclass(frozen=True)
+class Download:
+    name: str
+    data: bytes
+
+
+Builder = Callable[[SessionView, str | None], Download]
+
+
+def jsonl(view: SessionView, entry_id: str | None) -> Download:
+    """The session as pi reads it: the whole file (what the grant sees of it), or with ``entry_id`` the
+    branch through that entry. Lines are the stored bytes; the session id stays, so that uploading it
+    back makes a fork of this session."""
+    index = view.index
+    name = download_name(view, entry_id, "jsonl")
+    if entry_id is None and view.grant.whole:
+        return Download(name, _file_bytes(view.path, index.offset))
+    if entry_id is None:
+        rows = [row for row in range(len(index)) if index.is_node(row)]
+    else:
+        rows = tree_path(index, entry_row(view, entry_id))
+    header = E.dump_line(view.header)
+    return Download(name, header + b"".join(line + b"\n" for line in view.raw_lines(rows)))
+
+
+def markdown(view: SessionView, entry_id: str | None) -> Download:
+    """The branch through ``entry_id`` (default: the position the view stands at) as Markdown."""
+    index = view.index
+    row = entry_row(view, entry_id) if entry_id is not None else index.leaf_row
+    rows = tree_path(index, row)
+    info = session_info(view)
+    parts = [f"# {info.title.strip() or 'Session'}\n", f"Session `{view.session_id}`, exported from pitree.\n"]
+    for entry in view.entries(rows):
+        part = _markdown_entry(entry)
+        if part:
+            parts.append(part)
+    return Download(download_name(view, entry_id, "md"), "\n".join(parts).encode())
+
+
+def _markdown_entry(entry: dict[str, object]) -> str:
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return ""
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            return f"## You\n\n{content_as_shown(content)}\n"
+        if role == "assistant":
+            return "## Assistant\n\n" + _assistant_markdown(content)
+        if role == "toolResult":
+            return f"### Tool result: {message.get('toolName', '?')}\n\n{_fenced(content_as_shown(content))}"
+        if role == "bashExecution":
+            shown = f"$ {message.get('command', '')}\n{message.get('output') or ''}"
+            return f"### Shell\n\n{_fenced(shown)}"
+        return f"## {role}\n\n{content_as_shown(content)}\n"
+    if kind in ("compaction", "branch_summary"):
+        title = "Summary of the earlier history" if kind == "compaction" else "Summary of a branch left behind"
+        return (
+            f"> **{title}**\n>\n" + "\n".join(f"> {line}" for line in str(entry.get("summary", "")).splitlines()) + "\n"
+        )
+    if kind == "custom_message":
+        return f"### {entry.get('customType', 'extension')}\n\n{content_as_shown(entry.get('content'))}\n"
+    return ""  # position markers, labels, names, model changes: not part of the conversation's text
+
+
+def _assistant_markdown(content: object) -> str:
+    if not isinstance(content, list):
+        return f"{content_as_shown(content)}\n"
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            parts.append(f"→ `{tool_call(block)}`")
+        elif isinstance(block, dict) and block.get("type") == "thinking":
+            continue
+        else:
+            parts.append(content_as_shown([block]))
+    return "\n\n".join(part for part in parts if part.strip()) + "\n"
+
+
+def _fenced(text: str) -> str:
+    fence = "`" * max(3, _longest_run(text, "`") + 1)
+    return f"{fence}\n{text}\n{fence}\n"
+
+
+def _longest_run(text: str, char: str) -> int:
+    runs = re.findall(f"{re.escape(char)}+", text)
+    return max((len(run) for run in runs), default=0)
+
+
+def download_name(session: SessionFile, entry_id: str | None, extension: str) -> str:
+    """The file name a download gets: the session file's own (pi's ``<time>_<id>``), or with the branch's
+    entry, in characters any file system and ``Content-Disposition`` take."""
+    stem = _safe(session.path.stem, 160)
+    return f"{stem}.branch-{_safe(entry_id, 40)}.{extension}" if entry_id is not None else f"{stem}.{extension}"
+
+
+def _safe(text: str, limit: int) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:limit].strip(".") or "session"
+
+
+def _file_bytes(path: Path, end: int) -> bytes:
+    with open(path, "rb") as file:
+        return file.read(end)
+
+
+# --------------------------------------------------------------------------------------- uploads
+
+
+@dataclass(frozen=True)
+class Uploaded:
+    session: SessionFile
+    forked_from: SessionInfo | None  # the visible session whose id the upload held
+    skipped: int  # lines the core cannot read, kept as they were
+
+
+def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
+    """Store an uploaded ``.jsonl`` as a new session in ``cwd``'s folder: under its own id when no
+    session has it, else as a fork (a new id; ``parentSession`` names the session with that id when the
+    uploader may see it). Refused (nothing written) unless the core reads it as a session."""
+    if not may_create_in(access, cwd):
+        raise PermissionDenied("You may add sessions only to your own or your teams' workspaces.")
+    if len(data) > settings.PITREE_MAX_UPLOAD_BYTES:
+        raise UploadError(f"The file has {len(data):,} bytes; the limit is {settings.PITREE_MAX_UPLOAD_BYTES:,}.")
+    checked = _check(data)
+    header = dict(checked.index.header or {})
+    session_id = str(header.get("id"))
+    existing = _existing(session_id)
+    forked_from = None
+    body = data[_header_end(data) :]
+    if existing is not None or not URL_SAFE_ID.fullmatch(session_id):
+        header["id"] = session_id = E.new_session_id()
+        header["timestamp"] = E.now_iso()
+        header.pop("parentSession", None)
+        if existing is not None and access.grant(existing.id, existing.path) is not None:
+            forked_from = existing
+            header["parentSession"] = str(existing.path.absolute())
+        content = E.dump_line(header) + body
+    else:
+        content = data
+    stamp = header.get("timestamp")
+    folder = Path(catalog().root) / encode_cwd(cwd)
+    path = folder / E.session_file_name(
+        stamp if isinstance(stamp, str) and _ISO.fullmatch(stamp) else E.now_iso(), session_id
+    )
+    _write_new(path, content)
+    _created_by(access, session_id)
+    return Uploaded(SessionFile.open(path), forked_from, len(checked.index.skipped()))
+
+
+def _check(data: bytes) -> SessionFile:
+    """The upload read by the core from a file of its own (outside the sessions folder)."""
+    with tempfile.TemporaryDirectory(prefix="pitree-upload-") as folder:
+        path = Path(folder) / "upload.jsonl"
+        path.write_bytes(data)
+        try:
+            session = SessionFile(path, fsync=False, max_line_bytes=settings.PITREE_MAX_LINE_BYTES)
+        except SessionError as error:
+            raise UploadError(
+                f"This is not a session pitree can read: {str(error).removeprefix(f'{path}: ')}"
+            ) from None
+        if not isinstance((session.index.header or {}).get("id"), str):
+            raise UploadError("The session header has no id.")
+        return session
+
+
+def _existing(session_id: str) -> SessionInfo | None:
+    try:
+        path = catalog().locate(session_id)
+    except (UnknownSession, AmbiguousId):
+        return None
+    except SessionError:
+        return None  # a file named for it that is no session: the upload gets an id of its own anyway
+    return catalog().info(path)
+
+
+def _header_end(data: bytes) -> int:
+    """Where the line after the header starts: the header is the first line holding a JSON object, as
+    the core reads it (lines before it are skipped there, and dropped here)."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        try:
+            if isinstance(loads_line(data[start:end].rstrip(b"\r\n")), dict):
+                return end
+        except BadLine:
+            pass
+        start = end
+    return len(data)
+
+
+def _write_new(path: Path, content: bytes) -> None:
+    """Write a new file whole, never over an existing one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(content)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if settings.PITREE_FSYNC:
+            os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,121 @@
+"""Requests and access: who a request is (``actor_of``), what it may see (``access_of``), and the one
+call every session view makes first (``open_session``).
+
+A stranger gets the same 404 for a session that exists as for one that does not, so ids do not leak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django_ratelimit.exceptions import Ratelimited
+
+from ..models import Share
+from ..services.lookup import catalog
+from ..sessionfiles.catalog import AmbiguousId, UnknownSession
+from ..sessionfiles.errors import NotASession
+from ..sessionfiles.store import SessionFile
+from ..views.responses import form_error
+from .grants import Access, Actor
+from .scoped import SessionView
+
+LINKS_KEY = "pitree_links"  # the ids of the share links this browser opened (in its Django session)
+MAX_LINKS = 50
+
+
+def actor_of(request: HttpRequest) -> Actor:
+    """The request's user (None when anonymous) and the share links its browser opened."""
+    user = request.user if request.user.is_authenticated else None
+    return Actor(user, links_of(getattr(request, "session", None)))
+
+
+def links_of(session: Any) -> frozenset[int]:
+    """The link shares a Django session holds (a socket's scope has one too)."""
+    if session is None:
+        return frozenset()
+    found = session.get(LINKS_KEY, [])
+    return frozenset(x for x in found if isinstance(x, int)) if isinstance(found, list) else frozenset()
+
+
+def remember_link(request: HttpRequest, share_id: int) -> None:
+    links = [x for x in request.session.get(LINKS_KEY, []) if isinstance(x, int) and x != share_id]
+    request.session[LINKS_KEY] = [*links[-(MAX_LINKS - 1) :], share_id]
+
+
+def access_of(request: HttpRequest) -> Access:
+    """The request's access (built once per request)."""
+    found: Access | None = getattr(request, "_pitree_access", None)
+    if found is None:
+        found = Access(actor_of(request), settings.PITREE_SESSIONS_DIR)
+        request._pitree_access = found  # type: ignore[attr-defined]
+    return found
+
+
+def not_found(session_id: str) -> Http404:
+    return Http404(f"No session with id {session_id!r}.")
+
+
+def open_session(request: HttpRequest, session_id: str, *, write: bool = False) -> SessionView:
+    """The session as this request may see it; 404 when it may not see it (or it does not exist), 403
+    when it may see but not write it and ``write`` is asked for."""
+    return open_for(access_of(request), session_id, write=write)
+
+
+def open_for(access: Access, session_id: str, *, write: bool = False) -> SessionView:
+    """``open_session`` for any actor (a socket's, the command line's)."""
+    try:
+        path = catalog().locate(session_id)
+    except (UnknownSession, AmbiguousId) as error:
+        # The owner learns what is wrong in the folder; anyone else, only that nothing is there.
+        raise (Http404(str(error)) if access.actor.sees_everything else not_found(session_id)) from None
+    except NotASession:
+        if access.actor.sees_everything:
+            raise
+        raise not_found(session_id) from None
+    grant = access.grant(session_id, path)
+    if grant is None:
+        raise not_found(session_id)
+    if write and not grant.can_write:
+        raise PermissionDenied("You may read this session but not write to it.")
+    full = SessionFile.open(path, fsync=settings.PITREE_FSYNC, max_line_bytes=settings.PITREE_MAX_LINE_BYTES)
+    return SessionView(full, grant, access=access)
+
+
+class LoginOrLinkMiddleware(LoginRequiredMiddleware):
+    """Every view needs a signed-in user or a share link that still works, except those marked
+    ``login_not_required`` (sign-in, opening a link). What a link holder may see is then decided per
+    session by the views themselves, through ``open_session`` and ``access_of``."""
+
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: tuple[Any, ...],
+        view_kwargs: dict[str, Any],
+    ) -> HttpResponseBase | None:
+        if not request.user.is_authenticated and getattr(view_func, "login_required", True):
+            links = actor_of(request).links
+            if links and Share.active().filter(pk__in=links, token_hash__isnull=False).exists():
+                return None
+        return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class RefusalMiddleware:
+    """A refusal (``PermissionDenied``: a viewer writing, a folder that is not theirs) says why where
+    the user acted, as the app's other refusals do, with status 403."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, PermissionDenied) and not isinstance(exception, Ratelimited):
+            return form_error(request, str(exception) or "This is not allowed. Nothing was written.", status=403)
+        return None

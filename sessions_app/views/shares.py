@@ -1,0 +1,152 @@
+"""Sharing a session: the share page (who has it, new shares, revoking), and opening a share link."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_ratelimit.decorators import ratelimit
+
+from ..access.scoped import SessionView
+from ..access.shares import BRANCH, LIVE, MODES, SNAPSHOT, ShareError, make_share, open_link, revoke
+from ..access.web import open_session, remember_link
+from ..forms import EntryIdField
+from ..models import Share
+from .responses import form_error, permalink
+
+MAX_DAYS = 3650
+LINK_GROUP = "pitree-links"  # share and sign-in links are guessed alike: they are counted together
+
+
+def link_rate(group: str, request: HttpRequest) -> str:
+    """How many share or sign-in links one address may open (``PITREE_LINK_RATE``)."""
+    return str(settings.PITREE_LINK_RATE)
+
+
+class ShareForm(forms.Form):
+    audience = forms.ChoiceField(choices=[("link", "anyone with the link"), ("user", "a user"), ("team", "a team")])
+    name = forms.CharField(max_length=150, required=False, help_text="the user's or team's name")
+    role = forms.ChoiceField(choices=Share.ROLES, initial=Share.VIEWER)
+    mode = forms.ChoiceField(choices=MODES, initial=LIVE)
+    entry = EntryIdField(required=False)
+    days = forms.IntegerField(min_value=1, max_value=MAX_DAYS, required=False, help_text="expires after (days)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        audience, name = data.get("audience"), (data.get("name") or "").strip()
+        data["user"] = data["team"] = None
+        if audience == "user":
+            data["user"] = get_user_model().objects.filter(username=name, is_active=True).first()
+            if data["user"] is None:
+                raise forms.ValidationError(f"No user is named {name!r}.")
+        elif audience == "team":
+            data["team"] = Group.objects.filter(name=name).first()
+            if data["team"] is None:
+                raise forms.ValidationError(f"No team is named {name!r}.")
+        if data.get("mode") in (BRANCH, SNAPSHOT) and not data.get("entry"):
+            raise forms.ValidationError("A branch or a snapshot goes to an entry: open the share page from it.")
+        return data
+
+
+def _owned(request: HttpRequest, session_id: str) -> SessionView:
+    session = open_session(request, session_id)
+    if not session.grant.can_share:
+        raise PermissionDenied("Only the members of this session's workspace share it.")
+    return session
+
+
+@require_http_methods(["GET", "POST"])
+def share_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Who has this session, a form for a new share (at ``?at=`` when it comes from an entry), and the
+    token of a link just made (shown this once)."""
+    session = _owned(request, session_id)
+    made_link = None
+    if request.method == "POST":
+        form = ShareForm(request.POST)
+        if not form.is_valid():
+            return _page(request, session, form, status=422)
+        data = form.cleaned_data
+        days = data["days"]
+        try:
+            made = make_share(
+                session,
+                request.user,
+                role=data["role"],
+                mode=data["mode"],
+                entry_id=data["entry"] or "",
+                user=data["user"],
+                team=data["team"],
+                link=data["audience"] == "link",
+                expires_at=timezone.now() + timedelta(days=days) if days else None,
+            )
+        except ShareError as error:
+            form.add_error(None, str(error))
+            return _page(request, session, form, status=422)
+        if made.token is not None:
+            made_link = request.build_absolute_uri(reverse("teams:link", args=[made.token]))
+        form = ShareForm(initial={"entry": data["entry"], "mode": data["mode"]})
+    else:
+        at = request.GET.get("at", "")
+        entry = at if at and session.index.row(at) is not None else ""
+        form = ShareForm(initial={"entry": entry, "mode": BRANCH if entry else LIVE})
+    return _page(request, session, form, made_link=made_link)
+
+
+def _page(
+    request: HttpRequest, session: SessionView, form: ShareForm, *, status: int = 200, made_link: str | None = None
+) -> HttpResponse:
+    shares = Share.objects.filter(session_id=session.session_id).select_related("user", "team", "created_by")
+    context = {
+        "session": session,
+        "session_id": session.session_id,
+        "form": form,
+        "shares": shares.order_by("-created_at"),
+        "now": timezone.now(),
+        "back": permalink(session, form.initial.get("entry") or form.data.get("entry") or None),
+        "made_link": made_link,
+    }
+    return render(request, "sessions_app/share.html", context, status=status)
+
+
+@require_POST
+def revoke_share(request: HttpRequest, session_id: str, share_id: int) -> HttpResponse:
+    """End a share now: its link answers 404 and its open sockets close."""
+    session = _owned(request, session_id)
+    share = Share.objects.filter(pk=share_id, session_id=session.session_id).first()
+    if share is None:
+        raise Http404("No such share of this session.")
+    revoke(share)
+    return redirect("teams:share", session_id=session.session_id)
+
+
+@login_not_required
+@ratelimit(group=LINK_GROUP, key="ip", rate=link_rate, block=True)
+@require_GET
+def link(request: HttpRequest, token: str) -> HttpResponse:
+    """Open a share link: this browser may then see the session (at the shared entry, for a branch or a
+    snapshot). Unknown, revoked and expired links are 404, like everything else not there."""
+    share = open_link(token)
+    if share is None:
+        raise Http404("This link is unknown, revoked or expired.")
+    remember_link(request, share.pk)
+    if share.entry_id:
+        return redirect("sessions:entry", share.session_id, share.entry_id)
+    return redirect("sessions:session", share.session_id)
+
+
+def too_many(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """What django-ratelimit answers when an address opened too many links."""
+    response = form_error(request, "Too many attempts from this address; wait a minute and try again.", status=429)
+    response["Retry-After"] = "60"
+    return response

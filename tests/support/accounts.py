@@ -1,0 +1,71 @@
+"""Accounts for pitree servers that tests run as processes of their own (daphne): a database of their
+own, migrated, with the owner made as ``./scripts/run`` makes it, and a signed-in session cookie got
+by opening the owner's one-time link, as a person would."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+_migrated: dict[str, Path] = {}  # one migrated database per test process, copied for each server
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode:
+        raise AssertionError(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def prepare(env: dict[str, str], folder: Path) -> str:
+    """Point ``env`` at a fresh database in ``folder`` with the owner in it; returns the path of the
+    owner's one-time sign-in link."""
+    base = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", **env}
+    if "template" not in _migrated:
+        template = Path(tempfile.mkdtemp(prefix="pitree-db-")) / "db.sqlite3"
+        _manage({**base, "PITREE_DB": str(template)}, "migrate", "--noinput", "-v0")
+        _migrated["template"] = template
+    db = folder / "db.sqlite3"
+    shutil.copyfile(_migrated["template"], db)
+    env["PITREE_DB"] = str(db)
+    return link_from(_manage({**base, "PITREE_DB": str(db)}, "accounts", "--url", "", "first-run"))
+
+
+def session_cookie(base_url: str, link_path: str) -> str:
+    """Open a one-time sign-in link; returns the ``Cookie`` header value of the session it signs in."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    with opener.open(base_url + link_path, timeout=20) as response:
+        response.read()
+    cookies = {cookie.name: cookie.value for cookie in jar}
+    assert "sessionid" in cookies, cookies
+    return "; ".join(f"{name}={value}" for name, value in cookies.items() if name == "sessionid")
+
+
+def link_from(output: str) -> str:
+    """The sign-in path ``accounts first-run`` printed."""
+    found = re.search(r"/accounts/once/[^\s/]+/", output)
+    assert found, output
+    return found.group()
+
+
+def signed_in_opener(cookie: str, host: str = "127.0.0.1") -> urllib.request.OpenerDirector:
+    """A urllib opener that keeps cookies, holding the session ``cookie`` (a ``name=value`` header)."""
+    jar = http.cookiejar.CookieJar()
+    name, _, value = cookie.partition("=")
+    jar.set_cookie(
+        http.cookiejar.Cookie(
+            0, name, value, None, False, host, False, False, "/", True, False, None, False, None, None, {}
+        )
+    )
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))

@@ -1,0 +1,157 @@
+"""Share links: unguessable, stored hashed, expiring, revocable one by one; a dead link answers 404 at once
+and closes the sockets it opened; guessing them is rate-limited."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.utils import timezone
+from support.teams import World
+
+from sessions_app.models import Share
+
+ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
+
+
+def test_a_link_s_token_is_stored_as_its_hash_only(world: World) -> None:
+    share = Share.objects.get(pk=world.link_share.pk)  # type: ignore[union-attr]
+    assert share.token_hash == hashlib.sha256(world.token.encode()).hexdigest()
+    assert len(world.token) >= 43  # 32 random bytes
+    assert not Share.objects.filter(token_hash=world.token).exists()
+
+
+def test_a_link_opens_the_session_and_nothing_else(world: World) -> None:
+    holder = world.client("link")
+    assert holder.get(world.url()).status_code == 200
+    # Their list shows that session only; another session of the same folder is not there.
+    assert world.session_id in holder.get("/").content.decode()
+
+
+def test_a_revoked_link_is_404_at_once(world: World) -> None:
+    holder = world.client("link")
+    assert holder.get(world.url()).status_code == 200
+    assert world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/")).status_code == 302  # type: ignore[union-attr]
+    assert holder.get(world.url()).status_code in (302, 404)  # no working link left: back to signing in
+    assert holder.get(f"/l/{world.token}/").status_code == 404
+    assert world.holder_or_none(world.token) is None
+
+
+def test_the_share_page_lists_who_has_the_session(world: World) -> None:
+    html = world.client("owner").get(world.url("share/")).content.decode()
+    assert "carol" in html and "team readers" in html and "link" in html
+    assert html.count("you revoke it") == 3 and world.token not in html  # a link's token is shown once only
+    world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/"))  # type: ignore[union-attr]
+    html = world.client("owner").get(world.url("share/")).content.decode()
+    assert html.count("you revoke it") == 2 and "revoked 20" in html
+
+
+def test_revoking_one_link_leaves_the_others(world: World) -> None:
+    second = world.share(Share.VIEWER, link=True)
+    world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/"))  # type: ignore[union-attr]
+    assert world.holder(second.token).get(world.url()).status_code == 200
+
+
+def test_an_expired_link_is_404(world: World) -> None:
+    holder = world.client("link")
+    Share.objects.filter(pk=world.link_share.pk).update(expires_at=timezone.now() - timedelta(seconds=1))  # type: ignore[union-attr]
+    assert holder.get(f"/l/{world.token}/").status_code == 404
+    response = holder.get(world.url())
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_an_expired_user_share_is_404(world: World) -> None:
+    Share.objects.filter(user=world.users["collaborator"]).update(expires_at=timezone.now())
+    assert world.client("collaborator").get(world.url()).status_code == 404
+
+
+def test_an_unknown_link_is_404_like_a_revoked_one(world: World) -> None:
+    from django.test import Client
+
+    guess = Client().get("/l/" + "A" * 43 + "/")
+    assert guess.status_code == 404
+
+
+def test_guessing_links_is_rate_limited(world: World, settings: Any) -> None:
+    from django.test import Client
+
+    settings.PITREE_LINK_RATE = "3/m"
+    guesser = Client()
+    answers = [guesser.get(f"/l/guess-{n}/").status_code for n in range(4)]
+    assert answers == [404, 404, 404, 429]
+    assert guesser.get(f"/l/{world.token}/").status_code == 429  # even a right one, from that address, for now
+    assert guesser.get("/accounts/once/guess/").status_code == 429
+
+
+def test_the_referrer_policy_keeps_tokens_on_the_site(world: World) -> None:
+    response = world.client("link").get(world.url())
+    assert response["Referrer-Policy"] == "same-origin"
+
+
+# ------------------------------------------------------------------------------------------ sockets
+
+
+async def _live_tab(world: World, cookie: tuple[bytes, bytes]) -> WebsocketCommunicator:
+    from pitree_web.asgi import application
+
+    tab = WebsocketCommunicator(application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie])
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_json_to({"cursor": len(world.bytes())})
+    assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+    return tab
+
+
+async def _closed_with(tab: WebsocketCommunicator) -> int:
+    while True:
+        output = await tab.receive_output(timeout=10)
+        if output["type"] == "websocket.close":
+            return int(output["code"])
+
+
+async def test_revoking_a_link_closes_its_open_sockets(world: World) -> None:
+    link_tab = await _live_tab(world, world.cookie("link"))
+    owner_tab = await _live_tab(world, world.cookie("owner"))
+    share = world.link_share
+    assert share is not None
+    await asyncio.to_thread(world.client("owner").post, world.url(f"share/{share.pk}/revoke/"))
+    assert await _closed_with(link_tab) == 4404
+    assert await owner_tab.receive_nothing(timeout=0.2)  # the owner's own socket stays
+    await owner_tab.disconnect()
+
+
+async def test_deleting_a_share_closes_its_sockets(world: World) -> None:
+    tab = await _live_tab(world, world.cookie("collaborator"))
+    await asyncio.to_thread(lambda: Share.objects.filter(user=world.users["collaborator"]).delete())
+    assert await _closed_with(tab) == 4404
+
+
+async def test_a_link_s_socket_closes_when_it_expires(world: World) -> None:
+    share = world.link_share
+    assert share is not None
+    soon = timezone.now() + timedelta(seconds=1)
+    await asyncio.to_thread(lambda: Share.objects.filter(pk=share.pk).update(expires_at=soon))
+    tab = await _live_tab(world, world.cookie("link"))
+    assert await _closed_with(tab) == 4404
+
+
+@pytest.mark.parametrize("role", ["owner", "viewer"])
+async def test_a_revoked_socket_cannot_come_back(world: World, role: str) -> None:
+    """After revoking, the link holder's reconnect is refused while the others' are not."""
+    share = world.link_share
+    assert share is not None
+    await asyncio.to_thread(world.client("owner").post, world.url(f"share/{share.pk}/revoke/"))
+    from pitree_web.asgi import application
+
+    refused = WebsocketCommunicator(
+        application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie("link")]
+    )
+    await refused.connect(timeout=10)
+    assert await _closed_with(refused) == 4404
+    tab = await _live_tab(world, world.cookie(role))
+    await tab.disconnect()

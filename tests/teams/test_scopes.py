@@ -1,0 +1,285 @@
+"""Scoped shares: a snapshot never shows what was written after its point, a branch never shows another
+branch — on the page, its fragments, the tree, raw lines, search, downloads and the websocket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import orjson
+import pytest
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from support.teams import BRANCH_A, BRANCH_B, FIRST_ANSWER, LEAF, ROOT, World
+
+from sessions_app.access.shares import BRANCH, SNAPSHOT
+from sessions_app.live.groups import session_group
+from sessions_app.models import Share
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
+
+HX = {"HTTP_HX_REQUEST": "true"}
+ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
+SNAP_AT = "c2ecb522"  # branch A's first answer: the snapshot holds f87f9c1c → 2f760a8d → 97690895 → c2ecb522
+SNAP_PATH = (ROOT, FIRST_ANSWER, "97690895", SNAP_AT)
+LATER = ("042efc28", "8aabce23", "0f649aff", "ab506f7f", "e65e9e73", LEAF)  # on the file before the share
+
+
+def _append(world: World, text: str, parent: str) -> str:
+    """The owner's process writes (another writer than the web app, as pi would)."""
+    return SessionFile(world.path, fsync=False).append(E.user_message(text), parent)["id"]
+
+
+def _texts(world: World, client: Any, role_urls: list[str]) -> str:
+    return "\n".join(client.get(world.url(rest), **HX).content.decode() for rest in role_urls)
+
+
+# ------------------------------------------------------------------------------------------ snapshot
+
+
+@pytest.fixture
+def snapshot(world: World) -> Any:
+    """Alice shares a snapshot at SNAP_AT by link, then goes on: a reply under it, a label on it, a new
+    name, an answer on another branch."""
+    made = world.share(Share.VIEWER, mode=SNAPSHOT, entry=SNAP_AT, link=True)
+    holder = world.holder(made.token)
+    after = _append(world, "written after the snapshot", SNAP_AT)
+    writer = SessionFile(world.path, fsync=False)
+    writer.set_label(SNAP_AT, "label-after-the-snapshot")
+    writer.rename("Name after the snapshot")
+    elsewhere = _append(world, "elsewhere after the snapshot", "de4f0d3a")
+    return holder, made.share, (after, elsewhere)
+
+
+def test_a_snapshot_page_shows_the_path_as_it_was(world: World, snapshot: Any) -> None:
+    holder, _, later = snapshot
+    html = _texts(world, holder, ["", f"e/{SNAP_AT}/", "tree/?filter=all", "tree/?filter=labeled"])
+    for entry_id in SNAP_PATH:
+        assert f'data-entry="{entry_id}"' in html or f"e/{entry_id}/" in html
+    for entry_id in (*LATER, *BRANCH_B, *later):
+        assert entry_id not in html
+    assert "after the snapshot" not in html
+    assert "label-after-the-snapshot" not in html and "Name after the snapshot" not in html
+    assert "regex-approach" not in html  # a label of the other branch
+    assert "You can read this snapshot" in html and 'id="composer"' not in html
+
+
+def test_nothing_after_a_snapshot_opens(world: World, snapshot: Any) -> None:
+    holder, _, later = snapshot
+    for entry_id in (*LATER, *BRANCH_B, *later):
+        for rest in (f"e/{entry_id}/", f"e/{entry_id}/raw/", f"e/{entry_id}/actions/", f"e/{entry_id}/block/0/"):
+            assert holder.get(world.url(rest)).status_code == 404, rest
+    assert holder.get(world.url(f"older/?before={LEAF}")).status_code == 404
+    assert holder.get(world.url(f"tree/run/?first=8aabce23&last={LEAF}")).status_code == 404
+    assert holder.get(world.url(f"download.jsonl?entry={LEAF}")).status_code == 404
+
+
+def test_a_snapshot_s_map_and_comparison_hold_the_path_only(world: World, snapshot: Any) -> None:
+    holder, _, later = snapshot
+    data = holder.get(world.url("map/data/")).content.decode()
+    assert '"entries": 4' in data and SNAP_AT in data  # the map folds straight runs: the path's 4 entries
+    assert not any(entry_id in data for entry_id in (*LATER, *BRANCH_B, *later))
+    assert "after the snapshot" not in data
+    assert holder.get(world.url(f"compare/?e={SNAP_AT}&e=8aabce23")).status_code == 404
+
+
+def test_a_snapshot_s_downloads_hold_the_path_only(world: World, snapshot: Any) -> None:
+    holder, _, _ = snapshot
+    lines = [json.loads(line) for line in holder.get(world.url("download.jsonl")).content.splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["id"] == world.session_id
+    assert [line["id"] for line in lines[1:]] == list(SNAP_PATH)
+    markdown = holder.get(world.url("download.md")).content.decode()
+    assert "after the snapshot" not in markdown and "Name after" not in markdown
+
+
+def test_search_finds_nothing_after_a_snapshot(world: World, snapshot: Any) -> None:
+    holder, _, _ = snapshot
+    owner = world.client("owner")
+    assert "after the snapshot" in owner.get("/search/?q=snapshot").content.decode()
+    assert "written after" not in holder.get("/search/?q=snapshot").content.decode()
+    # An entry of the path is found; those written before the share but after its point are not.
+    assert SNAP_AT in holder.get("/search/?q=enforced").content.decode()
+    assert "8aabce23" in owner.get("/search/?q=pydantic").content.decode()
+    found = holder.get("/search/?q=pydantic").content.decode()
+    assert not any(entry_id in found for entry_id in ("8aabce23", "0f649aff", "07721729"))
+
+
+async def test_a_snapshot_s_socket_receives_nothing(world: World) -> None:
+    from pitree_web.asgi import application
+
+    made = await asyncio.to_thread(world.share, Share.VIEWER, SNAPSHOT, SNAP_AT, link=True)
+    holder = await asyncio.to_thread(world.holder, made.token)
+    cookie = (b"cookie", f"sessionid={holder.cookies['sessionid'].value}".encode())
+    tabs = []
+    for headers in ([ORIGIN, HOST, cookie], [ORIGIN, HOST, world.cookie("owner")]):
+        tab = WebsocketCommunicator(application, world.url().replace("/s/", "/ws/s/"), headers=headers)
+        assert (await tab.connect(timeout=10))[0]
+        await tab.send_json_to({"cursor": len(world.bytes())})
+        assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+        tabs.append(tab)
+    snap_tab, owner_tab = tabs
+    written = await asyncio.to_thread(_append, world, "after the snapshot", SNAP_AT)
+    while written not in await owner_tab.receive_from(timeout=10):
+        pass  # the owner's tab has it: the file was read and pushed
+    assert await snap_tab.receive_nothing(timeout=0.5)
+    for tab in tabs:
+        await tab.disconnect()
+
+
+def test_a_snapshot_shows_nothing_once_its_bytes_changed(world: World, snapshot: Any) -> None:
+    holder, _, _ = snapshot
+    data = world.bytes()
+    world.path.write_bytes(data.replace(b"Write a function", b"WRITE a function", 1))  # rewritten in place
+    html = holder.get(world.url()).content.decode()
+    assert all(f'data-entry="{entry_id}"' not in html for entry_id in SNAP_PATH)
+
+
+def test_a_snapshot_keeps_labels_as_they_were(world: World) -> None:
+    writer = SessionFile(world.path, fsync=False)
+    writer.set_label("97690895", "set before sharing")
+    made = world.share(Share.VIEWER, mode=SNAPSHOT, entry=SNAP_AT, link=True)
+    writer.set_label("97690895", None)  # cleared after: the snapshot still shows it
+    writer.set_label(ROOT, "set after sharing")
+    html = world.holder(made.token).get(world.url("tree/?filter=labeled")).content.decode()
+    assert "set before sharing" in html and "set after sharing" not in html
+
+
+def test_a_snapshot_holds_when_later_lines_relink_earlier_ones(world: World, snapshot: Any) -> None:
+    """A later line reusing an id (pi would let it win) changes how the file's index links earlier rows:
+    the snapshot then reads its bytes again on their own, and still shows what they held."""
+    holder, _, _ = snapshot
+    line = {"type": "message", "id": FIRST_ANSWER, "parentId": None, "timestamp": "2026-03-02T12:00:00.000Z"}
+    line["message"] = {"role": "user", "content": "a reused id, written after the snapshot"}
+    with world.path.open("ab") as file:
+        file.write(json.dumps(line).encode() + b"\n")
+    assert SessionFile(world.path, fsync=False).index.node_count < len(SessionFile(world.path, fsync=False).index)
+    html = holder.get(world.url()).content.decode()
+    for entry_id in SNAP_PATH:
+        assert f'data-entry="{entry_id}"' in html
+    assert "reused id" not in html
+
+
+def test_a_snapshot_cannot_be_written_to(world: World, snapshot: Any) -> None:
+    holder, _, _ = snapshot
+    before = world.bytes()
+    for rest, data in (("send/", {"text": "x", "parent": SNAP_AT}), ("label/", {"entry": SNAP_AT, "label": "x"})):
+        assert holder.post(world.url(rest), data, **HX).status_code == 403
+    assert world.bytes() == before
+
+
+# -------------------------------------------------------------------------------------------- branch
+
+
+@pytest.fixture
+def branch_viewer(world: World) -> Any:
+    """Erin (until now a stranger) is given branch A as a viewer."""
+    world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    return world.client("stranger")
+
+
+def test_a_branch_share_shows_that_branch_only(world: World, branch_viewer: Any) -> None:
+    html = _texts(world, branch_viewer, ["", f"e/{LEAF}/", "tree/?filter=all", "tree/?filter=labeled"])
+    for entry_id in (ROOT, FIRST_ANSWER, *BRANCH_A):
+        assert entry_id in html
+    for entry_id in BRANCH_B:
+        assert entry_id not in html
+    assert "regex-approach" not in html and "pydantic-done" in html
+    # The branch point has no "‹ 1/2 ›": the other branch does not exist for her.
+    page = branch_viewer.get(world.url(f"e/{LEAF}/")).content.decode()
+    article = page.split(f'id="entry-{BRANCH_A[0]}"', 1)[1].split("</article>", 1)[0]
+    assert "navigator" not in article
+    assert "navigator" in world.client("owner").get(world.url(f"e/{LEAF}/")).content.decode()
+
+
+def test_the_map_and_comparisons_keep_to_the_branch(world: World, branch_viewer: Any) -> None:
+    data = branch_viewer.get(world.url("map/data/")).content.decode()
+    assert "de4f0d3a" in world.client("owner").get(world.url("map/data/")).content.decode()  # branch B's end
+    assert '"branches"' not in data  # no branch point: branch A is all there is
+    assert not any(entry_id in data for entry_id in BRANCH_B)
+    both = "compare/?e=97690895&e=07721729"
+    assert world.client("owner").get(world.url(both)).status_code == 200
+    assert branch_viewer.get(world.url(both)).status_code == 404
+    assert branch_viewer.get(world.url("compare/?branches=97690895")).status_code == 404  # no siblings for her
+    # A comparison naming another session she may not see answers as if it did not exist.
+    other = f"compare/?e={LEAF}&e=019cadd4-cb50-74dd-b0a5-3da75cdfe167:f87f9c1c"
+    assert branch_viewer.get(world.url(other)).status_code == 404
+
+
+def test_another_branch_does_not_open(world: World, branch_viewer: Any) -> None:
+    for entry_id in BRANCH_B:
+        for rest in (f"e/{entry_id}/", f"e/{entry_id}/raw/", f"e/{entry_id}/actions/", f"e/{entry_id}/author/"):
+            assert branch_viewer.get(world.url(rest)).status_code == 404, rest
+    assert branch_viewer.get(world.url("download.jsonl?entry=de4f0d3a")).status_code == 404
+    response = branch_viewer.post(world.url("fork/"), {"entry": "de4f0d3a"}, **HX)
+    assert response.status_code == 409 and "de4f0d3a" in response.content.decode()
+
+
+def test_a_branch_grows_and_the_rest_stays_hidden(world: World, branch_viewer: Any) -> None:
+    grown = _append(world, "grown on branch A", LEAF)
+    beside = _append(world, "a third branch beside A", FIRST_ANSWER)
+    hidden = _append(world, "grown on branch B", "de4f0d3a")
+    html = _texts(world, branch_viewer, ["", "tree/?filter=all"])
+    assert grown in html and "grown on branch A" in html
+    assert beside not in html and hidden not in html and "branch B" not in html
+
+
+def test_search_keeps_to_the_branch(world: World, branch_viewer: Any) -> None:
+    # "empty" is said on branch B only (4b928ed4 and its answer).
+    owner_hits = world.client("owner").get("/search/?q=empty").content.decode()
+    viewer_hits = branch_viewer.get("/search/?q=empty").content.decode()
+    assert any(entry_id in owner_hits for entry_id in BRANCH_B)
+    assert not any(entry_id in viewer_hits for entry_id in BRANCH_B)
+    listing = branch_viewer.get("/").content.decode()
+    assert world.session_id in listing and "regex-approach" not in listing
+
+
+def test_a_branch_s_download_is_a_session_of_that_branch(world: World, branch_viewer: Any) -> None:
+    data = branch_viewer.get(world.url("download.jsonl")).content
+    ids = [json.loads(line).get("id") for line in data.splitlines()[1:]]
+    assert set(ids) >= {ROOT, FIRST_ANSWER, *BRANCH_A} and not set(ids) & set(BRANCH_B)
+    copy = world.root / "copy.jsonl"
+    copy.write_bytes(data)
+    opened = SessionFile(copy, fsync=False)
+    assert not opened.index.skipped() and opened.leaf_id == LEAF
+
+
+def test_a_branch_collaborator_writes_inside_the_branch_only(world: World) -> None:
+    world.share(Share.COLLABORATOR, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    erin = world.client("stranger")
+    before = world.bytes()
+    refused = erin.post(world.url("send/"), {"text": "on B?", "parent": "de4f0d3a"}, **HX)
+    assert refused.status_code == 409 and world.bytes() == before
+    assert erin.post(world.url("send/"), {"text": "on A", "parent": LEAF}, **HX).status_code == 200
+    user, reply = world.lines()[-2:]
+    assert user["parentId"] == LEAF and reply["parentId"] == user["id"]
+
+
+async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
+    from pitree_web.asgi import application
+
+    await asyncio.to_thread(world.share, Share.VIEWER, BRANCH, BRANCH_A[0], user=world.users["stranger"])
+    tab = WebsocketCommunicator(
+        application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie("stranger")]
+    )
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_json_to({"cursor": len(world.bytes())})
+    assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+    layer = get_channel_layer()
+    group = session_group(world.session_id)
+    await layer.group_send(group, {"type": "reply.progress", "reply": "r-b", "parent": "de4f0d3a", "text": "secret"})
+    await layer.group_send(group, {"type": "reply.progress", "reply": "r-a", "parent": LEAF, "text": "shown"})
+    hidden = await asyncio.to_thread(_append, world, "grown on branch B", "de4f0d3a")
+    grown = await asyncio.to_thread(_append, world, "grown on branch A", LEAF)
+    received: list[str] = []
+    while not (any(f'"id":"{grown}"' in m for m in received) and any('"reply":"r-a"' in m for m in received)):
+        received.append(await tab.receive_from(timeout=10))
+    everything = "\n".join(received)
+    assert "shown" in everything and "secret" not in everything and '"reply":"r-b"' not in everything
+    assert hidden not in everything and "branch B" not in everything
+    for entry_id in BRANCH_B:
+        assert entry_id not in everything
+    # A write elsewhere is not even announced: every batch the tab got holds an entry it may see.
+    assert all(orjson.loads(m)["entries"] for m in received if m.startswith('{"t":"batch"'))
+    await tab.disconnect()

@@ -1,0 +1,138 @@
+"""Taking a session elsewhere: downloads (as pi reads them, and Markdown), and uploads that are checked
+by the core, limited in size, and never replace a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from support.hostile import build_hostile_folder
+from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
+
+from sessions_app.models import Authorship
+from sessions_app.sessionfiles.store import SessionFile
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in root.rglob("*.jsonl") if path.is_file()}
+
+
+# ------------------------------------------------------------------------------------------ downloads
+
+
+def test_the_owner_downloads_the_file_as_it_is(world: World) -> None:
+    response = world.client("owner").get(world.url("download.jsonl"))
+    assert response.status_code == 200 and response.content == world.bytes()
+    assert response["Content-Disposition"] == f'attachment; filename="{world.path.name}"'
+
+
+def test_a_branch_downloads_as_a_session_pi_resumes(world: World, tmp_path: Path) -> None:
+    response = world.client("viewer").get(world.url("download.jsonl"), {"entry": "c2ecb522"})
+    lines = [json.loads(line) for line in response.content.splitlines()]
+    assert lines[0] == world.lines()[0]  # the header, the same session id
+    assert [line["id"] for line in lines[1:]] == ["f87f9c1c", "2f760a8d", "97690895", "c2ecb522"]
+    copy = tmp_path / "branch.jsonl"
+    copy.write_bytes(response.content)
+    assert SessionFile(copy, fsync=False).leaf_id == "c2ecb522"
+    assert ".branch-c2ecb522.jsonl" in response["Content-Disposition"]
+
+
+def test_the_page_shows_the_pi_command_that_resumes_a_download(world: World) -> None:
+    html = world.client("viewer").get(world.url()).content.decode()
+    assert f"pi --session ~/Downloads/{world.path.name}" in html
+
+
+def test_markdown_holds_the_branch_s_conversation(world: World) -> None:
+    text = world.client("collaborator").get(world.url("download.md"), {"entry": "0f649aff"}).content.decode()
+    assert "## You\n\nWrite a function that validates todo titles" in text
+    assert "Switched to a pydantic model" in text and "empty titles" not in text
+
+
+# -------------------------------------------------------------------------------------------- uploads
+
+
+def _upload(client: Any, data: bytes, cwd: str = CREW_CWD, name: str = "from-pi.jsonl") -> Any:
+    return client.post("/upload/", {"file": SimpleUploadedFile(name, data), "cwd": cwd})
+
+
+def test_an_upload_becomes_a_new_file_kept_byte_for_byte(world: World) -> None:
+    data = (SAMPLES / "01-linear.jsonl").read_bytes()
+    response = _upload(world.client("member"), data)
+    assert response.status_code == 200 and "Saved as a new session" in response.content.decode()
+    (path,) = [p for p in (world.root / CREW_FOLDER).glob("*.jsonl") if p != world.path]
+    assert path.read_bytes() == data
+    session_id = json.loads(data.splitlines()[0])["id"]
+    assert Authorship.objects.get(session_id=session_id, entry_id="").user == world.users["member"]
+
+
+def test_an_upload_of_a_session_here_already_becomes_its_fork(world: World) -> None:
+    before = world.bytes()
+    response = _upload(world.client("owner"), before)
+    assert response.status_code == 200 and "a fork of" in response.content.decode()
+    (path,) = [p for p in (world.root / CREW_FOLDER).glob("*.jsonl") if p != world.path]
+    header = json.loads(path.read_bytes().splitlines()[0])
+    assert header["id"] != world.session_id and header["parentSession"] == str(world.path.absolute())
+    assert path.read_bytes().splitlines()[1:] == before.splitlines()[1:]
+    assert world.bytes() == before
+
+
+def test_an_upload_to_a_workspace_that_is_not_theirs_is_refused(world: World) -> None:
+    before = _files(world.root)
+    response = _upload(world.client("viewer"), (SAMPLES / "01-linear.jsonl").read_bytes())
+    assert response.status_code == 403
+    # Nor into a folder nobody owns, where pi may be writing.
+    response = _upload(world.client("member"), (SAMPLES / "01-linear.jsonl").read_bytes(), cwd="/home/someone/app")
+    assert response.status_code == 403
+    assert _files(world.root) == before
+
+
+def test_an_upload_over_the_limit_is_refused(world: World, settings: Any) -> None:
+    settings.PITREE_MAX_UPLOAD_BYTES = 100
+    before = _files(world.root)
+    response = _upload(world.client("owner"), (SAMPLES / "01-linear.jsonl").read_bytes())
+    assert response.status_code == 413 and "the limit is 100" in response.content.decode()
+    assert _files(world.root) == before
+
+
+def test_uploading_hostile_files_changes_nothing_here(world: World, tmp_path: Path, settings: Any) -> None:
+    corpus = build_hostile_folder(tmp_path / "hostile")
+    settings.PITREE_MAX_LINE_BYTES = corpus.line_limit
+    owner = world.client("owner")
+    regular = [path for path in (*corpus.good, *corpus.bad) if stat.S_ISREG(os.lstat(path).st_mode)]
+    assert len(regular) > 30
+    for path in regular:
+        before = _files(world.root)
+        response = _upload(owner, path.read_bytes(), name="hostile.jsonl")
+        after = _files(world.root)
+        assert {p: b for p, b in after.items() if p in before} == before, path  # nothing replaced or changed
+        added = [p for p in after if p not in before]
+        if path in corpus.bad:
+            assert response.status_code == 422 and not added, path
+            assert "not a session pitree can read" in response.content.decode() or "empty" in response.content.decode()
+        else:
+            assert response.status_code == 200 and len(added) == 1, (path, response.content.decode()[-500:])
+            assert SessionFile(added[0], fsync=False, max_line_bytes=corpus.line_limit).header
+
+
+@pytest.mark.parametrize("role", ["link", "anonymous"])
+def test_uploads_need_an_account(world: World, role: str) -> None:
+    response = _upload(world.client(role), (SAMPLES / "01-linear.jsonl").read_bytes())
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_the_upload_page_names_the_users_workspaces(world: World) -> None:
+    html = world.client("member").get("/upload/").content.decode()
+    assert f'<option value="{CREW_CWD}">' in html and 'list="workspace-choices"' in html
+
+
+def test_the_owner_leaf_is_what_a_plain_download_resumes_at(world: World, tmp_path: Path) -> None:
+    copy = tmp_path / "whole.jsonl"
+    copy.write_bytes(world.client("owner").get(world.url("download.jsonl")).content)
+    assert SessionFile(copy, fsync=False).leaf_id == LEAF
