@@ -373,8 +373,11 @@ def axe() -> Axe:
 
 @pytest.fixture
 def axe_context(chromium: Any, server: Server) -> Iterator[Any]:
-    """A browser context whose pages accept axe's injected script (the CSP is bypassed in it only)."""
+    """A browser context signed in as the owner whose pages accept axe's injected script (the CSP is
+    bypassed in it only)."""
     ctx = chromium.new_context(base_url=server.url, bypass_csp=True)
+    name, _, value = server.daphne.cookie.partition("=")
+    ctx.add_cookies([{"name": name, "value": value, "url": server.url}])
     ctx.set_default_timeout(TIMEOUT_MS)
     try:
         yield ctx
