@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from ..access.transfer import fork_for, new_session_for
@@ -18,7 +19,8 @@ from ..access.web import access_of, open_session
 from ..assistants import AssistantError, get_assistant
 from ..forms import ForkForm, LabelForm, ModelForm, NewSessionForm, RenameForm, ThinkingForm
 from ..sessionfiles import entries as E
-from .responses import form_error, go_to, moved_to, permalink
+from ..sessionfiles.catalog import session_info
+from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
 
 @require_POST
@@ -41,7 +43,13 @@ def rename(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     written = session.rename(form.cleaned_data["name"], form.cleaned_data["at"] or session.leaf_id)
-    return go_to(request, permalink(session, written["id"]))
+    response = moved_to(request, session, written["id"])
+    if is_htmx(request):
+        # The title is in the page's header, outside the transcript: it goes along out of band, so the
+        # tab that renamed sees it at once, socket or not, and keeps its draft and scroll position.
+        title = {"info": session_info(session), "oob": True}
+        response.write(render_to_string("sessions_app/partials/_session_title.html", title, request))
+    return response
 
 
 @require_POST

@@ -88,7 +88,7 @@ def _messages(form: Form, *, named: bool) -> list[str]:
 
 
 def go_to(request: HttpRequest, url: str) -> HttpResponse:
-    """A full navigation (a new session, a fork, a rename that changes the page header)."""
+    """A full navigation, to another session (a new session, a fork)."""
     if is_htmx(request):
         return HttpResponseClientRedirect(url)
     return redirect(url)

@@ -107,15 +107,22 @@ def test_rename_changes_the_title_and_writes_session_info(page, ui, sessions, se
     rename.locator("summary").click()
     expect(rename.locator("input[name=name]")).to_have_value("Todo API endpoints  review")
     rename.locator("input[name=name]").fill("Endpoints, renamed")
+    page.locator("#composer textarea[name=text]").fill("a draft")
     rename.get_by_role("button", name="Save name").click()
-    expect(page.locator("#session-title")).to_have_text("Endpoints, renamed")
 
-    last = seeded.lines()[-1]
-    assert last["type"] == "session_info" and last["name"] == "Endpoints, renamed"
-    assert last["parentId"] == "db26dc72"
-    page.wait_for_url(f"{server.url}{seeded.entry_url(last['id'])}")
-    ui.open(page, page.url)
-    expect(page.locator(f"#entry-{last['id']}")).to_contain_text("Named “Endpoints, renamed”")
+    last = ui.wait_position_change(page, "db26dc72")
+    written = seeded.lines()[-1]
+    assert written["type"] == "session_info" and written["name"] == "Endpoints, renamed"
+    assert written["id"] == last and written["parentId"] == "db26dc72"
+    # Answered in place, not by a reload: the title changes, the draft stays, and the tab that follows
+    # the session keeps its URL.
+    expect(page.locator("#session-title")).to_have_text("Endpoints, renamed")
+    expect(page).to_have_title("Endpoints, renamed · pitree")
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("a draft")
+    assert page.url == f"{server.url}{seeded.url}"
+    expect(page.locator(f"#entry-{last}")).to_contain_text("Named “Endpoints, renamed”")
+    ui.open(page, seeded.entry_url(last))
+    expect(page.locator(f"#entry-{last}")).to_contain_text("Named “Endpoints, renamed”")
     # The list shows the new name.
     ui.open(page, "/")
     expect(page.locator(f"li.session-item a[href='{seeded.url}']")).to_have_text("Endpoints, renamed")

@@ -76,8 +76,20 @@ def test_rename_cleans_the_name_like_pi(client, pi) -> None:
     response = client.post(f"/s/{pi.id(TREE)}/rename/", {"name": "  New\r\nname ", "at": "750a4556"}, **HTMX)
     info = pi.lines(pi.path(TREE))[-1]
     assert info["type"] == "session_info" and info["name"] == "New name"
-    assert response.status_code == 200 and response["HX-Redirect"].endswith(f"/e/{info['id']}/")
+    # Answered in place: the transcript at the new entry, the header's title out of band (no reload).
+    assert response.status_code == 200 and "HX-Redirect" not in response
+    assert response["HX-Push-Url"].endswith(f"/e/{info['id']}/")
+    body = response.content.decode()
+    assert f'data-position="{info["id"]}"' in body
+    assert '<h1 id="session-title" hx-swap-oob="true">New name</h1>' in body
+    assert "<title>New name · pitree</title>" in body
     assert '<h1 id="session-title">New name</h1>' in client.get(f"/s/{pi.id(TREE)}/").content.decode()
+
+
+def test_rename_from_a_plain_form_redirects_to_the_new_entry(client, pi) -> None:
+    response = client.post(f"/s/{pi.id(TREE)}/rename/", {"name": "Plain", "at": "750a4556"})
+    info = pi.lines(pi.path(TREE))[-1]
+    assert response.status_code == 302 and response["Location"].endswith(f"/e/{info['id']}/")
 
 
 def test_fork_opens_a_new_file_that_points_back(client, pi) -> None:
