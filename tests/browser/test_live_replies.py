@@ -2,7 +2,7 @@
 a tab opened meanwhile starts with the text so far, Stop works from any tab, and the stored entry
 takes the placeholder's place.
 
-This module runs its own server whose offline responder waits half a second between chunks, so that a
+This module runs its own server whose offline responder waits 0.3 s between chunks (about 5 s for a reply), so that a
 reply is reliably still being written while the tests look at it.
 """
 
@@ -22,7 +22,7 @@ def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """pitree under daphne with a slow offline responder (overrides the suite's ``server`` here)."""
     root = tmp_path_factory.mktemp("pitree-live-replies") / "sessions"
     root.mkdir()
-    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.5", "PITREE_FSYNC": "0"}
+    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.3", "PITREE_FSYNC": "0"}
     daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
     return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
 
