@@ -13,6 +13,7 @@ the same number share a row, so a shorter branch leaves cells empty.
 from __future__ import annotations
 
 import math
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +93,17 @@ class Comparison:
     trunk_length: int
     trunk_tail: list[EntryView]
     branches: list[Branch]
+
+
+def chosen_branches(branches: Sequence[int], on_path: Container[int]) -> list[int]:
+    """Which of a branch point's branches (in tree order) its "Compare" opens: the one on the tab's
+    path, then the others in tree order, MAX_COLUMNS in all; kept in tree order, so a branch has the
+    same column whichever tab opened the comparison. The navigator, the map and the tree panel all
+    choose here; the page's picker changes the choice."""
+    current = [b for b in branches if b in on_path]
+    others = [b for b in branches if b not in on_path][: MAX_COLUMNS - len(current)]
+    chosen = set(current + others)
+    return [b for b in branches if b in chosen]
 
 
 def compare(picks: list[Pick], *, latest: bool = True) -> Comparison:

@@ -16,7 +16,8 @@ into a "+N" row that loads on demand. Previews are cached per stored line.
 
 Indentation grows only where the tree branches. Children of a branch point are drawn with ``├─``/``└─``
 and the rows that continue them under ``│``, so siblings and continuations are told apart; at each
-branch point the branch holding the tab's position comes first, as in pi.
+branch point the branch holding the tab's position comes first, as in pi. A branch point names the
+branches its "Compare" opens side by side (chosen as the navigator chooses them).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import NamedTuple
 from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.lines import only_tool_calls
 from ..sessionfiles.store import SessionFile
+from .compare import chosen_branches
 from .entries import preview
 
 FILTERS = ("default", "user", "labeled", "all")
@@ -58,10 +60,15 @@ class TreeRow(NamedTuple):
     label: str | None = None
     on_path: bool = False
     is_position: bool = False
-    branches: bool = False  # a branch point: its branches follow, and can be folded away in the browser
+    compare: tuple[str, ...] = ()  # for a branch point: the heads of the branches its "Compare" opens
     folded: int = 0  # for a fold row: how many entries it stands for …
     first_id: str = ""  # … from this one
     last_id: str = ""  # … to this one (opened with ``run_rows``)
+
+    @property
+    def branches(self) -> bool:
+        """A branch point: its branches follow, and can be folded away in the browser."""
+        return bool(self.compare)
 
 
 @dataclass
@@ -320,7 +327,7 @@ def run_rows(session: SessionFile, first: int, last: int, position: int | None, 
 def _draw(session: SessionFile, view: _View, layout: list[tuple[int, int, int]]) -> list[TreeRow]:
     """TreeRows for a layout; previews come from the cache, decoding only entries never drawn before."""
     skel, index = view.skel, view.skel.index
-    runs, forks, ids, types, roles, labels = skel.runs, skel.forks, index.ids, index.types, index.roles, index.labels
+    runs, ids, types, roles, labels = skel.runs, index.ids, index.types, index.roles, index.labels
     texts = _previews(session, [runs[run][a] for run, a, b in layout if a == b])
     drawn: list[TreeRow] = []
     current = -1
@@ -335,16 +342,11 @@ def _draw(session: SessionFile, view: _View, layout: list[tuple[int, int, int]])
                 TreeRow(
                     depth,
                     rest,
-                    "",
-                    "fold",
-                    "",
-                    None,
-                    a <= path_end,
-                    False,
-                    False,
-                    b - a + 1,
-                    ids[rows[a]],
-                    ids[rows[b]],
+                    kind="fold",
+                    on_path=a <= path_end,
+                    folded=b - a + 1,
+                    first_id=ids[rows[a]],
+                    last_id=ids[rows[b]],
                 )
             )
             continue
@@ -352,7 +354,6 @@ def _draw(session: SessionFile, view: _View, layout: list[tuple[int, int, int]])
         entry_id = ids[row]
         label = labels.get(entry_id)
         kind = roles[row] if types[row] == "message" else types[row]
-        branches = a == len(rows) - 1 and len(forks.get(row, ())) > 1
         drawn.append(
             TreeRow(
                 depth,
@@ -363,10 +364,23 @@ def _draw(session: SessionFile, view: _View, layout: list[tuple[int, int, int]])
                 label[0] if label else None,
                 a <= path_end,
                 row == view.position,
-                branches,
+                _compared(view, row) if a == len(rows) - 1 else (),
             )
         )
     return drawn
+
+
+def _compared(view: _View, point: int) -> tuple[str, ...]:
+    """The entries a branch point's "Compare" names (none for a row that is not one): the first
+    entry of each branch drawn under it, chosen as the navigator chooses. The branch heads, not the
+    file's siblings: under a filter a row's branches may part at hidden entries below it."""
+    runs = view.skel.runs
+    forks = view.skel.forks.get(point, [])
+    if len(forks) < 2:
+        return ()
+    heads = [runs[run][0] for run in forks]
+    on_path = {runs[run][0] for run in forks if run in view.path_runs}
+    return tuple(view.skel.index.ids[row] for row in chosen_branches(heads, on_path))
 
 
 _previews_cache: OrderedDict[tuple[Path, int, int], str] = OrderedDict()

@@ -156,4 +156,7 @@ def _tree_row(row: TreeRow, session_id: str, mode: str) -> str:
     if row.kind == "fold":
         query = urlencode({"first": row.first_id, "last": row.last_id, "filter": mode})
         context["run_url"] = f"{reverse('sessions:tree_run', args=[session_id])}?{query}"
+    if row.compare:
+        query = urlencode([("e", entry_id) for entry_id in row.compare])
+        context["compare_url"] = f"{reverse('sessions:compare', args=[session_id])}?{query}"
     return render_to_string("sessions_app/partials/_tree_row.html", context)

@@ -10,7 +10,7 @@ The comparison URL is a permalink: ``/s/<session>/compare/?e=<ref>&e=<ref>[&e=<r
   navigator's branch switch resumes); ``end=exact``: it stops at the named entry.
 - ``diff=<n>&diff=<m>``: a word diff from column n to column m (1-based) instead of the columns.
 - ``branches=<entry id>[&at=<entry id>]``: the sibling branches of that entry; answered with a
-  redirect to the ``e=`` URL of (up to 4 of) them, the one holding ``at`` first.
+  redirect to the ``e=`` URL of (up to 4 of) them, always including the one holding ``at``.
 
 The map: ``/s/<session>/map/[?at=<entry id>]``, its data at ``/s/<session>/map/data/``.
 """
@@ -31,7 +31,7 @@ from ..access.listing import visible_sessions
 from ..access.scoped import SessionView
 from ..access.web import open_for, open_session
 from ..converters import MAX_ID_CHARS, SessionIdConverter
-from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, compare, diff_rows
+from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, compare, diff_rows
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField
@@ -168,9 +168,7 @@ def _branches_url(session: SessionFile, entry_id: str, at: str | None) -> str:
         raise Http404(f"Entry {entry_id} has no sibling branches to compare")
     at_row = index.row(at) if at else None
     on_path = set(ancestors(index, at_row)) if at_row is not None else set()
-    current = [b for b in branches if b in on_path]
-    chosen = set(current + [b for b in branches if b not in on_path][: MAX_COLUMNS - len(current)])
-    refs = [index.ids[b] for b in branches if b in chosen]
+    refs = [index.ids[b] for b in chosen_branches(branches, on_path)]
     return f"{reverse('sessions:compare', args=[session.session_id])}?{_query(refs=refs)}"
 
 

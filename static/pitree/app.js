@@ -5,7 +5,7 @@
 // - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
-//   tree panel is an ARIA tree (arrows, Home/End, Enter).
+//   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
 (function () {
   "use strict";
 
@@ -627,16 +627,25 @@
         if (isFold(item)) openFold(item);
         else item.querySelector(".tree__node").click();
         break;
+      case "c":
+      case "C": {
+        // A branch point's Compare: a link kept out of the tab order (the row holds focus), announced
+        // by the row's description.
+        const compare = item.querySelector(":scope > .tree__compare");
+        if (!compare || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+        compare.click();
+        break;
+      }
       default:
         return;
     }
     ev.preventDefault();
   }
 
-  // A click on a row outside its button goes there too.
+  // A click on a row outside its button and its Compare link goes there too.
   document.addEventListener("click", (ev) => {
     const item = ev.target.closest && ev.target.closest("[role=treeitem]");
-    if (!item || isFold(item) || ev.target.closest(".tree__node")) return;
+    if (!item || isFold(item) || ev.target.closest(".tree__node, .tree__compare")) return;
     const node = item.querySelector(".tree__node");
     if (node) node.click();
   });

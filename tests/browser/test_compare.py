@@ -1,9 +1,10 @@
-"""Comparing branches and the tree map, in a real browser: opening a comparison from the navigator,
-synced scrolling, acting on a column, and picking two nodes on the map."""
+"""Comparing branches and the tree map, in a real browser: opening a comparison from the navigator and
+from the tree panel's branch points, synced scrolling, acting on a column, and picking two nodes on the map."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import expect
 
@@ -221,4 +222,75 @@ def test_the_map_follows_a_new_branch(page, ui, sessions, server, record):
     expect(page.locator(f'.map-node[data-entry="{new_id}"]')).to_have_count(1)
     expect(page.locator("#map-note")).to_contain_text("8 of 20 entries drawn")
     expect(page.locator(f'.map-node[data-entry="{LEAF}"]')).to_have_class(re.compile("is-picked"))  # picks stay
+    assert record.errors == []
+
+
+def _tree_row(page, entry_id: str):
+    return page.locator(f"#tree-panel [role=treeitem]:has(> button[data-entry='{entry_id}'])")
+
+
+def _focused_entry(page) -> str | None:
+    return page.evaluate(
+        "() => { const r = document.activeElement.closest && document.activeElement.closest('[role=treeitem]');"
+        " const b = r && r.querySelector('.tree__node'); return b ? b.dataset.entry : null; }"
+    )
+
+
+def test_a_comparison_opens_from_a_branch_point_of_the_tree_by_keyboard(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    posts: list[str] = []
+    page.on("request", lambda request: posts.append(request.url) if request.method == "POST" else None)
+    ui.open(page, seeded.url)
+    expect(page.locator("#tree-panel .tree__compare")).to_have_count(1)  # 2f760a8d is the one branch point
+    row = _tree_row(page, "2f760a8d")
+    expect(row.locator(".tree__compare")).to_be_visible()
+    expect(row).to_have_accessible_description("Branch point: C compares its branches side by side.")
+    expect(_tree_row(page, U2)).to_have_accessible_description("")
+    row.focus()
+    page.keyboard.press("ArrowDown")  # the link inside the row leaves the arrow keys alone
+    assert _focused_entry(page) == U2
+    page.keyboard.press("ArrowUp")
+    assert _focused_entry(page) == "2f760a8d"
+    page.keyboard.press("c")
+    page.wait_for_url(f"{server.url}/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
+    expect(page.locator(".compare__pane")).to_have_count(2)
+    expect(page.locator('.compare__pane[data-column="1"]')).to_contain_text("Add a docstring")
+    expect(page.locator('.compare__pane[data-column="2"]')).to_contain_text("I will run the tests next.")
+    assert posts == []  # the tab did not move: Compare only opens the comparison
+    assert record.errors == [] and record.console_errors == []
+
+
+def test_a_filtered_tree_compares_the_branches_it_draws(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    posts: list[str] = []
+    page.on("request", lambda request: posts.append(request.url) if request.method == "POST" else None)
+    ui.open(page, seeded.url)
+    ui.open_tree_filter(page, "user")
+    # Only prompts are drawn: the first one is where they branch (its answer, where the file parts, is hidden).
+    expect(page.locator("#tree-panel .tree__compare")).to_have_count(1)
+    _tree_row(page, "f87f9c1c").locator(".tree__compare").click()
+    page.wait_for_url(f"{server.url}/s/{seeded.id}/compare/?e={U2}&e=4b928ed4")
+    expect(page.locator(".compare__pane")).to_have_count(2)
+    expect(page.locator('.compare__pane[data-column="1"]')).to_contain_text("Make it reject titles longer")
+    expect(page.locator('.compare__pane[data-column="2"]')).to_contain_text("Make it reject empty titles only")
+    assert posts == []  # a click on the link is not a click on the row
+    assert record.errors == [] and record.console_errors == []
+
+
+def test_the_trees_compare_follows_a_new_branch(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    ui.open(page, seeded.url)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    expect(_tree_row(page, "0f649aff").locator(".tree__compare")).to_have_count(0)
+    new_id = _append_elsewhere(seeded, "Or keep it plain", "0f649aff")
+    link = _tree_row(page, "0f649aff").locator(".tree__compare")
+    expect(link).to_have_count(1)
+    link.click()
+    page.wait_for_url(re.compile(r"/compare/\?"))
+    assert sorted(parse_qs(urlsplit(page.url).query)["e"]) == sorted(["ab506f7f", new_id])
+    expect(page.locator(".compare__pane")).to_have_count(2)
+    expect(page.locator(".compare__pane")).to_contain_text(["Add a docstring", "Or keep it plain"])
     assert record.errors == []

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions_app.display import treepanel
-from sessions_app.display.treepanel import ELBOW, FILTERS, NEAR_POSITION, PIPE, TEE, run_rows, tree_rows
+from sessions_app.display.treepanel import ELBOW, FILTERS, NEAR_POSITION, PIPE, TEE, TreeRow, run_rows, tree_rows
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import create_session
 from sessions_app.sessionfiles.index import NO_PARENT
@@ -44,9 +44,9 @@ def _grow(session: SessionFile, kind: str, parent: str | None) -> str:
     return session.rename(f"name {len(session.index)}", parent)["id"]
 
 
-def _reference(session: SessionFile, mode: str, position: int | None) -> list[str]:
-    """Every shown entry in drawing order, by a plain walk: children hang from their nearest shown
-    ancestor, in pi's order, the branch holding the position first."""
+def _shown_children(session: SessionFile, mode: str) -> dict[int, list[int]]:
+    """Each shown entry's shown children (NO_PARENT: the top), by a plain walk: children hang from
+    their nearest shown ancestor, in pi's order."""
     index = session.index
     shown = treepanel._shown_rows(session, index, mode, range(len(index)))
     nearest = {}
@@ -59,6 +59,13 @@ def _reference(session: SessionFile, mode: str, position: int | None) -> list[st
     for row in sorted(shown):
         parent = index.parents[row]
         kids.setdefault(NO_PARENT if parent == NO_PARENT else nearest[parent], []).append(row)
+    return {row: index.order_children(children) for row, children in kids.items()}
+
+
+def _reference(session: SessionFile, mode: str, position: int | None) -> list[str]:
+    """Every shown entry in drawing order, the branch holding the position first at each branch point."""
+    index = session.index
+    kids = _shown_children(session, mode)
     path = set(ancestors(index, position)) if position is not None else set()
     order: list[str] = []
     stack = [NO_PARENT]
@@ -66,15 +73,15 @@ def _reference(session: SessionFile, mode: str, position: int | None) -> list[st
         row = stack.pop()
         if row != NO_PARENT:
             order.append(index.ids[row])
-        children = index.order_children(kids.get(row, []))
+        children = kids.get(row, [])
         children = [c for c in children if c in path] + [c for c in children if c not in path]
         stack.extend(reversed(children))
     return order
 
 
-def _drawn(session: SessionFile, mode: str, position: int | None) -> list[str]:
-    """The panel's entries in order, every "+N" fold opened (and opened again while it folds more)."""
-    out: list[str] = []
+def _drawn(session: SessionFile, mode: str, position: int | None) -> list[TreeRow]:
+    """The panel's entry rows in order, every "+N" fold opened (and opened again while it folds more)."""
+    out: list[TreeRow] = []
     pending = list(tree_rows(session, position, mode))
     while pending:
         row = pending.pop(0)
@@ -83,7 +90,7 @@ def _drawn(session: SessionFile, mode: str, position: int | None) -> list[str]:
             assert first is not None and last is not None
             pending[:0] = run_rows(session, first, last, position, mode)
         else:
-            out.append(row.entry_id)
+            out.append(row)
     return out
 
 
@@ -96,10 +103,31 @@ def test_grown_runs_draw_what_a_plain_walk_finds(tmp_path_factory, steps, mode, 
         ids.append(_grow(session, kind, ids[parent % len(ids)] if ids and parent >= 0 else None))
         treepanel.skeleton(session, mode)  # grown one line at a time, as a live session is
     position = session.index.row(ids[where % len(ids)])
-    assert _drawn(session, mode, position) == _reference(session, mode, position)
+    drawn = _drawn(session, mode, position)
+    assert [row.entry_id for row in drawn] == _reference(session, mode, position)
+    _assert_compare_names_the_branches(session, mode, position, drawn)
     grown = tree_rows(session, position, mode)
     treepanel._skeletons.clear()  # built afresh from the whole file: the same panel
     assert tree_rows(session, position, mode) == grown
+
+
+def _assert_compare_names_the_branches(
+    session: SessionFile, mode: str, position: int | None, drawn: list[TreeRow]
+) -> None:
+    """A row's Compare names its shown children when it has 2 to 4 of them; with more, four of them in
+    pi's order, the one holding the position among them."""
+    index = session.index
+    kids = _shown_children(session, mode)
+    path = set(ancestors(index, position)) if position is not None else set()
+    for row in drawn:
+        children = [index.ids[kid] for kid in kids.get(index.row(row.entry_id), [])]
+        assert row.branches == (len(children) > 1)
+        if len(children) < 2:
+            assert row.compare == ()
+            continue
+        assert len(row.compare) == min(len(children), 4)
+        assert [kid for kid in children if kid in row.compare] == list(row.compare)  # in pi's order
+        assert all(index.ids[kid] in row.compare for kid in path.intersection(kids[index.row(row.entry_id)]))
 
 
 def test_guides_tell_siblings_from_continuations(tmp_path) -> None:
