@@ -1,7 +1,7 @@
 """Fixtures shared by every test folder, and the Hypothesis profiles.
 
 Hypothesis runs the quick ``ci`` profile unless ``HYPOTHESIS_PROFILE=thorough`` asks for many more
-examples (see README, "Tests").
+examples (see README, "Set up").
 """
 
 from __future__ import annotations

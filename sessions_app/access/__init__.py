@@ -13,5 +13,7 @@ websocket, download, search and command-line query asks):
 
 Modules: ``grants`` (actors, grants, the permission function) · ``workspaces`` (folders and their
 owners) · ``scoped`` (a session as one grant sees it) · ``web`` (requests to actors, the views' one
-call) · ``shares``, ``signin``, ``authorship``, ``lineage``, ``listing``, ``transfer``.
+call) · ``page`` (what a session page shows of its lineage and shares) · ``sockets`` (the same
+questions for websockets) · ``cli`` (``pitree --as USER``) · ``shares``, ``signin``, ``authorship``,
+``listing``, ``transfer``.
 """

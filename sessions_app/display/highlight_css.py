@@ -2,7 +2,7 @@
 styles (one per theme) so that the token classes ``markdown.py`` writes have colours in both.
 
 Each token colour is ``light-dark(light, dark)``: the page's ``color-scheme`` (the system's, or the
-reader's choice, see ``theme.js``) picks one, with no rule duplicated per theme. Colours that read
+reader's choice, see ``prefs.js``) picks one, with no rule duplicated per theme. Colours that read
 too faintly on the code background are darkened (light) or lightened (dark) until they reach the
 WCAG AA contrast of 4.5:1, so every token passes an accessibility check.
 

@@ -1,8 +1,8 @@
 """What the LLM sees: a pure function from a root→leaf path of entries to a message list (pi 1.6.0).
 
-Nothing here is stored; the context is derived again whenever it is needed (docs/format.md §6). Steps 1–5
-give pi's in-memory messages (``build_session_context``); step 6 turns them into provider messages
-(``convert_to_llm``).
+Nothing here is stored; the context is derived again whenever it is needed (docs/format.md §6).
+``build_session_context`` gives pi's in-memory messages (§6.1–§6.4); ``convert_to_llm`` turns them into
+provider messages (§6.5); ``estimate_tokens`` is §6.6.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class SessionContext:
 
 
 def build_session_context(path: Sequence[Entry]) -> SessionContext:
-    """The context for a root→leaf path (step 1, the walk, is the caller's: ``SessionFile.path_entries``)."""
+    """The context for a root→leaf path (the walk itself, docs/format.md §6.1, is the caller's: ``SessionFile.path_entries``)."""
     thinking_level, model = _settings(path)
     selected = context_entries(path)
     # Only string targets can name an entry; a malformed (e.g. list) targetId must not crash the build.
@@ -59,7 +59,7 @@ def build_session_context(path: Sequence[Entry]) -> SessionContext:
 
 
 def _settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]:
-    """Model and thinking level from the whole path, the part before a compaction included (step 2)."""
+    """Model and thinking level from the whole path, the part before a compaction included (§6.1)."""
     thinking_level: Any = "off"
     model: dict[str, Any] | None = None
     for entry in path:
@@ -77,7 +77,7 @@ def _settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]:
 
 
 def context_entries(path: Sequence[Entry]) -> list[Entry]:
-    """pi's ``buildContextEntries`` (step 3): the latest compaction, the entries it keeps, then the rest."""
+    """pi's ``buildContextEntries`` (§6.2): the latest compaction, the entries it keeps, then the rest."""
     last = None
     for position, entry in enumerate(path):
         if entry.get("type") == "compaction":
@@ -102,7 +102,7 @@ def _is_system_message(entry: Entry) -> bool:
 
 
 def entry_messages(entry: Entry) -> list[Message]:
-    """The in-memory messages one selected entry stands for (step 5)."""
+    """The in-memory messages one selected entry stands for (§6.4)."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
@@ -148,7 +148,7 @@ def entry_messages(entry: Entry) -> list[Message]:
 
 
 def _apply_edit(messages: list[Message], edit: Entry | None) -> list[Message]:
-    """The last ``context_edit`` for an entry (step 4): null drops it, ``{content}`` replaces the content."""
+    """The last ``context_edit`` for an entry (§6.3): null drops it, ``{content}`` replaces the content."""
     if edit is None:
         return messages
     replacement = edit.get("replacement")
@@ -169,7 +169,7 @@ def _apply_edit(messages: list[Message], edit: Entry | None) -> list[Message]:
 
 
 def convert_to_llm(messages: Sequence[Message]) -> list[Message]:
-    """pi's ``convertToLlm`` (step 6): every message as one a provider understands."""
+    """pi's ``convertToLlm`` (§6.5): every message as one a provider understands."""
     converted: list[Message] = []
     for message in messages:
         if not isinstance(message, dict):

@@ -328,7 +328,7 @@ def test_duplicate_id_last_wins_and_is_reported(write_file: Any, L: Any) -> None
 
 def test_superseded_duplicate_message_is_not_counted(write_file: Any, L: Any) -> None:
     """message_count counts the messages of the session: a line superseded by a later one with its id
-    is no message of it any more (pi's listing counts every message line; see docs/format.md)."""
+    is no message of it any more (pi's listing counts every message line; see docs/format.md §10 and §11.2)."""
     path = write_file(
         L.header(),
         L.user("a", None, "first"),
