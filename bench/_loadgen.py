@@ -1,9 +1,9 @@
 """A small HTTP/1.1 load generator, run as its own process by ``load.py``.
 
-    python bench/_loadgen.py URL CLIENTS SECONDS
+    python bench/_loadgen.py URL CLIENTS SECONDS [COOKIE]
 
 ``CLIENTS`` keep-alive connections each send ``GET URL`` and wait for the whole answer, again and
-again, for ``SECONDS``. Prints one JSON object: requests, requests per second, p50/p99 latency in
+again, for ``SECONDS``, sending ``COOKIE`` (a ``Cookie`` header value, e.g. a signed-in session). Prints one JSON object: requests, requests per second, p50/p99 latency in
 seconds, and errors (non-200 answers or broken connections). Plain asyncio streams, no dependency,
 so that the measuring costs little next to the server it measures.
 """
@@ -47,11 +47,12 @@ def _percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] if ordered else float("nan")
 
 
-async def main(url: str, clients: int, seconds: float) -> dict[str, float | int | list[str]]:
+async def main(url: str, clients: int, seconds: float, cookie: str = "") -> dict[str, float | int | list[str]]:
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     target = parts.path + (f"?{parts.query}" if parts.query else "")
-    request = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/html\r\n\r\n".encode()
+    cookie_line = f"Cookie: {cookie}\r\n" if cookie else ""
+    request = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/html\r\n{cookie_line}\r\n".encode()
     latencies: list[float] = []
     errors: list[str] = []
     started = time.perf_counter()
@@ -69,4 +70,5 @@ async def main(url: str, clients: int, seconds: float) -> dict[str, float | int 
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])))))
+    cookie = sys.argv[4] if len(sys.argv) > 4 else ""
+    print(json.dumps(asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), cookie))))

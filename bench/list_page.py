@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _accounts
 import _common as C
 import _gen
 
@@ -31,12 +32,12 @@ def main() -> int:
     os.environ.pop("PITREE_DEBUG", None)
     import django
 
+    _accounts.use_scratch_database()
     django.setup()
-    from django.test import Client
 
     from sessions_app.views.pages import LIST_PAGE_SIZE
 
-    client = Client()
+    client = _accounts.signed_in_client()
     largest = max(folder.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
     with open(largest, "rb") as handle:
         session_id = json.loads(handle.readline())["id"]

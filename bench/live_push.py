@@ -21,7 +21,6 @@ the cost grows with the number of tabs (the batch is rendered once, then sent N 
 from __future__ import annotations
 
 import asyncio
-import http.cookiejar
 import json
 import os
 import re
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _accounts
 import _common as C
 
 from sessions_app.sessionfiles import entries as E
@@ -71,13 +71,14 @@ class Client:
             self.got.set()
 
 
-async def _connect(server: str, cursor: int) -> Client:
+async def _connect(server: str, cookie: str, cursor: int) -> Client:
     from websockets.asyncio.client import connect
     from websockets.typing import Origin
 
     socket = await connect(
         f"{server.replace('http', 'ws')}/ws/s/{SESSION_ID}/",
         origin=Origin(server),
+        additional_headers={"Cookie": cookie},
         open_timeout=TIMEOUT,
         max_queue=None,
     )
@@ -90,9 +91,9 @@ async def _connect(server: str, cursor: int) -> Client:
 class AppWriter:
     """Sets a label through the app's form post, as a browser would (cookie and CSRF token first)."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, cookie: str) -> None:
         self.server = server
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener = _accounts.signed_in_opener(cookie)
         page = self.opener.open(f"{server}/s/{SESSION_ID}/", timeout=TIMEOUT).read().decode()
         found = re.search(r'"x-csrftoken": "([^"]+)"', page)
         assert found is not None
@@ -123,10 +124,10 @@ def _last_id(path: Path) -> str:
     return str(json.loads(path.read_bytes().splitlines()[-1])["id"])
 
 
-async def _measure(server: str, path: Path, clients: int, kind: str) -> dict[str, Any]:
-    tabs = [await _connect(server, path.stat().st_size) for _ in range(clients)]
+async def _measure(server: str, cookie: str, path: Path, clients: int, kind: str) -> dict[str, Any]:
+    tabs = [await _connect(server, cookie, path.stat().st_size) for _ in range(clients)]
     readers = [asyncio.create_task(tab.read()) for tab in tabs]
-    writer = AppWriter(server) if kind == "app" else None
+    writer = AppWriter(server, cookie) if kind == "app" else None
     latencies: list[float] = []
     written: list[str] = []
     try:
@@ -178,7 +179,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _start_server(root: Path, watch: str) -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(root: Path, watch: str) -> tuple[subprocess.Popen[bytes], str, str]:
+    """Start the server; returns it, its URL and a signed-in session's ``Cookie`` header value."""
     port = _free_port()
     env = {
         **os.environ,
@@ -189,6 +191,7 @@ def _start_server(root: Path, watch: str) -> tuple[subprocess.Popen[bytes], str]
         "PITREE_WATCH": watch,
     }
     env.pop("PITREE_REDIS_URL", None)
+    link = _accounts.prepare_server_env(env)
     process = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
         cwd=C.ROOT,
@@ -201,7 +204,7 @@ def _start_server(root: Path, watch: str) -> tuple[subprocess.Popen[bytes], str]
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(url + "/", timeout=2):
-                return process, url
+                return process, url, _accounts.session_cookie(url, link)
         except OSError:
             time.sleep(0.1)
     process.kill()
@@ -209,13 +212,13 @@ def _start_server(root: Path, watch: str) -> tuple[subprocess.Popen[bytes], str]
 
 
 async def _run(report: C.Report, root: Path, path: Path, watch: str, kinds: tuple[str, ...]) -> dict[tuple, dict]:
-    process, url = _start_server(root, watch)
+    process, url, cookie = _start_server(root, watch)
     results: dict[tuple, dict] = {}
     try:
-        await _measure(url, path, 1, "external")  # warm-up: imports, template loading, first feed
+        await _measure(url, cookie, path, 1, "external")  # warm-up: imports, template loading, first feed
         for kind in kinds:
             for clients in CLIENTS:
-                result = await _measure(url, path, clients, kind)
+                result = await _measure(url, cookie, path, clients, kind)
                 results[(kind, clients)] = result
                 report.line(
                     f"{watch:7} {kind:8} N={clients:<3}  median {C.fmt_time(result['median']):>8}  "

@@ -24,6 +24,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _accounts
 import _common as C
 import _gen
 
@@ -56,7 +57,8 @@ def _folder() -> tuple[Path, str]:
     return folder, session_id
 
 
-def _serve(folder: Path, port: int) -> subprocess.Popen[bytes]:
+def _serve(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the server; returns it and a signed-in session's ``Cookie`` header value."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "_load_settings",
@@ -65,22 +67,23 @@ def _serve(folder: Path, port: int) -> subprocess.Popen[bytes]:
         "PITREE_FSYNC": "0",
     }
     env.pop("PITREE_DEBUG", None)
+    link = _accounts.prepare_server_env(env)
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"]
     server = subprocess.Popen(command, cwd=C.ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/bench/minimal/", timeout=2):
-                return server
+                return server, _accounts.session_cookie(f"http://127.0.0.1:{port}", link)
         except OSError:
             time.sleep(0.2)
     server.kill()
     raise RuntimeError("daphne did not start")
 
 
-def _load(url: str, seconds: float) -> dict:
+def _load(url: str, seconds: float, cookie: str) -> dict:
     out = subprocess.run(
-        [sys.executable, str(HERE / "_loadgen.py"), url, str(CLIENTS), str(seconds)],
+        [sys.executable, str(HERE / "_loadgen.py"), url, str(CLIENTS), str(seconds), cookie],
         capture_output=True,
         text=True,
         check=True,
@@ -92,17 +95,17 @@ def main() -> int:
     report = C.Report("load", f"Session page vs a minimal view, {CLIENTS} concurrent clients, one daphne process")
     folder, session_id = _folder()
     port = _free_port()
-    server = _serve(folder, port)
+    server, cookie = _serve(folder, port)
     try:
         base = f"http://127.0.0.1:{port}"
         urls = {"minimal view": f"{base}/bench/minimal/", "session page": f"{base}/s/{session_id}/"}
         for url in urls.values():
-            _load(url, 2.0)  # warm-up: caches filled, code paths imported
+            _load(url, 2.0, cookie)  # warm-up: caches filled, code paths imported
         runs: dict[str, list[dict]] = {name: [] for name in urls}
         for round_no in range(ROUNDS):
             order = list(urls.items()) if round_no % 2 == 0 else list(reversed(urls.items()))
             for name, url in order:
-                result = _load(url, SECONDS)
+                result = _load(url, SECONDS, cookie)
                 runs[name].append(result)
                 report.line(
                     f"round {round_no + 1} {name:<13} {result['rps']:8.1f} req/s  p50 {C.fmt_time(result['p50']):>8}"

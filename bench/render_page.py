@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _accounts
 import _common as C
 import _gen
 
@@ -47,15 +48,15 @@ def _measure(report: C.Report, folder: Path, sessions: dict[int, Path]) -> int:
     os.environ.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder), PITREE_DEBUG="0")
     import django
 
+    _accounts.use_scratch_database()
     django.setup()
-    from django.test import Client
     from django.test.utils import setup_test_environment
 
     from sessions_app.sessionfiles.store import SessionFile
     from sessions_app.sessionfiles.tree import ancestors
 
     setup_test_environment()
-    client = Client()
+    client = _accounts.signed_in_client()
     ids = {n: SessionFile.open(path).session_id for n, path in sessions.items()}
     big = SessionFile.open(sessions[100_000])
     assert big.index.leaf_row is not None

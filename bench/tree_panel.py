@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _accounts
 import _common as C
 import _gen
 
@@ -57,15 +58,15 @@ def _measure(report: C.Report, folder: Path, paths: dict[int, Path]) -> int:
     )
     import django
 
+    _accounts.use_scratch_database()
     django.setup()
-    from django.test import Client
     from django.test.utils import setup_test_environment
 
     from sessions_app.sessionfiles import entries as E
     from sessions_app.sessionfiles.store import SessionFile
 
     setup_test_environment()
-    client = Client()
+    client = _accounts.signed_in_client()
     big = SessionFile.open(paths[100_000])
     page_url, tree_url = f"/s/{big.session_id}/", f"/s/{big.session_id}/tree/"
     small_tree = f"/s/{SessionFile.open(paths[1_000]).session_id}/tree/"

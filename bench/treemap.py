@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _accounts
 import _common as C
 import _gen
 
@@ -73,14 +74,14 @@ def _measure(report: C.Report, folder: Path, sessions: dict[str, Path]) -> int:
     os.environ.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder), PITREE_DEBUG="0")
     import django
 
+    _accounts.use_scratch_database()
     django.setup()
-    from django.test import Client
     from django.test.utils import setup_test_environment
 
     from sessions_app.sessionfiles.store import SessionFile
 
     setup_test_environment()
-    client = Client()
+    client = _accounts.signed_in_client()
     urls = {name: f"/s/{SessionFile.open(path).session_id}/map/data/" for name, path in sessions.items()}
     shapes = {}
     for name, url in urls.items():
