@@ -170,6 +170,8 @@ def _exit_note(message: Mapping[str, Any]) -> str:
 
 
 def _label_text(entry: Entry) -> str:
+    if "targetId" not in entry:
+        return "of no entry shown here"  # a share's view of a label on an entry it does not hold
     label = entry.get("label")
     target = entry.get("targetId")
     return f"{text(label)!r} on {text(target)}" if label else f"cleared on {text(target)}"
