@@ -36,7 +36,7 @@ import orjson
 from django.core.exceptions import PermissionDenied
 
 from ..sessionfiles.entries import Draft
-from ..sessionfiles.index import NO_PARENT, IndexBuilder, SessionIndex
+from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
 from ..sessionfiles.store import LongLine, SessionFile, read_chunks, reopen_regular
 from ..sessionfiles.tree import path as tree_path
 from ..sessionfiles.tree import subtree
@@ -104,7 +104,13 @@ class SessionView(SessionFile):
             # The file has just caught up under its lock: so does the view, and the plan (the parent
             # it names, the position it moves) is checked against what the grant sees.
             self.index = self._current()
-            return plan(self.index)
+            planned = plan(self.index)
+            if planned is not None and self._part is not None and not self._part.takes(self.full.index, *planned):
+                raise PermissionDenied(
+                    f"You may write only in the branch shared with you (entry {self._part.scope.entry_id} and what "
+                    "follows it), and move only to entries it holds. Nothing was written."
+                )
+            return planned
 
         written = self.full._append(within_view)
         self.index = self._current()
@@ -201,6 +207,16 @@ class _Part:
         assert self._builder is not None
         _feed(full.path, self._builder, self._clean(full.path, source, rows, self._holds(source)), self._cleaned)
         self._publish(self._builder)
+
+    def takes(self, source: SessionIndex, draft: Draft, parent_id: str | None) -> bool:
+        """Whether a write stays in this (live branch) scope: an entry under the anchor or below it,
+        or a move of the file's position to an entry the view holds (never "before the first entry",
+        nor a new root: neither is in the branch)."""
+        if draft.type == LEAF:
+            target = draft.fields.get("targetId")
+            return isinstance(target, str) and self._holds(source)(target)
+        row = None if parent_id is None else source.row(parent_id)
+        return row is not None and row in self._below
 
     def _holds(self, source: SessionIndex) -> Callable[[str], bool]:
         """Whether a live branch shows the entry with this id."""
