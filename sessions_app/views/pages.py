@@ -37,8 +37,6 @@ from ..forms import (
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
-from ..sessionfiles.errors import SessionError
-from ..sessionfiles.fork import fork_point
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
@@ -120,14 +118,11 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
     """Everything the session page and its transcript partial need, for the tab at ``position``."""
     cat = catalog()
     info = session_info(session)
-    seen = page_context(session, cat.parent_of(info), cat.forks_of(info))
-    parent = seen["parent"]
     return {
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
-        "forked_at": _forked_at(session, parent) if parent else None,
-        **seen,
+        **page_context(session, cat.parent_of(info), cat.forks_of(info)),
         **transcript_context(session, position),
         **extra,
     }
@@ -165,15 +160,6 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
         (e.id, markdown_text(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
         for e in reversed(users)
     ]
-
-
-def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
-    """Where this fork and the session it came from part (None when the source cannot be read)."""
-    try:
-        source = SessionFile.open(parent.path)
-    except (OSError, SessionError):
-        return None
-    return fork_point(session, source)
 
 
 @require_GET
