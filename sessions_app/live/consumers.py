@@ -23,6 +23,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
 from ..access.sockets import Guard, actor_for_socket, open_for_socket
+from ..access.web import has_working_link
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
@@ -170,8 +171,8 @@ class SessionListConsumer(_Outbox):
             await self.close(code=BAD_REQUEST)
             return
         actor = await sync_to_async(actor_for_socket, thread_sensitive=False)(self.scope)
-        if not actor.signed_in and not actor.links:
-            await self.close(code=NOT_FOUND)
+        if not actor.signed_in and not await sync_to_async(has_working_link, thread_sensitive=False)(actor.links):
+            await self.close(code=NOT_FOUND)  # as the list page sends such a browser to sign in
             return
         self.feed = list_feed()
         await self.feed.join(self, actor, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
