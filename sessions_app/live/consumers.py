@@ -22,7 +22,7 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from ..access.sockets import Guard, actor_for_socket, open_for_socket
+from ..access.sockets import Guard, ListGuard, actor_for_socket, open_for_socket
 from ..access.web import has_working_link
 from ..sessionfiles.errors import SessionError
 from . import fragments
@@ -104,7 +104,7 @@ class SessionConsumer(_Outbox):
             await self.close(code=NOT_FOUND)
             return
         self.path = view.path
-        self.guard = Guard(view, self.end)
+        self.guard = Guard(view, self.scope, self.end)
         await self.guard.start()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -164,6 +164,7 @@ class SessionListConsumer(_Outbox):
     and listings as the folder changes."""
 
     feed: ListFeed | None = None
+    guard: ListGuard | None = None
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         query, page = _field(text_data, "q", str), _field(text_data, "page", int) or 1
@@ -174,12 +175,20 @@ class SessionListConsumer(_Outbox):
         if not actor.signed_in and not await sync_to_async(has_working_link, thread_sensitive=False)(actor.links):
             await self.close(code=NOT_FOUND)  # as the list page sends such a browser to sign in
             return
+        self.guard = ListGuard(actor, self.scope, self.end)
+        await self.guard.listen()
         self.feed = list_feed()
         await self.feed.join(self, actor, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
+    async def send_item(self, item: str) -> None:
+        if self.guard is None or await self.guard.passes():
+            await self.send(text_data=item)
+
     async def leave(self) -> None:
+        if self.guard is not None:
+            await self.guard.stop()
         if self.feed is not None:
             feed, self.feed = self.feed, None
             await feed.leave(self)
