@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 from django.core.exceptions import PermissionDenied
 
+from ..display.tools import FORK, WRITE
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
 from ..sessionfiles.store import LongLine, SessionFile, read_chunks, reopen_regular
@@ -124,9 +125,26 @@ def can_write(session: SessionFile) -> bool:
     return not session.index.read_only and (not isinstance(session, SessionView) or session.grant.can_write)
 
 
+def may_fork(session: SessionFile) -> bool:
+    """Whether the reader has a workspace a fork of ``session`` could go to (a link holder who is not
+    signed in has none)."""
+    access = session.access if isinstance(session, SessionView) else None
+    return access is None or access.actor.signed_in or access.actor.sees_everything
+
+
+def tools_of(session: SessionFile) -> frozenset[str]:
+    """The entry tools a page of ``session`` offers its reader (``display.tools``)."""
+    return frozenset([*([WRITE] if can_write(session) else []), *([FORK] if may_fork(session) else [])])
+
+
 def write_context(session: SessionFile) -> dict[str, Any]:
-    """What a page needs to offer writes (``can_write``) or say what the reader may do (``grant``)."""
-    return {"can_write": can_write(session), "grant": session.grant if isinstance(session, SessionView) else FULL}
+    """What a page needs to offer writes (``can_write``) and the entry tools the reader may use
+    (``tools``), or say what the reader may do (``grant``)."""
+    return {
+        "can_write": can_write(session),
+        "tools": tools_of(session),
+        "grant": session.grant if isinstance(session, SessionView) else FULL,
+    }
 
 
 # ------------------------------------------------------------------------------- scoped parts

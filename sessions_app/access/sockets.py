@@ -9,7 +9,8 @@ A feed renders what the file gained once for every tab of the process (``live/fe
 scoped grant takes only the batch's byte range from it and renders that range again from its own view
 (``SessionView``), so entries, "‹ 2/3 ›" counts, labels and the header it receives are those of its
 view, exactly as its page would render them; a snapshot's tab receives nothing at all (a snapshot does
-not change). Replies being written reach it only when they answer an entry it sees.
+not change). Replies being written reach it only when they answer an entry it sees. Every tab's
+entries offer only the tools its reader may use, as its page does.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from django.contrib.auth import get_user
 from django.http import Http404
 from django.utils import timezone
 
+from ..display.tools import offered
 from ..live import fragments
 from ..live.fragments import Batch
 from ..sessionfiles.errors import SessionError
 from .changes import CHANGED, browser_group, folder_group, share_group, user_group
 from .grants import Access, Actor, Grant, folder_of
-from .scoped import SessionView
+from .scoped import SessionView, tools_of
 from .web import has_working_link, links_of, open_for
 
 log = logging.getLogger(__name__)
@@ -148,6 +150,7 @@ class Guard(_Revocable):
     def __init__(self, view: SessionView, scope: dict[str, Any], end: Callable[[int], None]) -> None:
         super().__init__(scope, end)
         self.view = view
+        self.tools = tools_of(view)  # the entry tools its pushes offer, as its page does
         self._timer: asyncio.TimerHandle | None = None
 
     @property
@@ -208,8 +211,9 @@ class Guard(_Revocable):
         if not await self.settled():
             return None
         if self.view.grant.whole or batch.resync:
-            return batch
-        return await asyncio.to_thread(self._render, batch, sent)
+            return batch.offering(self.tools)
+        found = await asyncio.to_thread(self._render, batch, sent)
+        return found.offering(self.tools) if found is not None else None
 
     def _render(self, batch: Batch, sent: int) -> Batch | None:
         view = self.view
@@ -219,18 +223,23 @@ class Guard(_Revocable):
         rows = [row for row in range(first, len(index)) if index.offsets[row] < batch.end]
         return fragments.render_batch(view, rows, batch.start, batch.end, batch.epoch) if rows else None
 
-    async def passes(self, message: str) -> bool:
-        """Whether a reply piece may reach the tab: it answers an entry the view holds."""
+    async def shown(self, message: str) -> str | None:
+        """A message for the tab as it may see it; None when it may not: a reply piece reaches it when
+        it answers an entry the view holds, offering Stop only to a reader who writes."""
         if not await self.settled():
-            return False
-        if self.view.grant.whole or not message.startswith('{"t":"reply"'):
-            return True
-        parent = orjson.loads(message).get("parent")
-        if not isinstance(parent, str):
-            return False
-        if self.view.index.row(parent) is None:
-            await asyncio.to_thread(self.view.refresh)
-        return self.view.index.row(parent) is not None
+            return None
+        if not message.startswith('{"t":"reply"'):
+            return message
+        if not self.view.grant.whole:
+            parent = orjson.loads(message).get("parent")
+            if not isinstance(parent, str):
+                return None
+            if self.view.index.row(parent) is None:
+                await asyncio.to_thread(self.view.refresh)
+            if self.view.index.row(parent) is None:
+                return None
+        # A marked tool is a whole piece of the JSON string holding the HTML: cutting it keeps the JSON.
+        return offered(message, self.tools)
 
 
 class ListGuard(_Revocable):

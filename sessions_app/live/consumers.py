@@ -140,8 +140,9 @@ class SessionConsumer(_Outbox):
 
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
-            if self.guard is None or await self.guard.passes(item):
-                await self.send(text_data=item)
+            shown = item if self.guard is None else await self.guard.shown(item)
+            if shown is not None:
+                await self.send(text_data=shown)
         else:
             await self._send_batch(item)
 

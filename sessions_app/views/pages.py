@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 from ..access.grants import Access
 from ..access.listing import visible_sessions
 from ..access.page import page_context
-from ..access.scoped import can_write, write_context
+from ..access.scoped import can_write, may_fork, tools_of, write_context
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import AssistantError, get_assistant
@@ -185,7 +185,7 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(
         request,
         "sessions_app/partials/_older.html",
-        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None},
+        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None, "tools": tools_of(session)},
     )
 
 
@@ -224,6 +224,8 @@ def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
         "e": present(session, session.entries([row])[0], row),
         "position": session.index.ids[position] if position is not None else None,
         "read_only": not can_write(session),
+        "may_fork": may_fork(session),
+        "tools": tools_of(session),
         "do": form.cleaned_data["do"],
         "branch_length": sum(1 for _ in ancestors(session.index, row)),
         "panel": is_htmx(request),
