@@ -66,14 +66,12 @@ if _behind_tls_proxy:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
 
-# Sign-in and CSRF cookies travel over https only, except while debugging and when serving plain http
-# on a loopback address (./scripts/run's default: nothing leaves the machine, and a browser would
-# drop secure cookies there). PITREE_SECURE_COOKIES says otherwise either way.
-_bind_host = env.str("PITREE_BIND", "127.0.0.1:8000").rpartition(":")[0].strip("[]")
-_loopback = _bind_host in {"127.0.0.1", "localhost", "::1"}
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool(
-    "PITREE_SECURE_COOKIES", _behind_tls_proxy or not (DEBUG or _loopback)
-)
+# Sign-in and CSRF cookies travel over https only. Unset, PITREE_SECURE_COOKIES decides per request
+# (pitree_web.cookies): secure, except for plain http from this machine (./scripts/run's 127.0.0.1)
+# and while debugging; behind a TLS proxy always. Set, it says so for every request.
+_secure_cookies: bool | None = env.bool("PITREE_SECURE_COOKIES", None)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _secure_cookies if _secure_cookies is not None else _behind_tls_proxy
+PITREE_SECURE_COOKIES_AUTO: bool = _secure_cookies is None and not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 # Share links carry their token in the path: no page may tell another site where it came from.
@@ -96,6 +94,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "pitree_web.cookies.SecureCookiesMiddleware",  # before those that set the cookies: it sees them leave
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -285,10 +285,38 @@ def _setting(name: str, **env: str) -> str:
     return done.stdout.strip()
 
 
-def test_cookies_are_secure_unless_debugging_or_on_loopback_http() -> None:
-    assert _setting("SESSION_COOKIE_SECURE", PITREE_BIND="0.0.0.0:8000") == "True"
-    assert _setting("CSRF_COOKIE_SECURE", PITREE_BIND="0.0.0.0:8000") == "True"
+def test_cookies_are_secure_unless_debugging_or_said_otherwise() -> None:
+    """Unset, ``PITREE_SECURE_COOKIES`` leaves it to each request (below); how the server was started
+    (``PITREE_BIND``, daphne by hand) does not matter."""
+    assert _setting("PITREE_SECURE_COOKIES_AUTO") == "True"
+    assert _setting("PITREE_SECURE_COOKIES_AUTO", PITREE_BIND="127.0.0.1:8000") == "True"
     assert _setting("SESSION_COOKIE_SECURE", PITREE_BEHIND_TLS_PROXY="1") == "True"
-    assert _setting("SESSION_COOKIE_SECURE") == "False"  # ./scripts/run's 127.0.0.1: plain http, local only
-    assert _setting("SESSION_COOKIE_SECURE", PITREE_BIND="0.0.0.0:8000", PITREE_DEBUG="1") == "False"
+    assert _setting("CSRF_COOKIE_SECURE", PITREE_SECURE_COOKIES="1") == "True"
+    assert _setting("SESSION_COOKIE_SECURE", PITREE_SECURE_COOKIES="0") == "False"
+    assert _setting("PITREE_SECURE_COOKIES_AUTO", PITREE_SECURE_COOKIES="0") == "False"
+    assert _setting("PITREE_SECURE_COOKIES_AUTO", PITREE_DEBUG="1") == "False"
     assert _setting("SECURE_REFERRER_POLICY") == "same-origin"
+
+
+@pytest.mark.parametrize(
+    ("how", "secure"),
+    [
+        ({"REMOTE_ADDR": "127.0.0.1"}, False),  # ./scripts/run, a browser on this machine
+        ({"REMOTE_ADDR": "::1"}, False),
+        ({"REMOTE_ADDR": "192.0.2.10"}, True),  # daphne on every interface, reached over the network
+        ({"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": "198.51.100.7"}, True),  # through a proxy
+        ({"REMOTE_ADDR": "127.0.0.1", "secure": True}, True),  # https
+    ],
+)
+def test_each_request_decides_whether_cookies_are_secure(
+    world: World, settings: Any, how: dict[str, Any], secure: bool
+) -> None:
+    settings.PITREE_SECURE_COOKIES_AUTO = True
+    options = dict(how)
+    https = options.pop("secure", False)
+    client = Client(**options)
+    page = client.get("/accounts/login/", secure=https)
+    signed_in = client.post("/accounts/login/", {"username": "alice", "password": "alice-pw-1234"}, secure=https)
+    assert signed_in.status_code == 302
+    assert bool(page.cookies["csrftoken"]["secure"]) is secure
+    assert bool(signed_in.cookies["sessionid"]["secure"]) is secure
