@@ -61,8 +61,8 @@ ALLOWED_HOSTS = env.list("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::
 
 # Behind a TLS-terminating proxy: the header it sets (``X-Forwarded-Proto``) and the origins users
 # type, so that CSRF and the websocket origin check accept https pages.
-_behind_tls_proxy = env.bool("PITREE_BEHIND_TLS_PROXY", False)
-if _behind_tls_proxy:
+PITREE_BEHIND_TLS_PROXY: bool = env.bool("PITREE_BEHIND_TLS_PROXY", False)
+if PITREE_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
 
@@ -70,7 +70,7 @@ CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
 # (pitree_web.cookies): secure, except for plain http from this machine (./scripts/run's 127.0.0.1)
 # and while debugging; behind a TLS proxy always. Set, it says so for every request.
 _secure_cookies: bool | None = env.bool("PITREE_SECURE_COOKIES", None)
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _secure_cookies if _secure_cookies is not None else _behind_tls_proxy
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _secure_cookies if _secure_cookies is not None else PITREE_BEHIND_TLS_PROXY
 PITREE_SECURE_COOKIES_AUTO: bool = _secure_cookies is None and not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -115,9 +115,11 @@ MIDDLEWARE = [
 
 # --- accounts ----------------------------------------------------------------------------
 
-# django-axes counts failed sign-ins (per user name and address) and refuses more for a while.
+# django-axes counts failed sign-ins per user name and address and refuses more for a while; pitree
+# counts them per address alone too, with a higher limit (password spraying: sessions_app.access.guessing).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    "sessions_app.access.guessing.AddressLimitBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("PITREE_SIGNIN_ATTEMPTS", 5, validate=validate.Range(min=1))
@@ -126,6 +128,10 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+PITREE_SIGNIN_ADDRESS_ATTEMPTS: int = env.int("PITREE_SIGNIN_ADDRESS_ATTEMPTS", 20, validate=validate.Range(min=1))
+# Both count the visitor's address: behind a TLS proxy, the one the proxy forwards (pitree_web.addresses).
+AXES_CLIENT_IP_CALLABLE = "pitree_web.addresses.client_address"
+RATELIMIT_IP_META_KEY = "pitree_web.addresses.client_address"
 
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "sessions:list"

@@ -11,5 +11,6 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         # A grant changed anywhere (a page, the admin, a command: shares, teams, workspaces, users,
-        # signing out) makes the sockets it may concern ask again what they may receive.
-        from .access import changes  # noqa: F401
+        # signing out) makes the sockets it may concern ask again what they may receive; a failed
+        # sign-in, from whichever page, is counted per address (password spraying).
+        from .access import changes, guessing  # noqa: F401
