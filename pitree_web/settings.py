@@ -128,6 +128,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# No access log of sign-ins: it stores each one's path, and a one-time link's path is its token.
+AXES_DISABLE_ACCESS_LOG = True
 PITREE_SIGNIN_ADDRESS_ATTEMPTS: int = env.int("PITREE_SIGNIN_ADDRESS_ATTEMPTS", 20, validate=validate.Range(min=1))
 # Both count the visitor's address: behind a TLS proxy, the one the proxy forwards (pitree_web.addresses).
 AXES_CLIENT_IP_CALLABLE = "pitree_web.addresses.client_address"
@@ -225,7 +227,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+    "loggers": {
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # django-axes names each successful sign-in's path at INFO: a one-time link's is its token.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 
