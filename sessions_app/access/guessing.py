@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.backends import BaseBackend
 from django.contrib.auth.signals import user_login_failed
 from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
@@ -39,9 +38,10 @@ def _count_failure(sender: Any, credentials: dict[str, Any], request: HttpReques
         get_usage(request, group=GROUP, key="ip", rate=_rate, increment=True)
 
 
-class AddressLimitBackend(BaseBackend):
+class AddressLimitBackend:
     """Refuses every sign-in from an address that failed too often (the backends after it are not
-    asked); authenticates nobody itself."""
+    asked); authenticates nobody itself. No ``get_user``: a signed-in session never names it as the
+    backend to load its user with (Django's test client picks the first backend that has one)."""
 
     def authenticate(self, request: HttpRequest | None, **credentials: Any) -> None:
         if request is not None and address_locked_out(request):

@@ -87,7 +87,10 @@ async def test_pushes_offer_each_tab_its_reader_s_tools(world: World) -> None:
     )
     for role, tab in tabs.items():
         received: list[str] = []
-        while not any('"t":"reply"' in message for message in received):
+        while not (
+            any('"t":"reply"' in message for message in received)
+            and any(message.startswith('{"t":"batch"') and answer in message for message in received)
+        ):
             received.append(await tab.receive_from(timeout=10))
         batches = [orjson.loads(m) for m in received if m.startswith('{"t":"batch"')]
         html = "".join(entry["html"] for batch in batches for entry in batch["entries"])
