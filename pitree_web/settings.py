@@ -265,7 +265,9 @@ if PITREE_ASSISTANT not in {"offline", "openai"}:
 PITREE_OPENAI_BASE_URL: str = env.str("PITREE_OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
 PITREE_OPENAI_MODEL: str = env.str("PITREE_OPENAI_MODEL", "gpt-4o-mini")
 PITREE_OPENAI_API_KEY: str = env.str("PITREE_OPENAI_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "").strip()
-PITREE_OPENAI_TIMEOUT: float = env.float("PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0))
+PITREE_OPENAI_TIMEOUT: float = env.float(
+    "PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0, min_inclusive=False)
+)
 # Provider name stored on replies (default: the base URL's host); the SDK's retries of a failed request
 # (0: an error shows at once rather than after every retry's timeout).
 PITREE_OPENAI_PROVIDER: str = env.str("PITREE_OPENAI_PROVIDER", "")

@@ -9,6 +9,7 @@ import re
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.properties import examples
 
 from sessions_app.display import worddiff
 from sessions_app.display.worddiff import Budget, WordDiff, tokenize, word_diff
@@ -63,7 +64,7 @@ def test_tokens_give_the_text_back_and_never_split_a_grapheme(text: str) -> None
         assert at in bounds, (text, tokens)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(texts, texts)
 def test_a_diff_gives_both_texts_back(left: str, right: str) -> None:
     diff = word_diff(left, right)
