@@ -26,10 +26,11 @@ from being even looked at):
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -413,44 +414,68 @@ class _Seen:
 
 
 def _look(folder: str, is_root: bool) -> _Seen:
-    """Every ``*.jsonl`` name of ``folder`` (in the root, a folder so named is a workspace, not odd)."""
+    """Every ``*.jsonl`` name of ``folder`` (in the root, a folder so named is a workspace, not odd).
+    The directory entries tell which names are links without a syscall; each name costs one ``stat``."""
+    files: list[tuple[str, os.stat_result]] = []
+    odd: dict[Path, str] = {}
+    links: set[str] = set()
     try:
         with os.scandir(folder) as it:
-            names = [e.name for e in it if e.name.endswith(".jsonl")]
+            found = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
     except OSError:
         return _Seen([], {}, frozenset())
-    return _look_again(_Seen([], {}, frozenset()), folder, set(names), is_root)
+    for item in found:
+        if item.is_symlink():
+            links.add(item.name)
+        _classify(item.path, item.stat, is_root, files, odd)
+    return _Seen(files, odd, frozenset(links))
 
 
 def _look_again(was: _Seen, folder: str, names: set[str], is_root: bool) -> _Seen:
-    """``was`` with ``names`` of ``folder`` looked at again (each may have appeared, changed or gone)."""
+    """``was`` with ``names`` of ``folder`` looked at again (each may have appeared, changed or gone);
+    ``was`` itself when none changed."""
     names = {name for name in names if name.endswith(".jsonl")}
     if not names:
         return was
     paths = {os.path.join(folder, name) for name in names}
-    files = {path: st for path, st in was.files if path not in paths}
+    kept = {path: st for path, st in was.files if path not in paths}
     odd = {path: reason for path, reason in was.odd.items() if str(path) not in paths}
     links = {name for name in was.links if name not in names}
+    found: list[tuple[str, os.stat_result]] = []
     for name in names:
         path = os.path.join(folder, name)
-        try:
-            if os.path.islink(path):
-                links.add(name)
-            st = os.stat(path)  # follows symbolic links
-        except FileNotFoundError:
-            if os.path.lexists(path):
-                odd[Path(path)] = "a broken symbolic link"
-            continue
-        except OSError as error:
-            odd[Path(path)] = f"cannot be opened: {error.strerror or error}"
-            continue
-        if stat.S_ISREG(st.st_mode):
-            files[path] = st
-        elif not (is_root and stat.S_ISDIR(st.st_mode)):  # a root sub-folder is a folder of sessions
-            odd[Path(path)] = f"{file_kind(st.st_mode)}, not a session file"
-    now = _Seen(sorted(files.items()), odd, frozenset(links))
-    same = now.odd == was.odd and [(p, _stamp(st)) for p, st in now.files] == [(p, _stamp(st)) for p, st in was.files]
-    return was if same and now.links == was.links else now
+        if os.path.islink(path):
+            links.add(name)
+        _classify(path, functools.partial(os.stat, path), is_root, found, odd)
+    now = _Seen(sorted([*kept.items(), *found]), odd, frozenset(links))
+    same = now.odd == was.odd and now.links == was.links and len(now.files) == len(was.files)
+    if same and all(a[0] == b[0] and _stamp(a[1]) == _stamp(b[1]) for a, b in zip(now.files, was.files)):
+        return was
+    return now
+
+
+def _classify(
+    path: str,
+    stat_of: Callable[[], os.stat_result],
+    is_root: bool,
+    files: list[tuple[str, os.stat_result]],
+    odd: dict[Path, str],
+) -> None:
+    """Put ``path`` among the regular files (with its stat, links followed) or the odd names (with what
+    it is); a name that vanished meanwhile goes nowhere."""
+    try:
+        st = stat_of()
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            odd[Path(path)] = "a broken symbolic link"
+        return
+    except OSError as error:
+        odd[Path(path)] = f"cannot be opened: {error.strerror or error}"
+        return
+    if stat.S_ISREG(st.st_mode):
+        files.append((path, st))
+    elif not (is_root and stat.S_ISDIR(st.st_mode)):  # a root sub-folder is a folder of sessions
+        odd[Path(path)] = f"{file_kind(st.st_mode)}, not a session file"
 
 
 def _is_folder(path: str) -> bool:
