@@ -294,3 +294,85 @@ def test_the_trees_compare_follows_a_new_branch(page, ui, sessions, server, reco
     expect(page.locator(".compare__pane")).to_have_count(2)
     expect(page.locator(".compare__pane")).to_contain_text(["Add a docstring", "Or keep it plain"])
     assert record.errors == []
+
+
+def _message(entry_id: str, parent: str | None, role: str, text: str, second: int) -> dict:
+    content = text if role == "user" else [{"type": "text", "text": text}]
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
+        "message": {"role": role, "content": content, "timestamp": 1772442000000 + second * 1000},
+    }
+
+
+def _label(entry_id: str, parent: str, target: str, text: str, second: int) -> dict:
+    return {
+        "type": "label",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
+        "targetId": target,
+        "label": text,
+    }
+
+
+# Every caption's box against every other node's circle and every other caption, in page pixels.
+_OVERLAPS = """() => {
+  const box = (el) => el.getBoundingClientRect();
+  const hit = (a, b) => a.left < b.right && a.right > b.left && a.top < b.bottom && a.bottom > b.top;
+  const nodes = [...document.querySelectorAll('#map .map-node')];
+  const found = [];
+  for (const node of nodes) {
+    const text = node.querySelector('text');
+    if (!text) continue;
+    for (const other of nodes) {
+      if (other === node) continue;
+      if (hit(box(text), box(other.querySelector('circle')))) found.push(`${text.textContent} over a node`);
+      const caption = other.querySelector('text');
+      if (caption && hit(box(text), box(caption))) found.push(`${text.textContent} over ${caption.textContent}`);
+    }
+  }
+  return found;
+}"""
+
+
+def test_map_captions_keep_clear_of_their_neighbours(page, ui, sessions, server, record):
+    lines = [_message("u", None, "user", "q", 1), _message("a", "u", "assistant", "a", 2)]
+    for k in range(5):
+        lines += [
+            _message(f"c{k}", "a", "user", f"child {k}", 3 + k),
+            _message(f"r{k}", f"c{k}", "assistant", "ok", 10 + k),
+        ]
+    lines += [
+        _label("l1", "r4", "c1", "a fairly long label here", 30),
+        _label("l2", "l1", "r3", "second long label", 31),
+        _label("l3", "l2", "c0", "and one on the first", 32),
+    ]
+    seeded = sessions.write_lines(lines)
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("#map[data-loaded=true]").wait_for()
+    expect(page.locator("#map .map-label")).to_have_count(3)
+    assert page.evaluate(_OVERLAPS) == []
+    assert record.errors == []
+
+
+def test_the_compare_link_of_the_map_waits_for_two_picks(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("#map[data-loaded=true]").wait_for()
+    link = page.locator("#map-compare")
+    assert link.get_attribute("href") is None  # no link yet: an empty href would reload the page
+    page.locator("#map-pick").check()
+    page.locator(f'.map-node[data-entry="{LEAF}"]').click()
+    link.dispatch_event("click")  # as a click that reached it would
+    page.wait_for_timeout(300)
+    assert page.url == f"{server.url}/s/{seeded.id}/map/"
+    expect(page.locator(f'.map-node[data-entry="{LEAF}"]')).to_have_class(re.compile("is-picked"))  # still picked
+    expect(link).to_have_attribute("aria-disabled", "true")
+    page.locator(f'.map-node[data-entry="{BRANCH_END}"]').click()
+    expect(link).to_have_attribute("href", re.compile(rf"e={LEAF}&e={BRANCH_END}&end=exact$"))
+    page.locator(f'.map-node[data-entry="{BRANCH_END}"]').click()  # unpicked again: no link again
+    assert link.get_attribute("href") is None
+    assert record.errors == []
