@@ -18,7 +18,10 @@ growing branch reads only the lines appended since.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import operator
 import threading
 import weakref
 from array import array
@@ -245,19 +248,26 @@ def compare(picks: list[Pick], *, latest: bool = True) -> Comparison:
 # ---------------------------------------------------------------------- a column
 
 
+# A turn as (its number, start, end): a slice of its branch's rows, ``rows[start:end]``. Most turns of a
+# long branch are never more than this, made in bulk.
+_Span = tuple[int, int, int]
+
+
 @dataclass
 class _TurnRows:
+    """A turn to show: its rows, less ``cut`` of them after the first ``kept`` when it is too long."""
+
     number: int
     rows: list[int]
-    cut: int = 0  # rows left out after the first ``kept`` ones
+    cut: int = 0
     kept: int = 0
 
 
 def _column(number: int, pick: Pick, rows: list[int]) -> Column:
     session = pick.session
     index = session.index
-    turns = _turn_rows(index, rows)
-    shown, gap = _windows(turns)
+    spans = _spans(index, rows)
+    shown, gap = _windows(spans, rows)
     wanted = [row for turn in shown for row in turn.rows]
     views = {}
     for row, entry in zip(wanted, session.entries(wanted)):
@@ -276,63 +286,54 @@ def _column(number: int, pick: Pick, rows: list[int]) -> Column:
         head_id=next((index.ids[row] for row in wanted if row in views), None),
         continuation=continuation if continuation and continuation.answer else None,
         turns=[turn for turn in built if turn.number > 0],
-        summary=_summary(session, rows, sum(1 for turn in turns if turn.number > 0)),
+        summary=_summary(session, rows, spans[-1][0] if spans else 0),
         entries=len(rows),
         shown=len(wanted),
         gap=gap,
     )
 
 
-def _turn_rows(index: SessionIndex, rows: list[int]) -> list[_TurnRows]:
+def _spans(index: SessionIndex, rows: list[int]) -> list[_Span]:
     """A branch's rows cut into turns from the index alone (a user message starts one), so that a long
-    branch is cut without decoding it."""
-    types, roles = index.types, index.roles
-    turns: list[_TurnRows] = [_TurnRows(0, [])]
-    for row in rows:
-        if types[row] == "message" and roles[row] == "user":
-            turns.append(_TurnRows(turns[-1].number + 1, [row]))
-        else:
-            turns[-1].rows.append(row)
-    return turns if turns[0].rows else turns[1:]
+    branch is cut without decoding it; a turn 0 holds what comes before the first user message."""
+    is_user = map(functools.partial(operator.eq, "user"), map(index.roles.__getitem__, rows))
+    starts = [at for at in itertools.compress(range(len(rows)), is_user) if index.types[rows[at]] == "message"]
+    edges = [*starts, len(rows)]
+    spans = list(zip(itertools.count(1), edges, itertools.islice(edges, 1, None)))
+    if rows and (not starts or starts[0] > 0):
+        spans.insert(0, (0, 0, edges[0]))
+    return spans
 
 
-def _windows(turns: list[_TurnRows]) -> tuple[list[_TurnRows], Fold | None]:
+def _windows(spans: list[_Span], rows: list[int]) -> tuple[list[_TurnRows], Fold | None]:
     """The turns a column shows, and the fold of those it leaves out: all of them when they fit, else
     whole turns from the start (HEAD_ENTRIES) and from the end (TAIL_ENTRIES)."""
-    if sum(len(turn.rows) for turn in turns) <= HEAD_ENTRIES + TAIL_ENTRIES:
-        return turns, None
-    head: list[_TurnRows] = []
-    used = 0
-    for turn in turns:
-        if head and used + len(turn.rows) > HEAD_ENTRIES:
-            break
-        head.append(turn)
-        used += len(turn.rows)
-    tail: list[_TurnRows] = []
-    used = 0
-    for turn in reversed(turns[len(head) :]):
-        if tail and used + len(turn.rows) > TAIL_ENTRIES:
-            break
-        tail.append(turn)
-        used += len(turn.rows)
-    tail.reverse()
+    if len(rows) <= HEAD_ENTRIES + TAIL_ENTRIES:
+        return [_TurnRows(number, rows[start:end]) for number, start, end in spans], None
+    head = 1  # the first turn, and those after it that end within HEAD_ENTRIES
+    while head < len(spans) and spans[head][2] <= HEAD_ENTRIES:
+        head += 1
+    tail = 0  # the last turn, and those before it that start within TAIL_ENTRIES of the end
+    while head + tail < len(spans) and (tail == 0 or len(rows) - spans[-tail - 1][1] <= TAIL_ENTRIES):
+        tail += 1
     # A window's one turn may be longer than the window (an agent's run of tool calls): its ends.
-    head[0] = _cut(head[0], HEAD_ENTRIES if tail else HEAD_ENTRIES + TAIL_ENTRIES)
-    if tail:
-        tail[-1] = _cut(tail[-1], TAIL_ENTRIES)
-    left_out = turns[len(head) : len(turns) - len(tail)]
-    gap = Fold(left_out[0].number, left_out[-1].number, sum(len(t.rows) for t in left_out)) if left_out else None
-    return head + tail, gap
+    shown = [_cut(spans[0], rows, HEAD_ENTRIES if tail else HEAD_ENTRIES + TAIL_ENTRIES)]
+    shown += [_cut(span, rows, HEAD_ENTRIES) for span in spans[1:head]]
+    shown += [_cut(span, rows, TAIL_ENTRIES) for span in spans[len(spans) - tail :]]
+    left_out = spans[head : len(spans) - tail]
+    gap = Fold(left_out[0][0], left_out[-1][0], left_out[-1][2] - left_out[0][1]) if left_out else None
+    return shown, gap
 
 
-def _cut(turn: _TurnRows, limit: int) -> _TurnRows:
-    """``turn`` with at most ``limit`` rows: its first ones (the prompt) and its last ones (where it
-    ends, and where what is appended to it appears)."""
-    if len(turn.rows) <= limit:
-        return turn
+def _cut(span: _Span, rows: list[int], limit: int) -> _TurnRows:
+    """The rows of a turn, at most ``limit`` of them: its first ones (the prompt) and its last ones
+    (where it ends, and where what is appended to it appears)."""
+    number, start, end = span
+    if end - start <= limit:
+        return _TurnRows(number, rows[start:end])
     kept = max(1, int(limit * CUT_HEAD_SHARE))
-    rest = limit - kept
-    return _TurnRows(turn.number, turn.rows[:kept] + turn.rows[-rest:], cut=len(turn.rows) - limit, kept=kept)
+    picked = rows[start : start + kept] + rows[end - (limit - kept) : end]
+    return _TurnRows(number, picked, cut=end - start - limit, kept=kept)
 
 
 def _turn(turn: _TurnRows, views: dict[int, EntryView]) -> Turn:
