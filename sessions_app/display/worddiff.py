@@ -13,18 +13,19 @@ a passage that differs only in that form is marked as such (``form``), never as 
 The diff itself is diff-match-patch (its C++ port), in two passes, as its own line mode does: first
 whole lines (each distinct line one code point), then, inside each run of changed lines, tokens (each
 distinct token one code point), with its semantic cleanup merging scattered one-word coincidences into
-readable blocks. A changed run whose two sides share fewer than half of their words is shown replaced
-whole without the second pass: measured on regenerated answers, the cleanup keeps under 5% of such a
-run anyway, and skipping it is most of what makes those diffs fast. Myers' algorithm costs O(N·D);
-two long texts that share almost nothing line by line would take seconds, so every diff runs against
-a deadline (a ``Budget`` shared by all diffs of one page), after which diff-match-patch returns what is
-left as whole replaced passages, and runs not yet compared are replaced whole. Such a diff is marked
-``coarse``.
+readable blocks. A changed run of more than SKIP_WORDS words whose two sides share fewer than half of
+them is shown replaced whole without the second pass: measured on regenerated answers, the cleanup
+keeps under 5% of such a run anyway, and skipping it is most of what makes those diffs fast. Myers'
+algorithm costs O(N·D); two long texts that share almost nothing line by line would take seconds, so
+diff-match-patch gets DIFF_SECONDS per diff, both passes together (less when the ``Budget`` shared by
+all diffs of one page runs out): when they are spent it returns what is left as whole replaced
+passages, and the runs not yet compared are replaced whole. Such a diff is marked ``coarse``.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import itertools
 import operator
 import re
@@ -36,7 +37,6 @@ from dataclasses import dataclass
 
 import fast_diff_match_patch as dmp
 import regex
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 _NO_SPACE_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Bopomofo}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
@@ -66,8 +66,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 # Unchanged runs longer than this many tokens are folded, keeping CONTEXT tokens at each end.
 FOLD_TOKENS = 60
 CONTEXT_TOKENS = 16
-# One diff never takes longer than this (plus tokenising and the HTML): two 50 KB texts that defeat the
-# line pass still answer in well under 100 ms.
+# diff-match-patch's time for one diff (its line pass and its word passes together); tokenising and the
+# HTML, linear in the texts, come on top: two 50 KB texts that defeat the line pass stay under 100 ms.
 DIFF_SECONDS = 0.04
 # A run of changed lines with more than SKIP_WORDS words on a side is compared word by word only when
 # its sides share at least MIN_SHARED_WORDS of them (shorter runs are cheap to compare anyway).
@@ -125,10 +125,11 @@ class WordDiff:
 
     @property
     def html(self) -> SafeString:
-        """The segments as HTML; every piece of text is escaped."""
+        """The segments as HTML; every piece of text is escaped (as Django escapes: ``html.escape``,
+        called directly, which thousands of segments notice)."""
         parts = []
         for segment in self.segments:
-            text = escape(segment.text)
+            text = html.escape(segment.text)
             if segment.kind == "delete":
                 parts.append(f"<del>{text}</del>")
             elif segment.kind == "insert":
@@ -160,25 +161,26 @@ def word_diff(left: str, right: str, budget: Budget | None = None) -> WordDiff:
         return _build([("=", tokens, tokens)], coarse=False)
     if not left or not right or allowance == 0:
         return _build([("-", tokenize(left), []), ("+", [], tokenize(right))], coarse=bool(left and right))
-    deadline = time.monotonic() + allowance
     left_lines, right_lines = _LINE.findall(left), _LINE.findall(right)
     encoded_left, encoded_right, _ = _encode(left_lines, right_lines)
+    started = time.monotonic()
     changes = dmp.diff(encoded_left, encoded_right, timelimit=allowance, checklines=False, cleanup="No")
+    spent = time.monotonic() - started  # the allowance is diff-match-patch's time: the rest is linear
     runs: list[Run] = []
-    coarse = False
+    coarse = spent >= allowance
     for removed, added in _line_runs(changes, left_lines, right_lines):
         left_tokens = _line_tokens(removed)
         if removed == added:
             runs.append(("=", left_tokens, left_tokens))
             continue
         right_tokens = _line_tokens(added)
-        remaining = deadline - time.monotonic()
-        if left_tokens and right_tokens and remaining > 0:
-            found, late = _token_runs(left_tokens, right_tokens, remaining)
+        if left_tokens and right_tokens and spent < allowance:
+            found, took = _token_runs(left_tokens, right_tokens, allowance - spent)
             runs += found
-            coarse = coarse or late
+            spent += took
+            coarse = coarse or spent >= allowance
         else:
-            coarse = coarse or remaining <= 0
+            coarse = coarse or (bool(left_tokens and right_tokens) and spent >= allowance)
             runs += [("-", left_tokens, []), ("+", [], right_tokens)]
     return _build(runs, coarse=coarse)
 
@@ -209,15 +211,15 @@ def _line_runs(
         yield removed, added
 
 
-def _token_runs(left: list[str], right: list[str], seconds: float) -> tuple[list[Run], bool]:
-    """The token diff of two runs of changed lines, and whether the deadline cut it short. Runs that
-    share too few words are replaced whole without one."""
+def _token_runs(left: list[str], right: list[str], seconds: float) -> tuple[list[Run], float]:
+    """The token diff of two runs of changed lines, and the seconds diff-match-patch took (given at most
+    ``seconds``). Runs that share too few words are replaced whole without one."""
     encoded_left, encoded_right, spaces = _encode(left, right)
     if not _comparable(encoded_left, encoded_right, spaces):
-        return [("-", left, []), ("+", [], right)], False
+        return [("-", left, []), ("+", [], right)], 0.0
     started = time.monotonic()
     changes = dmp.diff(encoded_left, encoded_right, timelimit=seconds, checklines=False, cleanup="Semantic")
-    late = time.monotonic() - started >= seconds
+    took = time.monotonic() - started
     runs: list[Run] = []
     left_at = right_at = 0
     for op, length in changes:
@@ -231,7 +233,7 @@ def _token_runs(left: list[str], right: list[str], seconds: float) -> tuple[list
             runs += _same_words(left[left_at : left_at + length], right[right_at : right_at + length])
             left_at += length
             right_at += length
-    return runs, late
+    return runs, took
 
 
 def _comparable(left: str, right: str, spaces: set[str]) -> bool:
