@@ -163,6 +163,8 @@ def _exit_note(message: Mapping[str, Any]) -> str:
 
 
 def _label_text(entry: Entry) -> str:
+    if "targetId" not in entry:
+        return "of no entry shown here"  # a share's view of a label on an entry it does not hold
     label = entry.get("label")
     target = entry.get("targetId")
     return f"{as_text(label)!r} on {as_text(target)}" if label else f"cleared on {as_text(target)}"

@@ -30,7 +30,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
 from ..access.listing import visible_sessions
-from ..access.scoped import SessionView
+from ..access.scoped import SessionView, can_write, may_fork
 from ..access.web import open_for, open_session
 from ..converters import MAX_ID_CHARS, SessionIdConverter
 from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, compare, diff_rows, trunk_page
@@ -129,6 +129,8 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     follow = _follow([pick.session for pick in picks])
     latest = data["end"] != "exact"
     comparison = compare(picks, latest=latest)
+    for column, pick in zip(comparison.columns, picks):
+        column.read_only = not can_write(pick.session)  # a column the reader may not write offers no Label
     pair = data["diff"]
     diffs = diff_rows(comparison, pair[0] - 1, pair[1] - 1, Budget(DIFF_PAGE_SECONDS)) if pair else None
     return render(
@@ -146,6 +148,7 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
             "coarse": any(d.coarse for row in diffs or () for _, d in row.parts),
             "base_query": _query(refs=data["e"], end=None if latest else "exact"),
             "follow": follow,
+            "may_fork": may_fork(session),
         },
     )
 
