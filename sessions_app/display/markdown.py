@@ -86,6 +86,13 @@ def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, optio
 _md.add_render_rule("image", _image_or_link)
 _md.add_render_rule("fence", _code_block)
 
+# What a text reads as is taken from a parser that accepts every link target: nothing it parses is
+# ever rendered as HTML, and a link the renderer refuses (``[text](javascript:…)``) still reads as its
+# text, not as its Markdown source.
+_words = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+_words.enable("table")
+_words.validateLink = lambda url: True  # type: ignore[method-assign]
+
 
 @lru_cache(maxsize=2048)
 def render_markdown(text: str) -> SafeString:
@@ -103,7 +110,7 @@ def markdown_text(text: str, width: int | None = None) -> str:
 @lru_cache(maxsize=8192)
 def _plain(source: str) -> str:
     words: list[str] = []
-    for token in _md.parse(source):
+    for token in _words.parse(source):
         if token.type == "inline":
             for child in token.children or ():
                 if child.type in ("text", "code_inline"):

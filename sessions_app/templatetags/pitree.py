@@ -153,8 +153,9 @@ def tree_rows(context: template.Context, rows: list[TreeRow]) -> SafeString:
 @lru_cache(maxsize=20_000)
 def _tree_row(row: TreeRow, session_id: str, mode: str) -> str:
     context: dict[str, Any] = {"r": row}
-    if row.kind == "fold":
+    if row.kind in ("fold", "earlier"):
         query = urlencode({"first": row.first_id, "last": row.last_id, "filter": mode})
+        query += "&earlier=1" if row.kind == "earlier" else ""
         context["run_url"] = f"{reverse('sessions:tree_run', args=[session_id])}?{query}"
     if row.compare:
         query = urlencode([("e", entry_id) for entry_id in row.compare])

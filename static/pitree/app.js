@@ -557,7 +557,8 @@
 
   // ---- the tree panel as an ARIA tree: one row in the tab order, arrows move ------------------------
   const level = (item) => Number(item.getAttribute("aria-level")) || 1;
-  const isFold = (item) => item.classList.contains("tree__row--fold");
+  // A "+N" fold of another branch, or the row above the tab's path that loads its earlier entries.
+  const isFold = (item) => item.matches(".tree__row--fold, .tree__row--earlier");
 
   function treeItems(tree) {
     return Array.from(tree.querySelectorAll(":scope > [role=treeitem]")).filter((item) => !item.hidden);
@@ -589,10 +590,17 @@
     }
   }
 
-  let focusAfterFold = null; // the row before a fold being opened by keyboard: focus moves past it
+  // A fold opened by keyboard: focus moves to the first row it held; earlier entries of the path load
+  // above the row that had focus, and focus moves to the nearest of them (the last).
+  let focusAfterFold = null;
 
   function openFold(item) {
-    focusAfterFold = { tree: item.closest("[role=tree]"), before: item.previousElementSibling };
+    focusAfterFold = {
+      tree: item.closest("[role=tree]"),
+      before: item.previousElementSibling,
+      after: item.nextElementSibling,
+      earlier: item.classList.contains("tree__row--earlier"),
+    };
     htmx.trigger(item, "pitree:expand");
   }
 
@@ -661,9 +669,11 @@
 
   document.addEventListener("htmx:afterSettle", (ev) => {
     if (focusAfterFold && focusAfterFold.tree.isConnected) {
-      const first = focusAfterFold.before ? focusAfterFold.before.nextElementSibling : focusAfterFold.tree.firstElementChild;
+      const { tree, before, after, earlier } = focusAfterFold;
       focusAfterFold = null;
-      if (first) moveTo(first);
+      let next = before ? before.nextElementSibling : tree.firstElementChild;
+      if (earlier) next = after ? after.previousElementSibling : tree.lastElementChild;
+      if (next) moveTo(next);
     }
     const tree = document.querySelector("#tree-panel [role=tree]");
     if (!tree) return;
@@ -671,12 +681,23 @@
       const first = tree.querySelector(":scope > [role=treeitem]");
       if (first) first.tabIndex = 0;
     }
-    if (treeFocus && ev.detail.elt && ev.detail.elt.id === "tree-panel") {
-      const node = tree.querySelector(`.tree__node[data-entry="${CSS.escape(treeFocus)}"]`);
-      treeFocus = null;
-      if (node) moveTo(node.closest("[role=treeitem]"));
-    }
+    if (!ev.detail.elt || ev.detail.elt.id !== "tree-panel") return;
+    const node = treeFocus && tree.querySelector(`.tree__node[data-entry="${CSS.escape(treeFocus)}"]`);
+    treeFocus = null;
+    if (node) moveTo(node.closest("[role=treeitem]"));
+    else showPosition(tree);
   });
+
+  // The tab's path ends at its position, far down a long panel: it is scrolled into the panel's view
+  // (not the window's) when the panel arrives, unless it is in view already.
+  function showPosition(tree) {
+    const row = tree.querySelector(":scope > .is-position");
+    const aside = document.getElementById("tree-aside");
+    if (!row || !aside) return;
+    const box = aside.getBoundingClientRect();
+    const at = row.getBoundingClientRect();
+    if (at.top < box.top + 48 || at.bottom > box.bottom - 8) aside.scrollTop += at.top - box.top - aside.clientHeight / 3;
+  }
 
   // ---- start ----------------------------------------------------------------------------------------
   syncToggles();
