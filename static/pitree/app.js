@@ -146,6 +146,12 @@
       body.textContent = text.value;
       user.append(body);
       entries.append(user);
+      // What was sent is in the conversation now: the box empties for the next message (and gets the
+      // text back if the message is refused). The request took its fields already.
+      if (form.id === "composer") {
+        sent.set(token, text.value);
+        text.value = "";
+      }
     }
     const reply = article("assistant", "Assistant · writing…");
     reply.dataset.pendingFor = token;
@@ -154,14 +160,20 @@
     stream.id = `stream-${token}`;
     reply.append(stream);
     entries.append(reply);
-    reply.scrollIntoView({ block: "end" });
+    // The very bottom (not just the reply's end, which the docked composer covers), so that the view
+    // follows the reply as it streams in (live.js keeps a reader at the bottom there).
+    toBottom();
   }
 
+  // The composer's box stays usable while a reply is written (the next message can be typed, and
+  // focus stays in it); only what would send again is disabled. An entry's edit form goes away.
   function setBusy(form, busy) {
     Array.from(form.elements).forEach((el) => {
-      if (el.matches("button:not([data-stop]), textarea")) el.disabled = busy;
+      if (el.matches("button:not([data-stop])") || (form.id !== "composer" && el.matches("textarea"))) el.disabled = busy;
     });
   }
+
+  const sent = new Map(); // request token -> the composer's text it sent, until the answer comes
 
   function undoPending(form, token) {
     document.querySelectorAll(`[data-pending-for="${token}"]`).forEach((el) => el.remove());
@@ -170,6 +182,11 @@
       delete el.dataset.hiddenFor;
     });
     setBusy(form, false);
+    const text = form.querySelector("textarea[name=text]");
+    if (text && sent.has(token)) {
+      const typed = text.value;
+      text.value = sent.get(token) + (typed ? `\n${typed}` : "");
+    }
   }
 
   document.addEventListener("htmx:configRequest", (ev) => {
@@ -196,6 +213,7 @@
     // 409/422 answers are swapped (they carry the reason), so htmx calls them successful: check the status.
     const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
     if (refused) undoPending(form, token);
+    sent.delete(token);
   });
 
   // ---- Send becomes Stop while a reply is written on this tab's branch ---------------------------
@@ -226,13 +244,21 @@
   let keptFolds = [];
   let keptDraft = "";
 
+  let focusBack = null; // where focus goes back to once the transcript it was in is swapped
+
   document.addEventListener("htmx:beforeSwap", (ev) => {
     if (!(ev.detail.target && ev.detail.target.id === "transcript")) return;
     keptFolds = Array.from(document.querySelectorAll("#transcript details[data-fold][open]"), (d) => d.dataset.fold);
-    // An answer to the composer's own send clears it; any other (a label, a move) keeps what was typed.
-    const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    // What is in the box is kept: the composer emptied it when it sent, so it is what was typed since.
     const draft = document.querySelector("#composer textarea[name=text]");
-    keptDraft = draft && !(elt && elt.closest && elt.closest("#composer")) ? draft.value : "";
+    keptDraft = draft ? draft.value : "";
+    // Focus inside the transcript would fall to the page's body: it goes back to the composer after a
+    // send from it (the next message can be typed at once), else to the entry that was acted on.
+    const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    const active = document.activeElement;
+    const inside = active === document.body || (active && active.closest && active.closest("#transcript"));
+    const entry = elt && elt.closest && elt.closest("#transcript article.entry[data-entry]");
+    focusBack = !inside ? null : elt && elt.closest && elt.closest("#composer") ? "composer" : entry ? entry.dataset.entry : "composer";
   });
 
   // Once htmx has set up the new transcript (it does when it settles), the folds open again: their
@@ -252,12 +278,44 @@
     keptDraft = "";
     const wanted = focusAfterSwap && document.getElementById(`entry-${focusAfterSwap}`);
     focusAfterSwap = null;
+    const back = focusBack;
+    focusBack = null;
     if (wanted) {
       wanted.focus();
       wanted.scrollIntoView({ block: "nearest" });
-    } else if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") {
-      toBottom();
+      return;
     }
+    if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") toBottom();
+    if (!back) return;
+    const entry = back !== "composer" && document.getElementById(`entry-${back}`);
+    const text = document.querySelector("#composer textarea[name=text]");
+    if (entry) {
+      entry.focus({ preventScroll: true });
+    } else if (text) {
+      // (also when the entry acted on is on another branch now: an edit, a regeneration)
+      text.focus({ preventScroll: true });
+      text.setSelectionRange(text.value.length, text.value.length);
+    }
+  });
+
+  // ---- older entries load above what the reader sees: the entry at the top of the view stays put ----
+  // Scrolled to the very top, the browser's own scroll anchoring does nothing, so the page that came
+  // would push the view to its own top and reveal the next "older" row at once: page after page would
+  // load until the first message. The entry in view keeps its place on screen instead.
+  let olderAnchor = null;
+
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const target = ev.detail.target;
+    if (!target || !target.classList || !target.classList.contains("older")) return;
+    const anchor = entryList().find((el) => el.getBoundingClientRect().bottom > 0) || target.nextElementSibling;
+    olderAnchor = anchor && { xhr: ev.detail.xhr, el: anchor, top: anchor.getBoundingClientRect().top };
+  });
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!olderAnchor || olderAnchor.xhr !== ev.detail.xhr) return;
+    const { el, top } = olderAnchor;
+    olderAnchor = null;
+    if (el.isConnected) window.scrollBy(0, el.getBoundingClientRect().top - top);
   });
 
   function toBottom() {
@@ -524,7 +582,8 @@
     }
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
       ev.preventDefault();
-      target.form.requestSubmit();
+      // While the composer's reply is written, what is typed stays in the box (Send is Stop meanwhile).
+      if (!target.form.dataset.pending) target.form.requestSubmit();
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {

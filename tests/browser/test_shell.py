@@ -113,10 +113,39 @@ def test_a_long_session_opens_at_its_newest_message_with_the_composer_in_view(pa
     ui.open(page, seeded.url)
     expect(page.locator("#entry-a0000029")).to_be_in_viewport()
     expect(page.locator("#composer textarea")).to_be_in_viewport()
-    # Scrolled to the top, the composer still stays at the bottom of the window.
+    # Scrolled to the top (the older page loads above), the composer still stays at the bottom.
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(page.locator("#entries > .older")).to_have_count(0)
     page.evaluate("window.scrollTo(0, 0)")
     expect(page.locator("#entry-u0000000")).to_be_in_viewport()
     expect(page.locator("#composer textarea")).to_be_in_viewport()
+
+
+def test_older_messages_load_above_without_moving_what_is_read(page, ui, sessions) -> None:
+    lines, parent = [], None
+    for n in range(200):
+        lines.append(_message(f"m{n:07d}", parent, "user", f"Message {n}\n\nSome words.", n % 60))
+        parent = f"m{n:07d}"
+    seeded = sessions.write_lines(lines)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    ui.open(page, seeded.url)
+    entries = page.locator("#entries > article.entry")
+    expect(entries).to_have_count(40)
+    oldest = page.locator("#entry-m0000160")
+    # Scrolled to the very top, the page before loads above; the message read stays where it was on
+    # screen, and no further page loads until the reader scrolls up to it.
+    page.evaluate("window.scrollTo(0, 0)")
+    before = oldest.bounding_box()["y"]
+    expect(entries).to_have_count(80)
+    page.wait_for_timeout(600)
+    assert entries.count() == 80
+    assert abs(oldest.bounding_box()["y"] - before) < 2
+    expect(page.locator("#entry-m0000120")).not_to_be_in_viewport()
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(entries).to_have_count(120)
+    page.wait_for_timeout(600)
+    assert entries.count() == 120
+    expect(page.locator("#entry-m0000120")).to_be_in_viewport()
 
 
 def test_phone_width_puts_sessions_and_tree_in_drawers(page, ui, sessions) -> None:
@@ -306,7 +335,7 @@ def test_bookkeeping_is_slim_and_a_compaction_shows_once(page, ui, sessions) -> 
 
     compacted = sessions.seed("04-compaction")
     ui.open(page, compacted.url)
-    summary = page.get_by_text("Build a small todo API.")
+    summary = page.locator("#transcript").get_by_text("Build a small todo API.")
     expect(summary).to_have_count(1)  # the summary, once: in the card where the history was
     expect(page.locator("#fold-bccf51c5")).to_contain_text("Build a small todo API.")
     compaction = page.locator("#entry-bccf51c5")
