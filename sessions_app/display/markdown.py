@@ -10,7 +10,8 @@ its URL, and pitree's pages load nothing from outside (inline ``data:`` images s
 Fenced code is highlighted here, on the server, by Pygments (through markdown-it's ``highlight``
 option): token ``<span>``s with classes (``tok-k``…) that ``static/pitree/highlight.css`` colours for
 both themes, so no script and no inline style is needed. Each block gets a copy button, and a long
-one a button that unfolds it (``app.js`` gives both their behaviour).
+one a button that unfolds it (``app.js`` gives both their behaviour); the block is a labelled region
+in the tab order, since it may scroll.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, optio
     if long:
         tools += f'<button type="button" class="code__expand" data-expand-code aria-expanded="false">Show all {lines} lines</button>'
     head = f'<div class="code__head"><span class="code__lang">{language}</span>{tools}</div>'
+    # A block may scroll (a wide line, a folded long one): keyboard users reach it to scroll it.
+    label = f"Code, {language}" if language else "Code"
+    code = code.replace("<pre>", f'<pre tabindex="0" role="region" aria-label="{label}">', 1)
     return f'<div class="code{" code--long" if long else ""}">{head}{code}</div>\n'
 
 

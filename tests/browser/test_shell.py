@@ -356,3 +356,77 @@ def test_what_is_typed_stays_while_the_tab_acts_elsewhere(page, ui, sessions) ->
     page.locator(f"#entry-{U2} .nav-next").click()
     ui.wait_position(page, BRANCH_END)
     expect(page.locator("#composer textarea[name=text]")).to_have_value("a draft in progress")
+
+
+def _long_names() -> list[dict]:
+    """A branch whose every name, id and label is one long unbroken word: a 150-character session name,
+    a 120-character model id (its change and its replies), a label, a tool name, a wide code line,
+    wide table cells and an extension state."""
+    long = "x" * 120
+    wide = "```\n" + "a" * 200 + "\n```\n\n| " + " | ".join("w" * 40 for _ in range(5)) + " |\n|" + "---|" * 5
+    wide += "\n| " + " | ".join("v" * 40 for _ in range(5)) + " |"
+    reply = {"provider": "openai-compatible", "model": f"model-{long}", "api": "x", "usage": {}, "stopReason": "stop"}
+    call = {"type": "toolCall", "id": "t1", "name": "tool" + "b" * 100, "arguments": {"command": "c" * 300}}
+    lines = [
+        {"type": "session_info", "id": "n0000001", "parentId": None, "name": "N" * 150},
+        {"type": "model_change", "id": "m0000001", "parentId": "n0000001", "provider": "p", "modelId": f"model-{long}"},
+        {
+            "type": "message",
+            "id": "u0000001",
+            "parentId": "m0000001",
+            "message": {"role": "user", "content": "see /" + "p" * 200},
+        },
+        {
+            "type": "message",
+            "id": "a0000001",
+            "parentId": "u0000001",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": wide}, call], **reply},
+        },
+        {"type": "label", "id": "l0000001", "parentId": "a0000001", "targetId": "u0000001", "label": f"label-{long}"},
+        {
+            "type": "custom",
+            "id": "c0000001",
+            "parentId": "l0000001",
+            "customType": "ext" + "e" * 100,
+            "data": {"k": "v" * 300},
+        },
+    ]
+    for n, line in enumerate(lines):
+        line["timestamp"] = f"2026-03-02T09:00:{n:02d}.000Z"
+        if "message" in line:
+            line["message"]["timestamp"] = 1772442000000 + n
+    return lines
+
+
+def _page_fits(page) -> None:
+    width = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert width[0] <= width[1], width
+
+
+def test_long_unbroken_names_never_widen_the_page(page, ui, sessions) -> None:
+    seeded = sessions.write_lines(_long_names(), cwd="/home/alice/" + "w" * 120)
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    for fold in page.locator("#entries details.fold").all():
+        fold.locator("> summary").click()
+    expect(page.locator("#entry-u0000001 .tag")).to_contain_text("label-xxx")
+    _page_fits(page)
+    page.get_by_role("button", name="Tree", exact=True).click()
+    expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
+    tree = page.locator("#tree-aside").bounding_box()
+    label = page.locator("#tree-panel .tag").bounding_box()
+    assert label["x"] + label["width"] <= tree["x"] + tree["width"]  # the chip stays inside the drawer
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Sessions", exact=True).click()
+    expect(page.locator("#sidebar a[aria-current=page]")).to_be_visible()
+    _page_fits(page)
+    for path in ("/", "/search/?q=label"):
+        ui.open(page, path)
+        _page_fits(page)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    ui.open(page, seeded.url)
+    _page_fits(page)
+    main = page.locator("#main").bounding_box()
+    for selector in ("#entry-m0000001 code", "#entry-u0000001 .tag", "#entry-a0000001 .entry__meta"):
+        box = page.locator(selector).first.bounding_box()
+        assert box["x"] + box["width"] <= main["x"] + main["width"], selector
