@@ -121,6 +121,14 @@ class Hit:
     title: str = ""  # the session's name or first message, when the caller knows it
 
     @property
+    def marks(self) -> str:
+        """The words the snippet shows as found, once each (space-separated): the permalink hands them
+        to the page, which opens the fold holding them and marks them."""
+        return " ".join(
+            dict.fromkeys(piece.text.strip() for piece in self.snippet if piece.match and piece.text.strip())
+        )
+
+    @property
     def when(self) -> str:
         """The timestamp shortened for reading (``2026-03-02 09:15``), or as stored when it is no ISO time."""
         stamp = self.timestamp

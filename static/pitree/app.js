@@ -4,6 +4,7 @@
 //   Send turning into Stop while a reply is written on the tab's branch (asked here or elsewhere);
 // - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
+// - a search result's permalink: the entry found, its words marked, the fold holding them open;
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
 //   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
 (function () {
@@ -758,6 +759,63 @@
     if (at.top < box.top + 48 || at.bottom > box.bottom - 8) aside.scrollTop += at.top - box.top - aside.clientHeight / 3;
   }
 
+  // ---- a search result's permalink: the entry it found, its words marked, the fold holding them open ----
+  // The address names the entry (#entry-<id>) and the words found (?hl=): they are marked in the entry,
+  // every fold around them opened; when none shows (a large block loads only when opened), the entry's
+  // folds are opened and the words marked once their contents arrive.
+  const found = (() => {
+    const words = (new URLSearchParams(location.search).get("hl") || "").toLocaleLowerCase().split(/\s+/).filter(Boolean);
+    let id = "";
+    try {
+      id = decodeURIComponent(location.hash.slice(1));
+    } catch (error) {
+      id = "";
+    }
+    const entry = id.startsWith("entry-") && document.getElementById(id);
+    return entry && entry.matches("article.entry") ? { entry, words } : null;
+  })();
+
+  function markWords(root, words) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) =>
+        node.parentElement.closest("mark.hit, .entry__tools, template, script") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+    });
+    const nodes = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+    const marks = [];
+    for (const node of nodes) {
+      let rest = node;
+      for (;;) {
+        const text = rest.data.toLocaleLowerCase();
+        const at = words.map((w) => [text.indexOf(w), w]).filter(([i]) => i >= 0).sort((a, b) => a[0] - b[0])[0];
+        if (!at) break;
+        const hit = rest.splitText(at[0]);
+        rest = hit.splitText(at[1].length);
+        const mark = document.createElement("mark");
+        mark.className = "hit";
+        hit.replaceWith(mark);
+        mark.append(hit);
+        marks.push(mark);
+      }
+    }
+    return marks;
+  }
+
+  function showFound(fromLoad) {
+    const { entry, words } = found;
+    entry.classList.add("is-hit");
+    const marks = words.length ? markWords(entry, words) : [];
+    marks.forEach((mark) => {
+      for (let fold = mark.closest("details"); fold; fold = fold.parentElement.closest("details")) fold.open = true;
+    });
+    if (!marks.length && !fromLoad) entry.querySelectorAll("details").forEach((fold) => (fold.open = true));
+    (marks[0] || entry).scrollIntoView({ block: "center" });
+  }
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (found && found.entry.isConnected && ev.detail.target && found.entry.contains(ev.detail.target)) showFound(true);
+  });
+
   // ---- start ----------------------------------------------------------------------------------------
   syncToggles();
   const live = document.getElementById("live");
@@ -771,6 +829,7 @@
     syncStop();
     // A session opens at its newest message, with the composer in view (unless the address names a spot).
     if ("scrollRestoration" in history) history.scrollRestoration = "manual";
-    if (!location.hash) toBottom();
+    if (found) showFound(false);
+    else if (!location.hash) toBottom();
   }
 })();
