@@ -32,6 +32,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from ..sessionfiles.entries import clip, one_line
+from ..sessionfiles.listing import NO_MESSAGES
 
 TOKEN_CLASS_PREFIX = "tok-"
 LONG_CODE_LINES = 30  # a code block longer than this is shown folded, with a button that unfolds it
@@ -130,7 +131,13 @@ def _plain(source: str) -> str:
     return "".join(words)
 
 
+NEW_SESSION = "New session"
+
+
 def title_text(name: str | None, first_message: str, width: int) -> str:
     """A session's title as text: its name as written (a name is not Markdown), else the words of its
-    first message."""
-    return clip(name, width) if name else markdown_text(first_message, width)
+    first message; one with neither is a "New session" (the listing's "(no messages)" is pi's wording,
+    which the command line keeps)."""
+    if name:
+        return clip(name, width)
+    return NEW_SESSION if first_message == NO_MESSAGES else markdown_text(first_message, width)

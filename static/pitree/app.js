@@ -2,7 +2,8 @@
 // - forms name the entry the tab stands on now, and refusals are said next to the form that was sent;
 // - a reply in progress: a placeholder the websocket streams text into until the POST returns, and
 //   Send turning into Stop while a reply is written on the tab's branch (asked here or elsewhere);
-// - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message;
+// - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message,
+//   the sidebar following the sessions folder (through the session list's socket) and its ages;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
 // - a search result's permalink: the entry found, its words marked, the fold holding them open;
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
@@ -349,15 +350,16 @@
     return copied;
   }
 
+  // The button says what happened for a moment (an icon button shows its label meanwhile).
   async function copyFrom(button, text) {
-    const label = button.dataset.label || button.textContent;
-    button.dataset.label = label;
+    const label = button.querySelector(".tool__label") || button;
+    if (!button.dataset.label) button.dataset.label = label.textContent;
     const copied = await copyText(text);
-    button.textContent = copied ? "Copied" : "Copy failed";
-    button.classList.toggle("is-done", copied);
+    label.textContent = copied ? "Copied" : "Copy failed";
+    button.classList.add(copied ? "is-done" : "is-failed");
     setTimeout(() => {
-      button.textContent = label;
-      button.classList.remove("is-done");
+      label.textContent = button.dataset.label;
+      button.classList.remove("is-done", "is-failed");
     }, 1500);
   }
 
@@ -530,12 +532,93 @@
     link.href = url.pathname + url.search;
   });
 
-  // The sidebar's list arrived: the session on screen is scrolled into its view.
+  // The sidebar's list arrived: the first time, the session on screen is scrolled into its view.
+  let sidebarShown = false;
   document.addEventListener("htmx:afterSwap", (ev) => {
     if (!ev.detail.target || ev.detail.target.id !== "sidebar-list") return;
+    showAges(ev.detail.target); // by this browser's clock, as the minute ticks will be
+    if (sidebarShown) return;
+    sidebarShown = true;
     const current = ev.detail.target.querySelector("a[aria-current=page]");
     if (current) current.scrollIntoView({ block: "nearest" });
   });
+
+  // ---- the sidebar follows the sessions folder ----------------------------------------------------
+  // It listens on the session list's socket, which tells when the folder changed (a new session, a
+  // first message, a rename, here or anywhere): its list is fetched again then, for what its filter
+  // holds. Its ages ("3 minutes ago") are kept current meanwhile.
+  let sidebarSocket = false;
+  let sidebarTimer = 0;
+
+  document.addEventListener("htmx:wsOpen", (ev) => {
+    if (ev.target.id !== "sidebar-list") return;
+    // After a reconnect ("resume") the listing is sent at once: changes may have been missed.
+    ev.detail.socketWrapper.send(JSON.stringify({ q: "", page: 1, resume: sidebarSocket }));
+    sidebarSocket = true;
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", (ev) => {
+    const list = document.getElementById("sidebar-list");
+    if (!list || (ev.target !== list && ev.target.id !== list.dataset.follows)) return;
+    if (ev.target === list) ev.preventDefault(); // the list page's listing, not the sidebar's markup
+    let message;
+    try {
+      message = JSON.parse(ev.detail.message);
+    } catch (error) {
+      return;
+    }
+    if (message.t !== "list") return;
+    clearTimeout(sidebarTimer);
+    sidebarTimer = setTimeout(refreshSidebar, 200);
+  });
+
+  function refreshSidebar() {
+    const list = document.getElementById("sidebar-list");
+    const filter = document.getElementById("sidebar-filter");
+    if (!list || !filter) return;
+    const url = new URL(filter.getAttribute("hx-get"), window.location.href);
+    if (filter.value.trim()) url.searchParams.set("q", filter.value.trim());
+    htmx.ajax("GET", url.pathname + url.search, { target: "#sidebar-list", swap: "innerHTML" });
+  }
+
+  // Ages as the server words them (Django's timesince: the largest unit, in calendar months and years
+  // beyond a month, with a no-break space).
+  const SHORT_UNITS = [
+    ["week", 7 * 864e5],
+    ["day", 864e5],
+    ["hour", 36e5],
+    ["minute", 6e4],
+  ];
+
+  function counted(count, unit) {
+    return `${count}\u00a0${unit}${count === 1 ? "" : "s"} ago`;
+  }
+
+  function age(ms) {
+    const then = new Date(ms);
+    const now = new Date();
+    if (now <= then) return counted(0, "minute");
+    let months = (now.getUTCFullYear() - then.getUTCFullYear()) * 12 + now.getUTCMonth() - then.getUTCMonth();
+    const inMonth = (d) => (((d.getUTCDate() * 24 + d.getUTCHours()) * 60 + d.getUTCMinutes()) * 60 + d.getUTCSeconds()) * 1000 + d.getUTCMilliseconds();
+    if (inMonth(then) > inMonth(now)) months -= 1;
+    if (months >= 12) return counted(Math.floor(months / 12), "year");
+    if (months >= 1) return counted(months, "month");
+    const since = now - then;
+    const [unit, size] = SHORT_UNITS.find(([, length]) => since >= length) || SHORT_UNITS[SHORT_UNITS.length - 1];
+    return counted(Math.floor(since / size), unit);
+  }
+
+  function showAges(root) {
+    root.querySelectorAll("time[data-ago]").forEach((el) => {
+      const ms = Date.parse(el.getAttribute("datetime"));
+      if (!Number.isNaN(ms)) el.textContent = age(ms);
+    });
+  }
+
+  setInterval(() => {
+    const list = document.getElementById("sidebar-list");
+    if (list && !document.hidden) showAges(list);
+  }, 60e3);
 
   // ---- keyboard ---------------------------------------------------------------------------------
   function isTyping(el) {

@@ -50,6 +50,17 @@ def _fits(page: Any) -> None:
     assert width[0] <= width[1], width
 
 
+def _choose(page: Any, picker: Any, model: str) -> None:
+    """Pick ``model`` in the pickers as they are once loaded again for the tab's position (they load
+    after each move: a choice made in the ones being replaced would be lost)."""
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#composer-settings select[name=model]');"
+        " return s && !s.__seen && !document.querySelector('.htmx-request'); }"
+    )
+    picker.evaluate("s => { s.__seen = true; }")
+    picker.select_option(model)
+
+
 def test_the_model_picker_with_long_and_odd_ids(axe_context, axe, ui, sessions) -> None:
     seeded = sessions.seed("01-linear")
     page = axe_context.new_page()
@@ -68,12 +79,12 @@ def test_the_model_picker_with_long_and_odd_ids(axe_context, axe, ui, sessions) 
         box = picker.bounding_box()
         assert box["x"] + box["width"] <= column["x"] + column["width"], (box, column)
     page.set_viewport_size({"width": 390, "height": 844})
-    picker.select_option(LONG_MODEL)
+    _choose(page, picker, LONG_MODEL)
     ui.wait_position_change(page, POSITION)
     marker = page.locator(f"#entry-{ui.position(page)}.entry--marker")
     expect(marker).to_contain_text(LONG_MODEL)
     _fits(page)
-    picker.select_option(ODD_MODEL)
+    _choose(page, picker, ODD_MODEL)
     expect(page.locator("#entries .entry--marker").last).to_contain_text(ODD_MODEL)  # as text
     expect(page.locator("img[src=x]")).to_have_count(0)
     _fits(page)

@@ -4,7 +4,12 @@ its newest message with the composer in view, copy buttons, code, themes, and th
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import expect
 
@@ -17,6 +22,7 @@ U1, A1, U2, SUMMARY, U2B, BRANCH_END, LEAF = (
     "de4f0d3a",
     "750a4556",
 )
+REPO = Path(__file__).resolve().parents[2]
 LONG_CODE = "\n".join(f"value_{n} = {n} * 2  # line {n}" for n in range(60))
 
 
@@ -430,3 +436,93 @@ def test_long_unbroken_names_never_widen_the_page(page, ui, sessions) -> None:
     for selector in ("#entry-m0000001 code", "#entry-u0000001 .tag", "#entry-a0000001 .entry__meta"):
         box = page.locator(selector).first.bounding_box()
         assert box["x"] + box["width"] <= main["x"] + main["width"], selector
+
+
+def _pitree(server: Any, *args: str) -> str:
+    """``manage.py pitree ARGS`` in a process of its own (as pi or a script writes): its output."""
+    env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "pitree", *args], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_sidebar_follows_renames_new_sessions_and_the_clock(page, ui, sessions, server) -> None:
+    seeded = sessions.seed("01-linear")
+    page.clock.install()
+    ui.open(page, seeded.url)
+    sidebar = page.locator("#sidebar")
+    current = sidebar.locator("a[aria-current=page]")
+    expect(current).to_contain_text("Todo API endpoints review")
+    expect(current.locator("time")).to_have_text("8\u00a0months ago")
+    # A rename written elsewhere, and a new session's first message, show without a reload.
+    _pitree(server, "rename", str(seeded.path), "Renamed elsewhere")
+    expect(current).to_contain_text("Renamed elsewhere")
+    path = _pitree(server, "new", "--cwd", "/home/alice/projects/todo-api")
+    expect(sidebar.locator(".sidebar__sessions a", has_text="New session")).to_have_count(1)
+    _pitree(server, "append", path, "--role", "user", "--text", "A **brand** new question")
+    fresh = sidebar.locator(".sidebar__sessions a", has_text="A brand new question")
+    expect(fresh).to_have_count(1)
+    expect(fresh.locator("time")).to_have_text("0\u00a0minutes ago")
+    expect(current).to_contain_text("Renamed elsewhere")  # still marking the session on screen
+    # Ages move on with the clock.
+    page.clock.fast_forward("05:00")
+    expect(fresh.locator("time")).to_have_text("5\u00a0minutes ago")
+    expect(current.locator("time")).to_have_text("8\u00a0months ago")
+
+
+def test_the_sidebar_filter_stays_while_its_list_scrolls(page, ui, sessions) -> None:
+    for n in range(45):
+        sessions.write_lines([_message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
+    ui.open(page, "/")
+    box = page.locator("#sidebar-filter")
+    expect(page.locator("#sidebar .sidebar__sessions a")).to_have_count(45)  # the home page is the shell too
+    top = box.bounding_box()["y"]
+    page.locator("#sidebar .sidebar__sessions a").last.scroll_into_view_if_needed()
+    expect(page.locator("#sidebar .sidebar__sessions a").last).to_be_in_viewport()
+    assert box.bounding_box()["y"] == top
+    expect(box).to_be_in_viewport()
+    # The home page's search buttons keep their words on one line.
+    search_all = page.get_by_role("button", name="Search all")
+    assert (
+        search_all.bounding_box()["height"]
+        <= page.get_by_role("button", name="Search", exact=True).bounding_box()["height"]
+    )
+
+
+def test_an_empty_session_is_a_new_session_with_the_composer_at_the_bottom(page, ui, sessions) -> None:
+    empty = sessions.write_lines([])
+    for width, height in ((1400, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        ui.open(page, empty.url)
+        expect(page.locator("#session-title")).to_have_text("New session")
+        expect(page).to_have_title("New session · pitree")
+        box = page.locator("#composer textarea").bounding_box()
+        assert height - (box["y"] + box["height"]) < 40, (width, box)  # at the bottom of the window
+    expect(page.locator("#entries .empty-note")).to_be_visible()
+
+
+def test_a_message_s_actions_are_one_row_of_named_icons_on_a_phone(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    tools = page.locator("#entry-c256703f > .entry__tools")
+    tops = tools.evaluate("el => Array.from(el.children, c => Math.round(c.getBoundingClientRect().top))")
+    assert len(tops) == 7 and len(set(tops)) == 1, tops  # one row
+    for name in ("Copy", "Edit", "Fork…", "Label…", "Continue from here", "Compact…", "Raw line"):
+        action = ui.tool(page, "c256703f", name)
+        expect(action).to_have_count(1)
+        assert action.get_attribute("title")  # a tooltip says what it does
+    # Copying says so for a moment.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    ui.tool(page, "c256703f", "Copy").click()
+    expect(tools.locator(".tool.is-done")).to_have_text("Copied")
+    # The theme switch's words fit in it.
+    switch = page.locator("#theme-switch")
+    expect(switch).to_be_visible()
+    fits = switch.evaluate(
+        "s => { const probe = document.createElement('span'); probe.style.font = getComputedStyle(s).font;"
+        " probe.textContent = s.options[s.selectedIndex].text; document.body.append(probe);"
+        " const w = probe.getBoundingClientRect().width; probe.remove(); return w + 16 <= s.clientWidth; }"
+    )
+    assert fits and switch.bounding_box()["x"] + switch.bounding_box()["width"] <= 390
