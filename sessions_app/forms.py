@@ -137,10 +137,12 @@ class TreeFilterForm(PositionForm):
 
 
 class TreeRunForm(TreeFilterForm):
-    """A "+N" fold of the tree panel: the straight run from ``first`` down to ``last``."""
+    """A "+N" fold of the tree panel: the straight run from ``first`` down to ``last``; with
+    ``earlier``, the part of the tab's path from ``first`` down to ``last`` that is not drawn yet."""
 
     first = EntryIdField()
     last = EntryIdField()
+    earlier = forms.BooleanField(required=False)
 
 
 class OlderForm(forms.Form):

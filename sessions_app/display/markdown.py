@@ -10,7 +10,8 @@ its URL, and pitree's pages load nothing from outside (inline ``data:`` images s
 Fenced code is highlighted here, on the server, by Pygments (through markdown-it's ``highlight``
 option): token ``<span>``s with classes (``tok-k``…) that ``static/pitree/highlight.css`` colours for
 both themes, so no script and no inline style is needed. Each block gets a copy button, and a long
-one a button that unfolds it (``app.js`` gives both their behaviour).
+one a button that unfolds it (``app.js`` gives both their behaviour); the block is a labelled region
+in the tab order, since it may scroll.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from ..sessionfiles.entries import clip, one_line
+from ..sessionfiles.listing import NO_MESSAGES
 
 TOKEN_CLASS_PREFIX = "tok-"
 LONG_CODE_LINES = 30  # a code block longer than this is shown folded, with a button that unfolds it
@@ -80,11 +82,21 @@ def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, optio
     if long:
         tools += f'<button type="button" class="code__expand" data-expand-code aria-expanded="false">Show all {lines} lines</button>'
     head = f'<div class="code__head"><span class="code__lang">{language}</span>{tools}</div>'
+    # A block may scroll (a wide line, a folded long one): keyboard users reach it to scroll it.
+    label = f"Code, {language}" if language else "Code"
+    code = code.replace("<pre>", f'<pre tabindex="0" role="region" aria-label="{label}">', 1)
     return f'<div class="code{" code--long" if long else ""}">{head}{code}</div>\n'
 
 
 _md.add_render_rule("image", _image_or_link)
 _md.add_render_rule("fence", _code_block)
+
+# What a text reads as is taken from a parser that accepts every link target: nothing it parses is
+# ever rendered as HTML, and a link the renderer refuses (``[text](javascript:…)``) still reads as its
+# text, not as its Markdown source.
+_words = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+_words.enable("table")
+_words.validateLink = lambda url: True  # type: ignore[method-assign]
 
 
 @lru_cache(maxsize=2048)
@@ -103,7 +115,7 @@ def markdown_text(text: str, width: int | None = None) -> str:
 @lru_cache(maxsize=8192)
 def _plain(source: str) -> str:
     words: list[str] = []
-    for token in _md.parse(source):
+    for token in _words.parse(source):
         if token.type == "inline":
             for child in token.children or ():
                 if child.type in ("text", "code_inline"):
@@ -119,7 +131,13 @@ def _plain(source: str) -> str:
     return "".join(words)
 
 
+NEW_SESSION = "New session"
+
+
 def title_text(name: str | None, first_message: str, width: int) -> str:
     """A session's title as text: its name as written (a name is not Markdown), else the words of its
-    first message."""
-    return clip(name, width) if name else markdown_text(first_message, width)
+    first message; one with neither is a "New session" (the listing's "(no messages)" is pi's wording,
+    which the command line keeps)."""
+    if name:
+        return clip(name, width)
+    return NEW_SESSION if first_message == NO_MESSAGES else markdown_text(first_message, width)

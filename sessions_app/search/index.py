@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -39,6 +40,11 @@ SCHEMA_VERSION = 1  # bump when the tables or the tokenizer change: the index is
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another one (a first build of a large file takes seconds)
 PAGE_SIZE = 20
 SNIPPET_TOKENS = 24
+# A query matching more entries than this ranks the newest this many first (the highest row ids: a
+# first build indexes the oldest sessions first), then the older ones: ranking is most of a query's
+# cost, and a word found in 27,000 entries costs ~50 ms to rank whole, while the first pages are all
+# most people read.
+CANDIDATES = 2000
 _PREFIX_CHECK = 64  # bytes before the offset compared on catch-up to notice a rewritten file
 
 _SCHEMA = [
@@ -90,6 +96,11 @@ _QUERY = f"""SELECT f.session_id, f.path, e.entry_id, e.kind, e.timestamp,
     FROM fts JOIN entries e ON e.id = fts.rowid JOIN files f ON f.id = e.file_id
     WHERE fts MATCH ? {{session}}
     ORDER BY rank LIMIT ? OFFSET ?"""
+# The lowest row id among the newest CANDIDATES matches, and how many there are (no ranking: rows
+# come in row id order from FTS5's own index); the tables are joined only for a filter.
+_CANDIDATES = """SELECT min(id), count(*) FROM (SELECT fts.rowid AS id FROM fts {joins}
+    WHERE fts MATCH ? {session} ORDER BY fts.rowid DESC LIMIT ?)"""
+_JOINS = "JOIN entries e ON e.id = fts.rowid JOIN files f ON f.id = e.file_id"
 
 Row = tuple[str, str, str, str]  # entry id, kind, timestamp, text as indexed
 Stamp = tuple[int, int, int, int, int]  # a file's row id, then device, inode, size, mtime (ns) when read
@@ -119,6 +130,14 @@ class Hit:
     timestamp: str  # the entry's, as stored (ISO)
     snippet: tuple[Segment, ...]
     title: str = ""  # the session's name or first message, when the caller knows it
+
+    @property
+    def marks(self) -> str:
+        """The words the snippet shows as found, once each (space-separated): the permalink hands them
+        to the page, which opens the fold holding them and marks them."""
+        return " ".join(
+            dict.fromkeys(piece.text.strip() for piece in self.snippet if piece.match and piece.text.strip())
+        )
 
     @property
     def when(self) -> str:
@@ -177,6 +196,7 @@ class SearchIndex:
                 row[0]: row[1:] for row in db.execute("SELECT path, id, device, inode, size, mtime_ns FROM files")
             }
             local.data_version = version
+            local.listed = {}
         known: dict[str, Stamp] = local.known
         return known
 
@@ -212,15 +232,25 @@ class SearchIndex:
     # ------------------------------------------------------------------ catching up
 
     def catch_up(self, sessions: Sequence[SessionInfo]) -> CatchUp:
-        """Bring the index to ``sessions`` (a catalog's listing: the readable session files)."""
+        """Bring the index to ``sessions`` (a catalog's listing: the readable session files).
+
+        A catalog hands out the same ``SessionInfo`` object for a file while the file's stamp is the
+        one it had: a file listed with the very object this connection caught up with last time has not
+        changed since, and is not looked at again (a search's listing already looked at every file; a
+        second ``stat`` of each cost as much as the listing). Files are taken oldest first, so that
+        row ids grow with recency (``CANDIDATES``)."""
         started = time.perf_counter()
         report = CatchUp()
         try:
             db = self._db()
             known = self._known(db)
+            same: dict[str, SessionInfo] = self._local.listed
             listed: set[str] = set()
-            for info in sessions:
+            for info in reversed(sessions):
                 path = str(info.path)
+                if same.get(path) is info:
+                    listed.add(path)
+                    continue
                 try:
                     st = os.stat(path)
                 except OSError:
@@ -229,9 +259,13 @@ class SearchIndex:
                 seen = known.get(path)
                 if seen is None or seen[1:] != (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
                     with _writing(db):
-                        now = self._read_file(db, info, report)
-                    if now is not None:
-                        known[path] = now
+                        seen = self._read_file(db, info, report)
+                    if seen is not None:
+                        known[path] = seen
+                if seen is not None:
+                    same[path] = info
+            for path in [path for path in same if path not in listed]:
+                del same[path]
             gone = [path for path in known if path not in listed]
             if gone:
                 with _writing(db):
@@ -307,7 +341,8 @@ class SearchIndex:
         """One page of hits for ``query``, best first (bm25), and whether another page follows.
         ``session`` keeps only hits in that session, ``paths`` only hits in those files, ``keep(path,
         entry id)`` only the hits it accepts (the pages are then counted after it). A query with nothing
-        to search finds nothing."""
+        to search finds nothing. A query matching more than ``CANDIDATES`` entries lists the newest of
+        them first, by rank, then the others (``_ranked``); with ``keep``, every match by rank."""
         expression = fts_query(query)
         if expression is None:
             return [], False
@@ -319,18 +354,35 @@ class SearchIndex:
             where += " AND f.path IN (SELECT value FROM json_each(?))"
             params.append(orjson.dumps(list(paths)).decode())
         skip = (max(page, 1) - 1) * PAGE_SIZE
-        params += [-1, 0] if keep is not None else [PAGE_SIZE + 1, skip]
         try:
-            rows = self._db().execute(_QUERY.format(session=where), params)
+            db = self._db()
             if keep is not None:
+                rows = db.execute(_QUERY.format(session=where), [*params, -1, 0])
                 kept = (row for row in rows if keep(row[1], row[2]))
                 found = list(itertools.islice(kept, skip, skip + PAGE_SIZE + 1))
             else:
-                found = rows.fetchall()
+                found = _ranked(db, where, params, skip, PAGE_SIZE + 1)
         except sqlite3.Error as error:
             raise _unavailable(self.path, error) from error
         hits = [Hit(row[0], row[1], row[2], row[3], row[4], segments(row[5])) for row in found[:PAGE_SIZE]]
         return hits, len(found) > PAGE_SIZE
+
+
+def _ranked(db: sqlite3.Connection, where: str, params: list[object], skip: int, limit: int) -> list[Any]:
+    """``limit`` hits from the ``skip``-th on, in one order for every page: the newest ``CANDIDATES``
+    matches by rank, then (for a query matching more) the older ones by rank."""
+    candidates = _CANDIDATES.format(session=where, joins=_JOINS if where else "")
+    lowest, count = db.execute(candidates, [*params, CANDIDATES]).fetchone()
+    if count < CANDIDATES:
+        return db.execute(_QUERY.format(session=where), [*params, limit, skip]).fetchall()
+    newest = where + " AND fts.rowid >= ?"
+    found = db.execute(_QUERY.format(session=newest), [*params, lowest, limit, skip]).fetchall() if skip < count else []
+    if len(found) < limit:
+        older = where + " AND fts.rowid < ?"
+        found += db.execute(
+            _QUERY.format(session=older), [*params, lowest, limit - len(found), max(0, skip - count)]
+        ).fetchall()
+    return found
 
 
 def segments(snippet: str) -> tuple[Segment, ...]:

@@ -69,7 +69,8 @@ def search(
         keep = seen.keeps if seen.entries else None
         paths = [str(info.path) for info in sessions]
         hits, has_next = index.search(query, session=session, page=page, paths=paths, keep=keep)
-    titles = {str(info.path): info.title for info in sessions}
+    wanted = {hit.path for hit in hits}  # a page's files, of thousands listed
+    titles = {path: info.title for info in sessions if (path := str(info.path)) in wanted} if wanted else {}
     hits = [replace(hit, title=titles.get(hit.path) or hit.session_id) for hit in hits]
-    session_title = next((info.title for info in sessions if info.id == session), None)
+    session_title = next((info.title for info in sessions if info.id == session), None) if session else None
     return Results(query, session, page, hits, has_next, caught_up, session_title)

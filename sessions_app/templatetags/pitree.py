@@ -15,6 +15,7 @@ from django import template
 from django.conf import settings
 from django.core.cache import caches
 from django.template.loader import render_to_string
+from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -90,6 +91,21 @@ def role_name(kind: str) -> str:
 
 
 @register.simple_tag
+def icon(name: str) -> SafeString:
+    """One of ``static/pitree/icons.svg``'s symbols, drawn in the text's colour and hidden from assistive
+    technology (the control it is in carries the words). A tag, not an include: every entry has seven."""
+    return mark_safe(_ICON.format(sprite=_sprite(), name=escape(name)))
+
+
+_ICON = '<svg class="icon" aria-hidden="true" focusable="false"><use href="{sprite}#i-{name}"></use></svg>'
+
+
+@lru_cache(maxsize=1)
+def _sprite() -> str:
+    return escape(static("pitree/icons.svg"))
+
+
+@register.simple_tag
 def entry_url(name: str, session_id: str, entry_id: str | None, *args: object) -> str:
     """``{% url %}`` for a URL naming an entry, or "" without an entry or for the rare id no URL can
     carry (see ``converters.usable_id``): such an entry is shown without links."""
@@ -156,8 +172,9 @@ def tree_rows(context: template.Context, rows: list[TreeRow]) -> SafeString:
 @lru_cache(maxsize=20_000)
 def _tree_row(row: TreeRow, session_id: str, mode: str) -> str:
     context: dict[str, Any] = {"r": row}
-    if row.kind == "fold":
+    if row.kind in ("fold", "earlier"):
         query = urlencode({"first": row.first_id, "last": row.last_id, "filter": mode})
+        query += "&earlier=1" if row.kind == "earlier" else ""
         context["run_url"] = f"{reverse('sessions:tree_run', args=[session_id])}?{query}"
     if row.compare:
         query = urlencode([("e", entry_id) for entry_id in row.compare])

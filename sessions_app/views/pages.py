@@ -22,7 +22,7 @@ from ..display.entries import Block, EntryView, content_blocks, present
 from ..display.markdown import markdown_text
 from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import transcript_page
-from ..display.treepanel import FILTERS, run_rows, tree_rows
+from ..display.treepanel import FILTERS, earlier_rows, run_rows, tree_rows
 from ..forms import (
     EntryActionsForm,
     ListForm,
@@ -305,7 +305,8 @@ def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_GET
 def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The rows a "+N" fold of the tree panel stands for."""
+    """The rows a "+N" fold of the tree panel stands for, or the page of the tab's path an "earlier"
+    row loads."""
     session = open_session(request, session_id)
     form = TreeRunForm(request.GET)
     if not form.is_valid():
@@ -313,5 +314,6 @@ def tree_run(request: HttpRequest, session_id: str) -> HttpResponse:
     context = _tree_context(session, form)
     first = entry_row(session, form.cleaned_data["first"])
     last = entry_row(session, form.cleaned_data["last"])
-    context["rows"] = run_rows(session, first, last, context["position_row"], context["mode"])
+    rows = earlier_rows if form.cleaned_data["earlier"] else run_rows
+    context["rows"] = rows(session, first, last, context["position_row"], context["mode"])
     return render(request, "sessions_app/partials/_tree_rows.html", context)

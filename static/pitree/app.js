@@ -2,8 +2,10 @@
 // - forms name the entry the tab stands on now, and refusals are said next to the form that was sent;
 // - a reply in progress: a placeholder the websocket streams text into until the POST returns, and
 //   Send turning into Stop while a reply is written on the tab's branch (asked here or elsewhere);
-// - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message;
+// - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message,
+//   the sidebar following the sessions folder (through the session list's socket) and its ages;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
+// - a search result's permalink: the entry found, its words marked, the fold holding them open;
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
 //   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
 (function () {
@@ -146,6 +148,12 @@
       body.textContent = text.value;
       user.append(body);
       entries.append(user);
+      // What was sent is in the conversation now: the box empties for the next message (and gets the
+      // text back if the message is refused). The request took its fields already.
+      if (form.id === "composer") {
+        sent.set(token, text.value);
+        text.value = "";
+      }
     }
     const reply = article("assistant", "Assistant · writing…");
     reply.dataset.pendingFor = token;
@@ -154,14 +162,20 @@
     stream.id = `stream-${token}`;
     reply.append(stream);
     entries.append(reply);
-    reply.scrollIntoView({ block: "end" });
+    // The very bottom (not just the reply's end, which the docked composer covers), so that the view
+    // follows the reply as it streams in (live.js keeps a reader at the bottom there).
+    toBottom();
   }
 
+  // The composer's box stays usable while a reply is written (the next message can be typed, and
+  // focus stays in it); only what would send again is disabled. An entry's edit form goes away.
   function setBusy(form, busy) {
     Array.from(form.elements).forEach((el) => {
-      if (el.matches("button:not([data-stop]), textarea")) el.disabled = busy;
+      if (el.matches("button:not([data-stop])") || (form.id !== "composer" && el.matches("textarea"))) el.disabled = busy;
     });
   }
+
+  const sent = new Map(); // request token -> the composer's text it sent, until the answer comes
 
   function undoPending(form, token) {
     document.querySelectorAll(`[data-pending-for="${token}"]`).forEach((el) => el.remove());
@@ -170,6 +184,11 @@
       delete el.dataset.hiddenFor;
     });
     setBusy(form, false);
+    const text = form.querySelector("textarea[name=text]");
+    if (text && sent.has(token)) {
+      const typed = text.value;
+      text.value = sent.get(token) + (typed ? `\n${typed}` : "");
+    }
   }
 
   document.addEventListener("htmx:configRequest", (ev) => {
@@ -196,6 +215,7 @@
     // 409/422 answers are swapped (they carry the reason), so htmx calls them successful: check the status.
     const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
     if (refused) undoPending(form, token);
+    sent.delete(token);
   });
 
   // ---- Send becomes Stop while a reply is written on this tab's branch ---------------------------
@@ -226,13 +246,21 @@
   let keptFolds = [];
   let keptDraft = "";
 
+  let focusBack = null; // where focus goes back to once the transcript it was in is swapped
+
   document.addEventListener("htmx:beforeSwap", (ev) => {
     if (!(ev.detail.target && ev.detail.target.id === "transcript")) return;
     keptFolds = Array.from(document.querySelectorAll("#transcript details[data-fold][open]"), (d) => d.dataset.fold);
-    // An answer to the composer's own send clears it; any other (a label, a move) keeps what was typed.
-    const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    // What is in the box is kept: the composer emptied it when it sent, so it is what was typed since.
     const draft = document.querySelector("#composer textarea[name=text]");
-    keptDraft = draft && !(elt && elt.closest && elt.closest("#composer")) ? draft.value : "";
+    keptDraft = draft ? draft.value : "";
+    // Focus inside the transcript would fall to the page's body: it goes back to the composer after a
+    // send from it (the next message can be typed at once), else to the entry that was acted on.
+    const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    const active = document.activeElement;
+    const inside = active === document.body || (active && active.closest && active.closest("#transcript"));
+    const entry = elt && elt.closest && elt.closest("#transcript article.entry[data-entry]");
+    focusBack = !inside ? null : elt && elt.closest && elt.closest("#composer") ? "composer" : entry ? entry.dataset.entry : "composer";
   });
 
   // Once htmx has set up the new transcript (it does when it settles), the folds open again: their
@@ -252,12 +280,44 @@
     keptDraft = "";
     const wanted = focusAfterSwap && document.getElementById(`entry-${focusAfterSwap}`);
     focusAfterSwap = null;
+    const back = focusBack;
+    focusBack = null;
     if (wanted) {
       wanted.focus();
       wanted.scrollIntoView({ block: "nearest" });
-    } else if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") {
-      toBottom();
+      return;
     }
+    if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") toBottom();
+    if (!back) return;
+    const entry = back !== "composer" && document.getElementById(`entry-${back}`);
+    const text = document.querySelector("#composer textarea[name=text]");
+    if (entry) {
+      entry.focus({ preventScroll: true });
+    } else if (text) {
+      // (also when the entry acted on is on another branch now: an edit, a regeneration)
+      text.focus({ preventScroll: true });
+      text.setSelectionRange(text.value.length, text.value.length);
+    }
+  });
+
+  // ---- older entries load above what the reader sees: the entry at the top of the view stays put ----
+  // Scrolled to the very top, the browser's own scroll anchoring does nothing, so the page that came
+  // would push the view to its own top and reveal the next "older" row at once: page after page would
+  // load until the first message. The entry in view keeps its place on screen instead.
+  let olderAnchor = null;
+
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const target = ev.detail.target;
+    if (!target || !target.classList || !target.classList.contains("older")) return;
+    const anchor = entryList().find((el) => el.getBoundingClientRect().bottom > 0) || target.nextElementSibling;
+    olderAnchor = anchor && { xhr: ev.detail.xhr, el: anchor, top: anchor.getBoundingClientRect().top };
+  });
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!olderAnchor || olderAnchor.xhr !== ev.detail.xhr) return;
+    const { el, top } = olderAnchor;
+    olderAnchor = null;
+    if (el.isConnected) window.scrollBy(0, el.getBoundingClientRect().top - top);
   });
 
   function toBottom() {
@@ -290,15 +350,16 @@
     return copied;
   }
 
+  // The button says what happened for a moment (an icon button shows its label meanwhile).
   async function copyFrom(button, text) {
-    const label = button.dataset.label || button.textContent;
-    button.dataset.label = label;
+    const label = button.querySelector(".tool__label") || button;
+    if (!button.dataset.label) button.dataset.label = label.textContent;
     const copied = await copyText(text);
-    button.textContent = copied ? "Copied" : "Copy failed";
-    button.classList.toggle("is-done", copied);
+    label.textContent = copied ? "Copied" : "Copy failed";
+    button.classList.add(copied ? "is-done" : "is-failed");
     setTimeout(() => {
-      button.textContent = label;
-      button.classList.remove("is-done");
+      label.textContent = button.dataset.label;
+      button.classList.remove("is-done", "is-failed");
     }, 1500);
   }
 
@@ -471,12 +532,93 @@
     link.href = url.pathname + url.search;
   });
 
-  // The sidebar's list arrived: the session on screen is scrolled into its view.
+  // The sidebar's list arrived: the first time, the session on screen is scrolled into its view.
+  let sidebarShown = false;
   document.addEventListener("htmx:afterSwap", (ev) => {
     if (!ev.detail.target || ev.detail.target.id !== "sidebar-list") return;
+    showAges(ev.detail.target); // by this browser's clock, as the minute ticks will be
+    if (sidebarShown) return;
+    sidebarShown = true;
     const current = ev.detail.target.querySelector("a[aria-current=page]");
     if (current) current.scrollIntoView({ block: "nearest" });
   });
+
+  // ---- the sidebar follows the sessions folder ----------------------------------------------------
+  // It listens on the session list's socket, which tells when the folder changed (a new session, a
+  // first message, a rename, here or anywhere): its list is fetched again then, for what its filter
+  // holds. Its ages ("3 minutes ago") are kept current meanwhile.
+  let sidebarSocket = false;
+  let sidebarTimer = 0;
+
+  document.addEventListener("htmx:wsOpen", (ev) => {
+    if (ev.target.id !== "sidebar-list") return;
+    // After a reconnect ("resume") the listing is sent at once: changes may have been missed.
+    ev.detail.socketWrapper.send(JSON.stringify({ q: "", page: 1, resume: sidebarSocket }));
+    sidebarSocket = true;
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", (ev) => {
+    const list = document.getElementById("sidebar-list");
+    if (!list || (ev.target !== list && ev.target.id !== list.dataset.follows)) return;
+    if (ev.target === list) ev.preventDefault(); // the list page's listing, not the sidebar's markup
+    let message;
+    try {
+      message = JSON.parse(ev.detail.message);
+    } catch (error) {
+      return;
+    }
+    if (message.t !== "list") return;
+    clearTimeout(sidebarTimer);
+    sidebarTimer = setTimeout(refreshSidebar, 200);
+  });
+
+  function refreshSidebar() {
+    const list = document.getElementById("sidebar-list");
+    const filter = document.getElementById("sidebar-filter");
+    if (!list || !filter) return;
+    const url = new URL(filter.getAttribute("hx-get"), window.location.href);
+    if (filter.value.trim()) url.searchParams.set("q", filter.value.trim());
+    htmx.ajax("GET", url.pathname + url.search, { target: "#sidebar-list", swap: "innerHTML" });
+  }
+
+  // Ages as the server words them (Django's timesince: the largest unit, in calendar months and years
+  // beyond a month, with a no-break space).
+  const SHORT_UNITS = [
+    ["week", 7 * 864e5],
+    ["day", 864e5],
+    ["hour", 36e5],
+    ["minute", 6e4],
+  ];
+
+  function counted(count, unit) {
+    return `${count}\u00a0${unit}${count === 1 ? "" : "s"} ago`;
+  }
+
+  function age(ms) {
+    const then = new Date(ms);
+    const now = new Date();
+    if (now <= then) return counted(0, "minute");
+    let months = (now.getUTCFullYear() - then.getUTCFullYear()) * 12 + now.getUTCMonth() - then.getUTCMonth();
+    const inMonth = (d) => (((d.getUTCDate() * 24 + d.getUTCHours()) * 60 + d.getUTCMinutes()) * 60 + d.getUTCSeconds()) * 1000 + d.getUTCMilliseconds();
+    if (inMonth(then) > inMonth(now)) months -= 1;
+    if (months >= 12) return counted(Math.floor(months / 12), "year");
+    if (months >= 1) return counted(months, "month");
+    const since = now - then;
+    const [unit, size] = SHORT_UNITS.find(([, length]) => since >= length) || SHORT_UNITS[SHORT_UNITS.length - 1];
+    return counted(Math.floor(since / size), unit);
+  }
+
+  function showAges(root) {
+    root.querySelectorAll("time[data-ago]").forEach((el) => {
+      const ms = Date.parse(el.getAttribute("datetime"));
+      if (!Number.isNaN(ms)) el.textContent = age(ms);
+    });
+  }
+
+  setInterval(() => {
+    const list = document.getElementById("sidebar-list");
+    if (list && !document.hidden) showAges(list);
+  }, 60e3);
 
   // ---- keyboard ---------------------------------------------------------------------------------
   function isTyping(el) {
@@ -524,7 +666,8 @@
     }
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
       ev.preventDefault();
-      target.form.requestSubmit();
+      // While the composer's reply is written, what is typed stays in the box (Send is Stop meanwhile).
+      if (!target.form.dataset.pending) target.form.requestSubmit();
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {
@@ -557,7 +700,8 @@
 
   // ---- the tree panel as an ARIA tree: one row in the tab order, arrows move ------------------------
   const level = (item) => Number(item.getAttribute("aria-level")) || 1;
-  const isFold = (item) => item.classList.contains("tree__row--fold");
+  // A "+N" fold of another branch, or the row above the tab's path that loads its earlier entries.
+  const isFold = (item) => item.matches(".tree__row--fold, .tree__row--earlier");
 
   function treeItems(tree) {
     return Array.from(tree.querySelectorAll(":scope > [role=treeitem]")).filter((item) => !item.hidden);
@@ -589,10 +733,17 @@
     }
   }
 
-  let focusAfterFold = null; // the row before a fold being opened by keyboard: focus moves past it
+  // A fold opened by keyboard: focus moves to the first row it held; earlier entries of the path load
+  // above the row that had focus, and focus moves to the nearest of them (the last).
+  let focusAfterFold = null;
 
   function openFold(item) {
-    focusAfterFold = { tree: item.closest("[role=tree]"), before: item.previousElementSibling };
+    focusAfterFold = {
+      tree: item.closest("[role=tree]"),
+      before: item.previousElementSibling,
+      after: item.nextElementSibling,
+      earlier: item.classList.contains("tree__row--earlier"),
+    };
     htmx.trigger(item, "pitree:expand");
   }
 
@@ -661,9 +812,11 @@
 
   document.addEventListener("htmx:afterSettle", (ev) => {
     if (focusAfterFold && focusAfterFold.tree.isConnected) {
-      const first = focusAfterFold.before ? focusAfterFold.before.nextElementSibling : focusAfterFold.tree.firstElementChild;
+      const { tree, before, after, earlier } = focusAfterFold;
       focusAfterFold = null;
-      if (first) moveTo(first);
+      let next = before ? before.nextElementSibling : tree.firstElementChild;
+      if (earlier) next = after ? after.previousElementSibling : tree.lastElementChild;
+      if (next) moveTo(next);
     }
     const tree = document.querySelector("#tree-panel [role=tree]");
     if (!tree) return;
@@ -671,11 +824,79 @@
       const first = tree.querySelector(":scope > [role=treeitem]");
       if (first) first.tabIndex = 0;
     }
-    if (treeFocus && ev.detail.elt && ev.detail.elt.id === "tree-panel") {
-      const node = tree.querySelector(`.tree__node[data-entry="${CSS.escape(treeFocus)}"]`);
-      treeFocus = null;
-      if (node) moveTo(node.closest("[role=treeitem]"));
+    if (!ev.detail.elt || ev.detail.elt.id !== "tree-panel") return;
+    const node = treeFocus && tree.querySelector(`.tree__node[data-entry="${CSS.escape(treeFocus)}"]`);
+    treeFocus = null;
+    if (node) moveTo(node.closest("[role=treeitem]"));
+    else showPosition(tree);
+  });
+
+  // The tab's path ends at its position, far down a long panel: it is scrolled into the panel's view
+  // (not the window's) when the panel arrives, unless it is in view already.
+  function showPosition(tree) {
+    const row = tree.querySelector(":scope > .is-position");
+    const aside = document.getElementById("tree-aside");
+    if (!row || !aside) return;
+    const box = aside.getBoundingClientRect();
+    const at = row.getBoundingClientRect();
+    if (at.top < box.top + 48 || at.bottom > box.bottom - 8) aside.scrollTop += at.top - box.top - aside.clientHeight / 3;
+  }
+
+  // ---- a search result's permalink: the entry it found, its words marked, the fold holding them open ----
+  // The address names the entry (#entry-<id>) and the words found (?hl=): they are marked in the entry,
+  // every fold around them opened; when none shows (a large block loads only when opened), the entry's
+  // folds are opened and the words marked once their contents arrive.
+  const found = (() => {
+    const words = (new URLSearchParams(location.search).get("hl") || "").toLocaleLowerCase().split(/\s+/).filter(Boolean);
+    let id = "";
+    try {
+      id = decodeURIComponent(location.hash.slice(1));
+    } catch (error) {
+      id = "";
     }
+    const entry = id.startsWith("entry-") && document.getElementById(id);
+    return entry && entry.matches("article.entry") ? { entry, words } : null;
+  })();
+
+  function markWords(root, words) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) =>
+        node.parentElement.closest("mark.hit, .entry__tools, template, script") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+    });
+    const nodes = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+    const marks = [];
+    for (const node of nodes) {
+      let rest = node;
+      for (;;) {
+        const text = rest.data.toLocaleLowerCase();
+        const at = words.map((w) => [text.indexOf(w), w]).filter(([i]) => i >= 0).sort((a, b) => a[0] - b[0])[0];
+        if (!at) break;
+        const hit = rest.splitText(at[0]);
+        rest = hit.splitText(at[1].length);
+        const mark = document.createElement("mark");
+        mark.className = "hit";
+        hit.replaceWith(mark);
+        mark.append(hit);
+        marks.push(mark);
+      }
+    }
+    return marks;
+  }
+
+  function showFound(fromLoad) {
+    const { entry, words } = found;
+    entry.classList.add("is-hit");
+    const marks = words.length ? markWords(entry, words) : [];
+    marks.forEach((mark) => {
+      for (let fold = mark.closest("details"); fold; fold = fold.parentElement.closest("details")) fold.open = true;
+    });
+    if (!marks.length && !fromLoad) entry.querySelectorAll("details").forEach((fold) => (fold.open = true));
+    (marks[0] || entry).scrollIntoView({ block: "center" });
+  }
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (found && found.entry.isConnected && ev.detail.target && found.entry.contains(ev.detail.target)) showFound(true);
   });
 
   // ---- start ----------------------------------------------------------------------------------------
@@ -691,6 +912,7 @@
     syncStop();
     // A session opens at its newest message, with the composer in view (unless the address names a spot).
     if ("scrollRestoration" in history) history.scrollRestoration = "manual";
-    if (!location.hash) toBottom();
+    if (found) showFound(false);
+    else if (!location.hash) toBottom();
   }
 })();

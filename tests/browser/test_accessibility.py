@@ -1,9 +1,21 @@
 """Every page passes axe-core with no serious or critical violation, in both themes and at phone width,
-with its panels, folds and drawers open; and what a mouse does, the keyboard does too."""
+with its panels, folds and drawers open; and what a mouse does, the keyboard does too. (The OpenAI
+model picker and a reply being written are checked in test_accessibility_states.py, with a server of
+their own.)"""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 from playwright.sync_api import expect
+
+REPO = Path(__file__).resolve().parents[2]
+LONG_CODE = "```python\n" + "\n".join(f"total_{n} = compute(value_{n}) * 2  # line {n}" for n in range(60)) + "\n```"
+WIDE_CODE = "```\n" + "echo " + "wide-" * 60 + "\n```"
 
 U2, SUMMARY = "97690895", "07721729"
 ERROR_SESSION = [
@@ -32,6 +44,46 @@ ERROR_SESSION = [
         },
     },
 ]
+
+
+def _code_session(sessions):
+    """A reply with a long code block (shown folded, scrolling) and one with a line wider than a phone."""
+    text = f"A long one:\n\n{LONG_CODE}\n\nAnd a wide one:\n\n{WIDE_CODE}"
+    return sessions.write_lines(
+        [
+            ERROR_SESSION[0],
+            {
+                **ERROR_SESSION[1],
+                "message": {**ERROR_SESSION[1]["message"], "stopReason": "stop", "errorMessage": None},
+            },
+            {
+                "type": "message",
+                "id": "a0000002",
+                "parentId": "a0000001",
+                "timestamp": "2026-03-02T09:00:03.000Z",
+                "message": {
+                    **ERROR_SESSION[1]["message"],
+                    "content": [{"type": "text", "text": text}],
+                    "stopReason": "stop",
+                },
+            },
+        ]
+    )
+
+
+def _sign_in_link(server: Any, name: str) -> str:
+    """A new account's one-time sign-in link (its path), as ``manage.py accounts add-user`` prints it."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "accounts", "--url", "", "add-user", name],
+        cwd=REPO,
+        env=server.daphne.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = re.search(r"/accounts/once/[^\s/]+/", done.stdout)
+    assert found, done.stdout
+    return found.group()
 
 
 def _themes(page, axe, where: str) -> None:
@@ -89,10 +141,10 @@ def test_phone_width_with_each_drawer_open(axe_context, axe, ui, sessions) -> No
     page = axe_context.new_page()
     page.set_viewport_size({"width": 390, "height": 844})
     ui.open(page, seeded.url)
-    axe.check(page, "session page at 390 px")
+    _themes(page, axe, "session page at 390 px")
     page.get_by_role("button", name="Sessions", exact=True).click()
     expect(page.locator("#sidebar a[aria-current=page]")).to_be_visible()
-    axe.check(page, "the sessions drawer at 390 px")
+    _themes(page, axe, "the sessions drawer at 390 px")
     page.keyboard.press("Escape")
     page.get_by_role("button", name="Tree", exact=True).click()
     expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
@@ -196,3 +248,64 @@ def test_focus_is_visible_and_the_shell_works_from_the_keyboard(page, ui, sessio
         "() => document.activeElement.closest('article') && document.activeElement.closest('article').id"
     )
     assert focused == f"entry-{U2}"
+
+
+def test_long_and_wide_code_blocks_can_be_scrolled_from_the_keyboard(axe_context, axe, ui, sessions) -> None:
+    seeded = _code_session(sessions)
+    page = axe_context.new_page()
+    for width, height in ((1280, 800), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        ui.open(page, seeded.url)
+        folded = page.locator("#entry-a0000002 .code--long pre")
+        expect(folded).to_have_attribute("tabindex", "0")
+        assert folded.evaluate("el => el.scrollHeight > el.clientHeight")  # folded: it scrolls
+        wide = page.locator("#entry-a0000002 .code").last.locator("pre")
+        assert wide.evaluate("el => el.scrollWidth > el.clientWidth")  # wider than its column: it scrolls
+        expect(wide).to_have_attribute("role", "region")
+        _themes(page, axe, f"long and wide code at {width} px")
+    wide.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("el => el.scrollLeft > 0", arg=wide.element_handle())  # the keyboard scrolls what it focused
+
+
+def test_share_upload_password_and_action_pages(axe_context, axe, ui, sessions, server) -> None:
+    seeded = sessions.seed("01-linear")
+    page = axe_context.new_page()
+    ui.open(page, f"/s/{seeded.id}/share/")
+    expect(page.locator("#main form").first).to_be_visible()
+    _themes(page, axe, "share page")
+    ui.open(page, "/upload/")
+    _themes(page, axe, "upload page")
+    ui.open(page, "/accounts/password/")
+    _themes(page, axe, "password page")
+    ui.open(page, f"/s/{seeded.id}/e/c256703f/actions/")  # what a browser without JavaScript opens
+    expect(page.locator("form.fork-form")).to_be_visible()
+    _themes(page, axe, "an entry's actions as a page")
+    page.set_viewport_size({"width": 390, "height": 844})
+    _themes(page, axe, "an entry's actions as a page at 390 px")
+
+
+def test_sign_in_pages_and_a_one_time_link(chromium, axe, server) -> None:
+    signed_out = chromium.new_context(base_url=server.url, bypass_csp=True)
+    try:
+        page = signed_out.new_page()
+        page.goto("/accounts/login/")
+        expect(page.locator("input[name=username]")).to_be_visible()
+        _themes(page, axe, "sign-in page")
+        page.goto(_sign_in_link(server, "axe-newcomer"))  # signs in, then asks for a password
+        expect(page).to_have_url(re.compile(r"/accounts/password/$"))
+        _themes(page, axe, "the page a one-time link lands on")
+        page.goto("/accounts/once/spent-or-unknown/")
+        _themes(page, axe, "an unknown one-time link")
+    finally:
+        signed_out.close()
+
+
+def test_an_empty_session_in_both_themes_and_at_phone_width(axe_context, axe, ui, sessions) -> None:
+    empty = sessions.write_lines([])
+    page = axe_context.new_page()
+    ui.open(page, empty.url)
+    expect(page.locator("#composer textarea")).to_be_visible()
+    _themes(page, axe, "an empty session")
+    page.set_viewport_size({"width": 390, "height": 844})
+    _themes(page, axe, "an empty session at 390 px")

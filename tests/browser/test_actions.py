@@ -1,4 +1,5 @@
-"""Writes without the assistant (fork, label, rename) and reading a compacted history."""
+"""Writes without the assistant (fork, label, rename), compacting (which asks first), a raw line, and
+reading a compacted history."""
 
 from __future__ import annotations
 
@@ -187,3 +188,40 @@ def test_new_session_with_an_overlong_workspace_is_refused_with_a_message(page, 
     assert answer.value.status < 500, f"POST /new/ answered {answer.value.status}"
     expect(page.locator("#flash [role=alert], #flash .flash")).to_be_visible()
     assert sessions.all_files() == []
+
+
+def test_raw_line_opens_the_line_as_stored(context, page, ui, sessions):
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    with context.expect_page() as opened:
+        ui.tool(page, "c256703f", "Raw line").click()
+    raw = opened.value
+    raw.wait_for_load_state()
+    stored = next(line for line in seeded.path.read_bytes().split(b"\n") if b'"c256703f"' in line[:80])
+    assert raw.evaluate("() => document.body.innerText").strip() == stored.decode()
+    assert __import__("json").loads(raw.evaluate("() => document.body.innerText"))["id"] == "c256703f"
+
+
+def test_compact_says_what_it_will_do_and_waits_for_the_second_click(page, ui, sessions):
+    seeded = sessions.seed("01-linear")
+    before = seeded.path.read_bytes()
+    ui.open(page, seeded.url)
+    # The first click only opens the panel, which says what compacting does: nothing is written.
+    panel = ui.open_panel(page, "c256703f", "compact")
+    expect(panel).to_contain_text("the assistant summarises the history before this message")
+    expect(panel).to_contain_text("The older entries stay in the file")
+    assert seeded.path.read_bytes() == before
+    # Cancel closes it, still writing nothing.
+    panel.get_by_role("button", name="Cancel").click()
+    expect(panel).to_be_hidden()
+    expect(ui.tool(page, "c256703f", "Compact…")).to_be_focused()
+    assert seeded.path.read_bytes() == before
+    # The second click compacts: a compaction entry keeps the history from this message.
+    panel = ui.open_panel(page, "c256703f", "compact")
+    panel.locator("input[name=instructions]").fill("keep the endpoint names")
+    panel.get_by_role("button", name="Compact up to here").click()
+    page.wait_for_function("() => document.querySelector('#entries > article.entry--fold')")
+    compaction = [line for line in seeded.entries() if line["type"] == "compaction"]
+    assert len(compaction) == 1 and compaction[0]["firstKeptEntryId"] == "c256703f"
+    expect(page.locator("#entries > article.entry--fold")).to_contain_text("History compacted")
+    assert ui.position(page) == compaction[0]["id"]

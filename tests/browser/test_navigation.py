@@ -264,3 +264,72 @@ def _has_classes(*names: str):
     import re
 
     return re.compile("".join(rf"(?=.*\b{re.escape(n)}\b)" for n in names))
+
+
+def _chain(count: int, prefix: str = "m", parent: str | None = None, second: int = 0) -> list[dict]:
+    """``count`` user messages, each answering the one before (ids ``<prefix>0000001``…)."""
+    lines = []
+    for n in range(count):
+        entry_id = f"{prefix}{n:07d}"
+        lines.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": f"2026-03-02T{9 + (second + n) // 3600:02d}:{(second + n) // 60 % 60:02d}:{(second + n) % 60:02d}.000Z",
+                "message": {"role": "user", "content": f"message {prefix} {n}", "timestamp": 1772442000000 + n},
+            }
+        )
+        parent = entry_id
+    return lines
+
+
+def test_a_long_path_is_never_folded_and_pages_upward(page, ui, sessions):
+    # 400 entries on the path, a side branch at the 10th: the path is drawn from the position up, a
+    # page at a time; only the side branch folds.
+    trunk = _chain(400)
+    side = _chain(30, "s", parent="m0000009", second=500)
+    seeded = sessions.write_lines(
+        [
+            *trunk,
+            *side,
+            {
+                "type": "leaf",
+                "id": "l1",
+                "parentId": None,
+                "timestamp": "2026-03-02T10:00:00.000Z",
+                "targetId": "m0000399",
+            },
+        ]
+    )
+    page.set_viewport_size({"width": 1400, "height": 900})
+    ui.open(page, seeded.url)
+    tree = page.locator("#tree-panel [role=tree]")
+    position = tree.locator(":scope > .is-position")
+    expect(position.locator(".tree__node")).to_have_attribute("data-entry", "m0000399")
+    expect(position).to_be_in_viewport()  # scrolled into the panel's view, far down it
+    expect(tree.locator(".tree__row--fold.on-path")).to_have_count(0)
+    path = tree.locator(":scope > .on-path .tree__node")
+    expect(path).to_have_count(150)
+    earlier = tree.locator(":scope > .tree__row--earlier")
+    expect(earlier).to_have_count(1)
+    expect(earlier).to_contain_text("Show earlier entries of your branch (250 more)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    # From the keyboard: Home is the "earlier" row, Enter loads the page above, and focus moves onto
+    # the entry just above where the path started.
+    tree.locator("[role=treeitem][tabindex='0']").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => { const b = document.activeElement.querySelector && document.activeElement.querySelector('.tree__node');"
+        " return b && b.dataset.entry === 'm0000249'; }"
+    )
+    expect(path).to_have_count(300)
+    expect(earlier).to_contain_text("(100 more)")
+    earlier.click()  # and with the mouse: the last page, the top of the path
+    expect(path).to_have_count(400)
+    expect(earlier).to_have_count(0)
+    ids = ui.tree_ids(page)
+    assert ids[:400] == [f"m{n:07d}" for n in range(400)]  # the whole path, in order, none folded
+    assert ids[400] == "s0000000" and ids[-1] == "s0000029"  # the side branch: its ends, its run folded
+    expect(tree.locator(".tree__row--fold")).to_have_count(1)

@@ -4,7 +4,12 @@ its newest message with the composer in view, copy buttons, code, themes, and th
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import expect
 
@@ -17,6 +22,7 @@ U1, A1, U2, SUMMARY, U2B, BRANCH_END, LEAF = (
     "de4f0d3a",
     "750a4556",
 )
+REPO = Path(__file__).resolve().parents[2]
 LONG_CODE = "\n".join(f"value_{n} = {n} * 2  # line {n}" for n in range(60))
 
 
@@ -113,10 +119,39 @@ def test_a_long_session_opens_at_its_newest_message_with_the_composer_in_view(pa
     ui.open(page, seeded.url)
     expect(page.locator("#entry-a0000029")).to_be_in_viewport()
     expect(page.locator("#composer textarea")).to_be_in_viewport()
-    # Scrolled to the top, the composer still stays at the bottom of the window.
+    # Scrolled to the top (the older page loads above), the composer still stays at the bottom.
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(page.locator("#entries > .older")).to_have_count(0)
     page.evaluate("window.scrollTo(0, 0)")
     expect(page.locator("#entry-u0000000")).to_be_in_viewport()
     expect(page.locator("#composer textarea")).to_be_in_viewport()
+
+
+def test_older_messages_load_above_without_moving_what_is_read(page, ui, sessions) -> None:
+    lines, parent = [], None
+    for n in range(200):
+        lines.append(_message(f"m{n:07d}", parent, "user", f"Message {n}\n\nSome words.", n % 60))
+        parent = f"m{n:07d}"
+    seeded = sessions.write_lines(lines)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    ui.open(page, seeded.url)
+    entries = page.locator("#entries > article.entry")
+    expect(entries).to_have_count(40)
+    oldest = page.locator("#entry-m0000160")
+    # Scrolled to the very top, the page before loads above; the message read stays where it was on
+    # screen, and no further page loads until the reader scrolls up to it.
+    page.evaluate("window.scrollTo(0, 0)")
+    before = oldest.bounding_box()["y"]
+    expect(entries).to_have_count(80)
+    page.wait_for_timeout(600)
+    assert entries.count() == 80
+    assert abs(oldest.bounding_box()["y"] - before) < 2
+    expect(page.locator("#entry-m0000120")).not_to_be_in_viewport()
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(entries).to_have_count(120)
+    page.wait_for_timeout(600)
+    assert entries.count() == 120
+    expect(page.locator("#entry-m0000120")).to_be_in_viewport()
 
 
 def test_phone_width_puts_sessions_and_tree_in_drawers(page, ui, sessions) -> None:
@@ -306,7 +341,7 @@ def test_bookkeeping_is_slim_and_a_compaction_shows_once(page, ui, sessions) -> 
 
     compacted = sessions.seed("04-compaction")
     ui.open(page, compacted.url)
-    summary = page.get_by_text("Build a small todo API.")
+    summary = page.locator("#transcript").get_by_text("Build a small todo API.")
     expect(summary).to_have_count(1)  # the summary, once: in the card where the history was
     expect(page.locator("#fold-bccf51c5")).to_contain_text("Build a small todo API.")
     compaction = page.locator("#entry-bccf51c5")
@@ -327,3 +362,167 @@ def test_what_is_typed_stays_while_the_tab_acts_elsewhere(page, ui, sessions) ->
     page.locator(f"#entry-{U2} .nav-next").click()
     ui.wait_position(page, BRANCH_END)
     expect(page.locator("#composer textarea[name=text]")).to_have_value("a draft in progress")
+
+
+def _long_names() -> list[dict]:
+    """A branch whose every name, id and label is one long unbroken word: a 150-character session name,
+    a 120-character model id (its change and its replies), a label, a tool name, a wide code line,
+    wide table cells and an extension state."""
+    long = "x" * 120
+    wide = "```\n" + "a" * 200 + "\n```\n\n| " + " | ".join("w" * 40 for _ in range(5)) + " |\n|" + "---|" * 5
+    wide += "\n| " + " | ".join("v" * 40 for _ in range(5)) + " |"
+    reply = {"provider": "openai-compatible", "model": f"model-{long}", "api": "x", "usage": {}, "stopReason": "stop"}
+    call = {"type": "toolCall", "id": "t1", "name": "tool" + "b" * 100, "arguments": {"command": "c" * 300}}
+    lines = [
+        {"type": "session_info", "id": "n0000001", "parentId": None, "name": "N" * 150},
+        {"type": "model_change", "id": "m0000001", "parentId": "n0000001", "provider": "p", "modelId": f"model-{long}"},
+        {
+            "type": "message",
+            "id": "u0000001",
+            "parentId": "m0000001",
+            "message": {"role": "user", "content": "see /" + "p" * 200},
+        },
+        {
+            "type": "message",
+            "id": "a0000001",
+            "parentId": "u0000001",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": wide}, call], **reply},
+        },
+        {"type": "label", "id": "l0000001", "parentId": "a0000001", "targetId": "u0000001", "label": f"label-{long}"},
+        {
+            "type": "custom",
+            "id": "c0000001",
+            "parentId": "l0000001",
+            "customType": "ext" + "e" * 100,
+            "data": {"k": "v" * 300},
+        },
+    ]
+    for n, line in enumerate(lines):
+        line["timestamp"] = f"2026-03-02T09:00:{n:02d}.000Z"
+        if "message" in line:
+            line["message"]["timestamp"] = 1772442000000 + n
+    return lines
+
+
+def _page_fits(page) -> None:
+    width = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert width[0] <= width[1], width
+
+
+def test_long_unbroken_names_never_widen_the_page(page, ui, sessions) -> None:
+    seeded = sessions.write_lines(_long_names(), cwd="/home/alice/" + "w" * 120)
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    for fold in page.locator("#entries details.fold").all():
+        fold.locator("> summary").click()
+    expect(page.locator("#entry-u0000001 .tag")).to_contain_text("label-xxx")
+    _page_fits(page)
+    page.get_by_role("button", name="Tree", exact=True).click()
+    expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
+    tree = page.locator("#tree-aside").bounding_box()
+    label = page.locator("#tree-panel .tag").bounding_box()
+    assert label["x"] + label["width"] <= tree["x"] + tree["width"]  # the chip stays inside the drawer
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Sessions", exact=True).click()
+    expect(page.locator("#sidebar a[aria-current=page]")).to_be_visible()
+    _page_fits(page)
+    for path in ("/", "/search/?q=label"):
+        ui.open(page, path)
+        _page_fits(page)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    ui.open(page, seeded.url)
+    _page_fits(page)
+    main = page.locator("#main").bounding_box()
+    for selector in ("#entry-m0000001 code", "#entry-u0000001 .tag", "#entry-a0000001 .entry__meta"):
+        box = page.locator(selector).first.bounding_box()
+        assert box["x"] + box["width"] <= main["x"] + main["width"], selector
+
+
+def _pitree(server: Any, *args: str) -> str:
+    """``manage.py pitree ARGS`` in a process of its own (as pi or a script writes): its output."""
+    env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "pitree", *args], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_sidebar_follows_renames_new_sessions_and_the_clock(page, ui, sessions, server) -> None:
+    seeded = sessions.seed("01-linear")
+    page.clock.install()
+    ui.open(page, seeded.url)
+    sidebar = page.locator("#sidebar")
+    current = sidebar.locator("a[aria-current=page]")
+    expect(current).to_contain_text("Todo API endpoints review")
+    expect(current.locator("time")).to_have_text("8\u00a0months ago")
+    # A rename written elsewhere, and a new session's first message, show without a reload.
+    _pitree(server, "rename", str(seeded.path), "Renamed elsewhere")
+    expect(current).to_contain_text("Renamed elsewhere")
+    path = _pitree(server, "new", "--cwd", "/home/alice/projects/todo-api")
+    expect(sidebar.locator(".sidebar__sessions a", has_text="New session")).to_have_count(1)
+    _pitree(server, "append", path, "--role", "user", "--text", "A **brand** new question")
+    fresh = sidebar.locator(".sidebar__sessions a", has_text="A brand new question")
+    expect(fresh).to_have_count(1)
+    expect(fresh.locator("time")).to_have_text("0\u00a0minutes ago")
+    expect(current).to_contain_text("Renamed elsewhere")  # still marking the session on screen
+    # Ages move on with the clock.
+    page.clock.fast_forward("05:00")
+    expect(fresh.locator("time")).to_have_text("5\u00a0minutes ago")
+    expect(current.locator("time")).to_have_text("8\u00a0months ago")
+
+
+def test_the_sidebar_filter_stays_while_its_list_scrolls(page, ui, sessions) -> None:
+    for n in range(45):
+        sessions.write_lines([_message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
+    ui.open(page, "/")
+    box = page.locator("#sidebar-filter")
+    expect(page.locator("#sidebar .sidebar__sessions a")).to_have_count(45)  # the home page is the shell too
+    top = box.bounding_box()["y"]
+    page.locator("#sidebar .sidebar__sessions a").last.scroll_into_view_if_needed()
+    expect(page.locator("#sidebar .sidebar__sessions a").last).to_be_in_viewport()
+    assert box.bounding_box()["y"] == top
+    expect(box).to_be_in_viewport()
+    # The home page's search buttons keep their words on one line.
+    search_all = page.get_by_role("button", name="Search all")
+    assert (
+        search_all.bounding_box()["height"]
+        <= page.get_by_role("button", name="Search", exact=True).bounding_box()["height"]
+    )
+
+
+def test_an_empty_session_is_a_new_session_with_the_composer_at_the_bottom(page, ui, sessions) -> None:
+    empty = sessions.write_lines([])
+    for width, height in ((1400, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        ui.open(page, empty.url)
+        expect(page.locator("#session-title")).to_have_text("New session")
+        expect(page).to_have_title("New session · pitree")
+        box = page.locator("#composer textarea").bounding_box()
+        assert height - (box["y"] + box["height"]) < 40, (width, box)  # at the bottom of the window
+    expect(page.locator("#entries .empty-note")).to_be_visible()
+
+
+def test_a_message_s_actions_are_one_row_of_named_icons_on_a_phone(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    tools = page.locator("#entry-c256703f > .entry__tools")
+    tops = tools.evaluate("el => Array.from(el.children, c => Math.round(c.getBoundingClientRect().top))")
+    assert len(tops) == 7 and len(set(tops)) == 1, tops  # one row
+    for name in ("Copy", "Edit", "Fork…", "Label…", "Continue from here", "Compact…", "Raw line"):
+        action = ui.tool(page, "c256703f", name)
+        expect(action).to_have_count(1)
+        assert action.get_attribute("title")  # a tooltip says what it does
+    # Copying says so for a moment.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    ui.tool(page, "c256703f", "Copy").click()
+    expect(tools.locator(".tool.is-done")).to_have_text("Copied")
+    # The theme switch's words fit in it.
+    switch = page.locator("#theme-switch")
+    expect(switch).to_be_visible()
+    fits = switch.evaluate(
+        "s => { const probe = document.createElement('span'); probe.style.font = getComputedStyle(s).font;"
+        " probe.textContent = s.options[s.selectedIndex].text; document.body.append(probe);"
+        " const w = probe.getBoundingClientRect().width; probe.remove(); return w + 16 <= s.clientWidth; }"
+    )
+    assert fits and switch.bounding_box()["x"] + switch.bounding_box()["width"] <= 390

@@ -93,12 +93,12 @@ def _send(page, ui, text: str) -> str:
 def _open_all_details(page) -> None:
     """Open every fold (lazy ones load their content) and wait for the loads."""
     for _ in range(3):  # loaded content may hold more folds
-        closed = page.locator("details:not([open]) > summary")
+        closed = page.locator("details:not([open]):not(.user-menu) > summary")  # not the account menu
         count = closed.count()
         if not count:
             break
         for _i in range(count):
-            page.locator("details:not([open]) > summary").first.evaluate("s => s.parentElement.open = true")
+            closed.first.evaluate("s => s.parentElement.open = true")
         page.wait_for_function("() => !document.querySelector('.htmx-request')")
         page.wait_for_timeout(150)
 

@@ -128,6 +128,63 @@ def test_catch_up_reads_only_the_appended_bytes(folder, index, catalog, find) ->
     assert index.catch_up(catalog.sessions()).files_read == 0  # nothing changed: nothing read
 
 
+def test_files_listed_unchanged_are_not_looked_at_again(folder, index, catalog, find, monkeypatch) -> None:
+    """The listing already looked at every file: one it hands out unchanged (the same SessionInfo
+    object) is not stat'ed again by the catch-up; one that changed is, and its new entry is found."""
+    from sessions_app.search import index as module
+
+    paths = [folder.write(f"s{n}", folder.user(f"words {n}")) for n in range(5)]
+    index.catch_up(catalog.sessions())
+    looked: list[str] = []
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if str(path).endswith(".jsonl"):
+            looked.append(str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(module.os, "stat", stat)
+    listing = catalog.sessions()
+    looked.clear()
+    assert index.catch_up(listing).files_read == 0 and looked == []
+    folder.append(paths[2], {"id": "later", **folder.user("fresh words")})
+    listing = catalog.sessions()
+    looked.clear()
+    report = index.catch_up(listing)
+    assert set(looked) == {str(paths[2])} and report.files_read == 1
+    assert find("fresh") == [("s2", "later")]
+    # Another connection wrote to the index (another process caught up): everything is looked at again.
+    other = SearchIndex(index.path)
+    folder.append(paths[0], {"id": "elsewhere", **folder.user("other words")})
+    other.catch_up(Catalog(catalog.root).sessions())
+    other.close()
+    listing = catalog.sessions()
+    looked.clear()
+    assert index.catch_up(listing).files_read == 0  # the other connection read it already
+    assert {str(path) for path in paths} <= set(looked)
+
+
+def test_a_query_matching_very_many_entries_ranks_the_newest(folder, run, monkeypatch) -> None:
+    from sessions_app.search import index as module
+
+    monkeypatch.setattr(module, "CANDIDATES", 25)
+    old = [{"id": f"old{i:02d}", **folder.user("needle needle needle needle")} for i in range(10)]
+    folder.write("old", *old)
+    run("needle")  # indexed first: lower row ids
+    new = [{"id": f"new{i:02d}", **folder.user(f"a needle in a longer haystack of words {i}")} for i in range(30)]
+    folder.write("new", *new)
+    first, second = run("needle"), run("needle", page=2)
+    # 40 matches, more than 25: the 25 newest come first, by rank (the older, denser ones after them)...
+    assert {hit.entry_id for hit in first.hits} <= {entry["id"] for entry in new}
+    assert len(first.hits) == PAGE_SIZE and first.has_next
+    # ...and the next page goes on with the rest of them, then the older ones: each match once.
+    pages = [hit.entry_id for hit in [*first.hits, *second.hits]]
+    assert sorted(pages) == sorted(entry["id"] for entry in [*old, *new]) and not second.has_next
+    assert [name[:3] for name in pages[25:35]] == ["old"] * 10  # the rest, by rank: the denser first
+    # Below the cap, every match is ranked: the densest first.
+    assert run("needle", session="old").hits[0].entry_id.startswith("old")
+
+
 def test_appends_by_the_store_are_found_before_the_next_query(folder, find) -> None:
     path = folder.write("store", folder.user("hello"))
     assert find("hello") == [("store", "e0000001")]

@@ -38,7 +38,8 @@ def test_results_show_title_role_time_snippet_and_link_to_the_entry(client, fold
     )
     status, html = page(client, q="tokenizer")
     assert status == 200
-    assert 'href="/s/0197aaaa-0000-7000-8000-000000000001/e/a1b2c3d4/"' in html
+    # The permalink names the words found and the entry, which the page marks and scrolls to.
+    assert 'href="/s/0197aaaa-0000-7000-8000-000000000001/e/a1b2c3d4/?hl=tokenizer#entry-a1b2c3d4"' in html
     assert "Tokenizer hunt" in html
     assert "You" in html  # the role, named as the transcript names it
     assert '<time datetime="2026-03-02T09:15:09.000Z">2026-03-02 09:15</time>' in html
@@ -142,7 +143,7 @@ def test_a_new_entry_is_found_on_the_next_search(client, folder) -> None:
     path = folder.write("live", folder.user("before"))
     assert page(client, q="later")[1].count('search-hit"') == 0
     folder.append(path, {"id": "fresh", **folder.user("later words")})
-    assert 'href="/s/live/e/fresh/"' in page(client, q="later")[1]
+    assert 'href="/s/live/e/fresh/?hl=later#entry-fresh"' in page(client, q="later")[1]
 
 
 def test_an_entry_id_holding_a_slash_links_to_its_entry(client, folder) -> None:
@@ -150,7 +151,7 @@ def test_an_entry_id_holding_a_slash_links_to_its_entry(client, folder) -> None:
     status, html = page(client, q="slashed")
     assert status == 200
     link = reverse("sessions:entry", args=["s", "has/slash"])
-    assert f'href="{link}"' in html
+    assert f'href="{link}?hl=slashed#entry-has%2Fslash"' in html  # the fragment names the element's id
     opened = client.get(link)
     assert opened.status_code == 200 and 'data-entry="has/slash"' in opened.content.decode()
 

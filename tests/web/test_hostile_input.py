@@ -14,7 +14,6 @@ from django.utils.html import escape
 
 from sessions_app.converters import MAX_ID_CHARS
 from sessions_app.display.transcript import PAGE_SIZE
-from sessions_app.display.treepanel import NEAR_POSITION
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # Characters with a meaning in URLs, in paths, in query strings and in HTML.
@@ -122,12 +121,13 @@ def test_older_entries_load_through_the_rendered_link(client, chain) -> None:
 
 def test_tree_folds_open_through_the_rendered_link(client, chain) -> None:
     session_id, _, ids = chain
-    panel = client.get(reverse("sessions:tree", args=[session_id]), {"filter": "all", "at": ids[-1]})
+    # At the first entry, the rest of the chain is below the tab's path: it folds between its ends.
+    panel = client.get(reverse("sessions:tree", args=[session_id]), {"filter": "all", "at": ids[0]})
     (fold,) = _attr_urls(panel.content.decode(), "hx-get", "/tree/run/")
     rows = client.get(fold)
     assert rows.status_code == 200
     shown = [unescape(i) for i in re.findall(r'data-entry="([^"]*)"', rows.content.decode())]
-    assert shown == ids[1 : -1 - NEAR_POSITION]  # the entries just above the position are not folded
+    assert shown == ids[1:-1]
 
 
 def test_writes_name_hostile_entries_and_move_to_their_urls(client, chain) -> None:

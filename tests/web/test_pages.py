@@ -142,13 +142,17 @@ def test_tree_panel_filters_and_marks_the_path(client, pi) -> None:
     assert set(re.findall(r'data-entry="([^"]+)"', labeled)) == {"0f649aff", "07721729"}
     everything = client.get(url, {"filter": "all"}).content.decode()
     assert "is-position" in _row(everything, "750a4556")
-    # Straight runs fold into "+N"; opening a fold shows its entries, labels included.
-    fold = re.search(r'hx-get="([^"]*/tree/run/[^"]*first=b6d611de[^"]*)"', everything)
-    assert fold and 'value="b6d611de"' not in everything  # a label entry inside the fold is not drawn
-    run = client.get(fold.group(1).replace("&amp;", "&")).content.decode()
-    assert re.findall(r'data-entry="([^"]+)"', run)[0] == "b6d611de" and "tree__node--label" in run
+    path = ["f87f9c1c", "2f760a8d", "97690895", "c2ecb522", "042efc28", "8aabce23", "0f649aff", "b6d611de"]
+    path += ["ab506f7f", "e65e9e73", "5d8d797d", "a2c65d53", "750a4556"]
+    assert re.findall(r'data-entry="([^"]+)"', everything)[: len(path)] == path  # the path is never folded
+    assert all("on-path" in _row(everything, entry) for entry in path)
     at_other = client.get(url, {"filter": "all", "at": "de4f0d3a"}).content.decode()
     assert "is-position" in _row(at_other, "de4f0d3a") and "on-path" not in _row(at_other, "e65e9e73")
+    # Other branches' straight runs fold into "+N"; opening a fold shows its entries, labels included.
+    fold = re.search(r'hx-get="([^"]*/tree/run/[^"]*first=b6d611de[^"]*)"', at_other)
+    assert fold and 'value="b6d611de"' not in at_other  # a label entry inside the fold is not drawn
+    run = client.get(fold.group(1).replace("&amp;", "&")).content.decode()
+    assert re.findall(r'data-entry="([^"]+)"', run)[0] == "b6d611de" and "tree__node--label" in run
 
 
 def test_large_blocks_load_lazily_and_raw_lines_are_served_as_stored(client, sessions_dir) -> None:

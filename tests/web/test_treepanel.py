@@ -1,4 +1,5 @@
-"""The tree panel's runs, grown line by line, against a plain walk of the whole tree."""
+"""The tree panel's runs, grown line by line, against a plain walk of the whole tree; the tab's path drawn
+unfolded (paged when long); the panel drawn by several threads while the file grows."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions_app.display import treepanel
-from sessions_app.display.treepanel import ELBOW, FILTERS, NEAR_POSITION, PIPE, TEE, TreeRow, run_rows, tree_rows
+from sessions_app.display.treepanel import (
+    ELBOW,
+    FILTERS,
+    PATH_WINDOW,
+    PIPE,
+    TEE,
+    TreeRow,
+    earlier_rows,
+    run_rows,
+    tree_rows,
+)
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import create_session
 from sessions_app.sessionfiles.index import NO_PARENT
@@ -79,23 +90,41 @@ def _reference(session: SessionFile, mode: str, position: int | None) -> list[st
     return order
 
 
-def _drawn(session: SessionFile, mode: str, position: int | None) -> list[TreeRow]:
-    """The panel's entry rows in order, every "+N" fold opened (and opened again while it folds more)."""
+def _drawn(session: SessionFile, mode: str, position: int | None, window: int = PATH_WINDOW) -> list[TreeRow]:
+    """The panel's entry rows in order, every "+N" fold and "earlier" row opened (and opened again
+    while it stands for more)."""
     out: list[TreeRow] = []
-    pending = list(tree_rows(session, position, mode))
+    pending = list(tree_rows(session, position, mode, window=window))
     while pending:
         row = pending.pop(0)
-        if row.kind == "fold":
+        if row.kind in ("fold", "earlier"):
             first, last = session.index.row(row.first_id), session.index.row(row.last_id)
             assert first is not None and last is not None
-            pending[:0] = run_rows(session, first, last, position, mode)
+            if row.kind == "fold":
+                pending[:0] = run_rows(session, first, last, position, mode)
+            else:
+                pending[:0] = earlier_rows(session, first, last, position, mode, page=max(window - 1, 1))
         else:
             out.append(row)
     return out
 
 
-@given(steps=st.lists(STEP, min_size=1, max_size=40), mode=st.sampled_from(FILTERS), where=st.integers())
-def test_grown_runs_draw_what_a_plain_walk_finds(tmp_path_factory, steps, mode, where) -> None:
+def _shown_path(session: SessionFile, mode: str, position: int | None) -> list[str]:
+    """The ids of the shown entries from the top down to the position (or its nearest shown ancestor)."""
+    if position is None:
+        return []
+    index = session.index
+    shown = treepanel._shown_rows(session, index, mode, range(len(index)))
+    return [index.ids[row] for row in reversed(list(ancestors(index, position))) if row in shown]
+
+
+@given(
+    steps=st.lists(STEP, min_size=1, max_size=40),
+    mode=st.sampled_from(FILTERS),
+    where=st.integers(),
+    window=st.sampled_from([1, 2, 5, PATH_WINDOW]),
+)
+def test_grown_runs_draw_what_a_plain_walk_finds(tmp_path_factory, steps, mode, where, window) -> None:
     folder: Path = tmp_path_factory.mktemp("tree")
     session = create_session(folder, "/w", fsync=False)
     ids: list[str] = []
@@ -103,12 +132,32 @@ def test_grown_runs_draw_what_a_plain_walk_finds(tmp_path_factory, steps, mode, 
         ids.append(_grow(session, kind, ids[parent % len(ids)] if ids and parent >= 0 else None))
         treepanel.skeleton(session, mode)  # grown one line at a time, as a live session is
     position = session.index.row(ids[where % len(ids)])
-    drawn = _drawn(session, mode, position)
+    drawn = _drawn(session, mode, position, window)
     assert [row.entry_id for row in drawn] == _reference(session, mode, position)
     _assert_compare_names_the_branches(session, mode, position, drawn)
-    grown = tree_rows(session, position, mode)
+    grown = tree_rows(session, position, mode, window=window)
+    _assert_the_path_is_never_folded(session, mode, position, grown, window)
     treepanel._skeletons.clear()  # built afresh from the whole file: the same panel
-    assert tree_rows(session, position, mode) == grown
+    assert tree_rows(session, position, mode, window=window) == grown
+
+
+def _assert_the_path_is_never_folded(
+    session: SessionFile, mode: str, position: int | None, rows: list[TreeRow], window: int
+) -> None:
+    """The panel starts with the path: its last ``window`` entries, one after the other and marked,
+    behind one "earlier" row for the rest; no fold stands for any of it."""
+    path = _shown_path(session, mode, position)
+    drawn = path[-window:]
+    earlier = [row for row in rows if row.kind == "earlier"]
+    if len(path) > window:
+        assert rows[0] == earlier[0] and len(earlier) == 1 and earlier[0].folded == len(path) - window
+        assert (earlier[0].first_id, earlier[0].last_id) == (path[0], path[-window - 1])
+        rows = rows[1:]
+    else:
+        assert not earlier
+    assert [row.entry_id for row in rows[: len(drawn)]] == drawn
+    assert all(row.on_path for row in rows[: len(drawn)]) and not any(row.on_path for row in rows[len(drawn) :])
+    assert not any(row.kind == "fold" and row.on_path for row in rows)
 
 
 def _assert_compare_names_the_branches(
@@ -147,29 +196,64 @@ def test_guides_tell_siblings_from_continuations(tmp_path) -> None:
     assert moved[right].guide == TEE and moved[left].guide == ELBOW and moved[left_reply].guide == "   "
 
 
-def test_a_long_run_folds_but_keeps_its_ends_labels_and_the_entries_above_the_position(tmp_path) -> None:
-    session = create_session(tmp_path, "/w", fsync=False)
+def _line(session: SessionFile, count: int, parent: str | None = None) -> list[str]:
     ids: list[str] = []
-    for n in range(300):
-        ids.append(session.append(E.user_message(f"message {n}"), ids[-1] if ids else None)["id"])
-    session.set_label(ids[120], "middle", ids[-1])
-    position = session.index.row(ids[200])
-    rows = tree_rows(session, position, "user")
-    drawn = [row.entry_id for row in rows if row.kind != "fold"]
-    assert drawn == [ids[0], ids[120], *ids[200 - NEAR_POSITION : 201], ids[-1]]
+    for _ in range(count):
+        parent = session.append(E.user_message(f"message {len(session.index)}"), parent)["id"]
+        ids.append(parent)
+    return ids
+
+
+def test_the_path_is_drawn_whole_and_other_runs_fold_keeping_ends_and_labels(tmp_path) -> None:
+    session = create_session(tmp_path, "/w", fsync=False)
+    trunk = _line(session, 40)
+    side = _line(session, 30, trunk[9])  # a branch at trunk[9] that the tab is not on
+    session.set_label(side[12], "middle", trunk[-1])
+    rows = tree_rows(session, session.index.row(trunk[30]), "user")
+    assert [row.entry_id for row in rows[:31]] == trunk[:31] and all(row.on_path for row in rows[:31])
     folds = [row for row in rows if row.kind == "fold"]
-    assert [(f.first_id, f.last_id, f.folded) for f in folds] == [
-        (ids[1], ids[119], 119),
-        (ids[121], ids[200 - NEAR_POSITION - 1], 200 - NEAR_POSITION - 121),
-        (ids[201], ids[298], 98),
+    assert [(f.first_id, f.last_id, f.folded, f.on_path) for f in folds] == [
+        (trunk[31], trunk[38], 8, False),  # below the position: not its path
+        (side[1], side[11], 11, False),
+        (side[13], side[28], 16, False),
     ]
-    assert [f.on_path for f in folds] == [True, True, False]
-    label = next(row for row in rows if row.entry_id == ids[120])
-    assert label.label == "middle" and label.text == "message 120"
+    label = next(row for row in rows if row.entry_id == side[12])
+    assert label.label == "middle" and label.text == f"message {session.index.row(side[12])}"
     # A fold opens a hundred entries at a time; the rest folds again.
-    opened = run_rows(session, session.index.row(ids[1]), session.index.row(ids[119]), position, "user")
-    assert [row.entry_id for row in opened[:-1]] == ids[1:101] and opened[-1].kind == "fold"
-    assert (opened[-1].first_id, opened[-1].last_id) == (ids[101], ids[119])
+    long = _line(session, 150, trunk[0])
+    rows = tree_rows(session, session.index.row(trunk[30]), "user")
+    assert [row.folded for row in rows if row.kind == "fold" and row.first_id == long[1]] == [148]
+    opened = run_rows(session, session.index.row(long[1]), session.index.row(long[-2]), None, "user")
+    assert [row.entry_id for row in opened[:-1]] == long[1:101] and opened[-1].kind == "fold"
+    assert (opened[-1].first_id, opened[-1].last_id) == (long[101], long[-2])
+
+
+def test_a_long_path_is_paged_from_the_position_up(tmp_path) -> None:
+    session = create_session(tmp_path, "/w", fsync=False)
+    trunk = _line(session, 10)
+    left = _line(session, 10, trunk[-1])
+    right = _line(session, 1, trunk[-1])
+    position = session.index.row(left[-1])
+    rows = tree_rows(session, position, "all", window=10)
+    assert rows[0].kind == "earlier" and rows[0].on_path and rows[0].folded == 10
+    assert (rows[0].first_id, rows[0].last_id) == (trunk[0], trunk[-1])
+    assert [(row.entry_id, row.guide) for row in rows[1:]] == [
+        (left[0], TEE),
+        *((entry, PIPE) for entry in left[1:]),
+        (right[0], ELBOW),  # the branch beside the path, under the branch point not drawn yet
+    ]
+    assert rows[-2].is_position
+    # Each "earlier" row loads the page just above what is drawn, and stands for what is left.
+    page = earlier_rows(session, session.index.row(trunk[0]), session.index.row(trunk[-1]), position, "all", page=4)
+    assert page[0].kind == "earlier" and (page[0].first_id, page[0].last_id, page[0].folded) == (trunk[0], trunk[5], 6)
+    assert [row.entry_id for row in page[1:]] == trunk[6:] and all(row.on_path for row in page)
+    assert page[-1].compare == (left[0], right[0])  # the branch point, now drawn, offers Compare
+    rest = earlier_rows(session, session.index.row(trunk[0]), session.index.row(trunk[5]), position, "all", page=6)
+    assert [row.entry_id for row in rest] == trunk[:6]
+    # An "earlier" row whose ends are no longer one path above the other draws nothing.
+    assert earlier_rows(session, session.index.row(left[0]), session.index.row(right[0]), position, "all") == []
+    # The default window holds a path this long whole.
+    assert len(trunk) + len(left) <= PATH_WINDOW and tree_rows(session, position, "all")[0].entry_id == trunk[0]
 
 
 def test_previews_are_plain_text(tmp_path) -> None:
@@ -177,3 +261,7 @@ def test_previews_are_plain_text(tmp_path) -> None:
     session.append(E.user_message("**Bold** and `code` with a [link](http://example.com)\n\n# Heading"), None)
     (row,) = tree_rows(session, session.index.leaf_row, "all")
     assert row.text == "Bold and code with a link Heading"
+    # A link whose target the renderer refuses still reads as its text, not as Markdown source.
+    session.append(E.user_message("see [the docs](javascript:alert(3)) and ![a chart](vbscript:x)"))
+    rows = tree_rows(session, session.index.leaf_row, "all")
+    assert rows[-1].text == "see the docs and a chart"
