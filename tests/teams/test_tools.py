@@ -21,7 +21,7 @@ from sessions_app.sessionfiles.store import SessionFile
 HX = {"HTTP_HX_REQUEST": "true"}
 ORIGIN = (b"origin", b"http://testserver")
 HOST = (b"host", b"testserver")
-WRITING = ('data-panel="edit"', 'data-panel="label"', 'data-panel="compact"', "Regenerate</button>")
+WRITING = ('data-panel="edit"', 'data-panel="label"', 'data-panel="compact"', "/regenerate/")
 FORKING = 'data-panel="fork"'
 OFFERED = {
     "owner": (True, True),
