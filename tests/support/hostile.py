@@ -151,7 +151,10 @@ def _good_sessions(folder: HostileFolder, where: Path) -> None:
         "good-deep",
         _raw_user("d1", None, b"[" * 1000 + b'"a thousand levels"' + b"]" * 1000),
         _raw_user("d2", "d1", b'[{"type":"text","text":' * 20_000 + b'"twenty thousand"' + b"}]" * 20_000),
-        _raw_user("d3", "d2", b"[" * 30_000 + b"]" * 29_999),  # unbalanced: skipped
+        _raw_user("d3", "d2", b"[" * 30_000 + b"]" * 29_999),  # nested too deeply (and unbalanced): skipped
+        _raw_user("d4", "d1", b'[{"type":"text","text":' * 1_500 + b'"x"' + b"}]" * 1_500),  # too deep: skipped
+        _raw_user("d5", "d1", b"[" * (limit - 200)),  # as deep as the line limit allows: refused, never built
+        _user("d6", "d1", "after the deep lines"),
     )
     good(
         "numbers.jsonl",
