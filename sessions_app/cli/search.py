@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -47,7 +48,7 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
     return {
         "sessionId": hit.session_id,
         "sessionTitle": hit.title,
-        "path": hit.path,
+        "path": os.fsencode(hit.path).decode("utf-8", "replace"),  # JSON holds no undecodable name
         "entryId": hit.entry_id,
         "kind": hit.kind,
         "timestamp": hit.timestamp,

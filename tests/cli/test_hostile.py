@@ -145,6 +145,18 @@ def test_ls_lists_the_good_and_reports_the_bad(hostile: HostileFolder) -> None:
     assert "\x1b" not in text  # an id holding an escape sequence cannot recolour the terminal
 
 
+def test_search_finds_the_good_sessions_whatever_their_file_names(hostile: HostileFolder) -> None:
+    found = orjson.loads(run("search", "file name", "--json"))["hits"]
+    assert [hit["sessionId"] for hit in found] == ["good-undecodable-name"]  # its name is not UTF-8
+    assert "hello" in run("search", "hello")
+    every = {
+        hit["sessionId"]
+        for page in (1, 2, 3)
+        for hit in orjson.loads(run("search", "x", "--json", "--page", str(page)))["hits"]
+    }
+    assert every <= set(hostile.good.values())
+
+
 def manage(*args: str | bytes, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, str(REPO / "manage.py"), "pitree", *args],
@@ -191,3 +203,5 @@ def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder
     odd_name = next(path for path in hostile.good if "bad-name" in os.fsencode(path).decode("utf-8", "replace"))
     shown = manage("show", os.fsencode(odd_name), env=cli_env)
     assert shown.returncode == 0 and b"my file name is not UTF-8" in shown.stdout
+    searched = manage("search", "file name", env=cli_env)
+    assert searched.returncode == 0 and b"my **file** **name** is not UTF-8" in searched.stdout, searched.stderr

@@ -115,6 +115,16 @@ def test_a_session_page_does_not_read_the_bad_files(client: Client, hostile, mon
     assert not bad & set(opened)
 
 
+def test_search_answers_over_the_folder_and_finds_the_good_sessions(client: Client, hostile) -> None:
+    status, html = _get(client, reverse("sessions:search"), q="file name")
+    assert status == 200, html[:500]
+    assert reverse("sessions:session", args=["good-undecodable-name"]) in html  # a file name that is not UTF-8
+    for query in ("hello", "x", "levels"):
+        status, html = _get(client, reverse("sessions:search"), q=query)
+        assert status == 200, (query, html[:500])
+        assert "Not searched" not in html
+
+
 def test_a_session_growing_while_it_is_shown_keeps_answering(client: Client, hostile) -> None:
     assert hostile.growing is not None
     session_id = hostile.good[hostile.growing]

@@ -349,7 +349,7 @@ class Command(BaseCommand):
         try:
             results = search(
                 index,
-                Catalog(self.sessions_dir),
+                self.catalog(),
                 query,
                 session=session,
                 page=page,
@@ -359,6 +359,9 @@ class Command(BaseCommand):
             raise CommandError(terminal_line(str(error))) from None
         finally:
             index.close()
+        failed = results.catch_up.failed if results.catch_up is not None and self.access.actor.sees_everything else {}
+        for path, reason in sorted(failed.items()):
+            self.stderr.write(terminal_line(f"not searched: {path}: {reason}"))
         if json:
             self.out(orjson.dumps(search_json(results)).decode())
             return
