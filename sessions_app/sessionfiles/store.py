@@ -46,6 +46,10 @@ from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
 
 _CHUNK = 1 << 18
+HEADER_LIMIT = 64 << 10
+"""The header line must end within a file's first 64 KiB (docs/format.md §8.1): pi's headers take a few
+hundred bytes, and so a file that is no session is refused after 64 KiB read, never after the whole
+file (a 100 MB file without a newline was read whole looking for its header)."""
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
 
 
@@ -136,14 +140,17 @@ class SessionFile:
         return _cache.get(Path(path), fsync, max_line_bytes)
 
     def _load(self) -> SessionIndex:
-        """Read the whole file into a new builder and publish it."""
+        """Read the whole file into a new builder and publish it: the first ``HEADER_LIMIT`` bytes, which
+        must hold the header, then the rest."""
         builder = IndexBuilder(str(self.path), max_line_bytes=self.max_line_bytes)
         fd, st = open_regular(self.path)
         try:
-            _read(fd, builder, st.st_size, at_eof=True)
+            head = min(st.st_size, HEADER_LIMIT)
+            _read(fd, builder, head, at_eof=head == st.st_size)
             if builder.header is None:
-                empty = "; the file is empty" if st.st_size == 0 else ""
-                raise NotASession(f"{self.path}: not a pi session (no session header{empty})")
+                raise NotASession(_no_header(self.path, st.st_size))
+            if head < st.st_size:
+                _read(fd, builder, st.st_size, at_eof=True)
             builder.commit()
             self._remember(fd, st, builder)
         finally:
@@ -474,16 +481,20 @@ def _read(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:
 
 
 def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> dict[str, Any]:
-    """A session file's header, reading no further than the line that holds it (headers never change,
-    so a folder's lineage and ids need no more); NotASession or UnsupportedFormat as for a full open."""
+    """A session file's header, reading no further than the line that holds it, and never beyond
+    ``HEADER_LIMIT`` (headers never change, so a folder's lineage and ids need no more); NotASession or
+    UnsupportedFormat as for a full open."""
     fd, st = open_regular(path)
     try:
         lineno = 0
-        for piece in read_chunks(fd, 0, st.st_size, max_line_bytes):
+        stop = min(st.st_size, HEADER_LIMIT)
+        for piece in read_chunks(fd, 0, stop, max_line_bytes):
             if isinstance(piece, LongLine):
                 lineno += piece.terminated
                 continue
             buf, _, end = piece
+            if not end and stop < st.st_size:
+                break  # a line cut at the limit: the header cannot be in it
             pos, end = 0, end or len(buf)
             while pos < end:
                 newline = buf.find(b"\n", pos, end)
@@ -500,7 +511,15 @@ def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> di
                     return header_of(value, str(path), lineno)
     finally:
         os.close(fd)
-    raise NotASession(f"{path}: not a pi session (no session header)")
+    raise NotASession(_no_header(path, st.st_size))
+
+
+def _no_header(path: Path | str, size: int) -> str:
+    if size == 0:
+        return f"{path}: not a pi session (no session header; the file is empty)"
+    if size > HEADER_LIMIT:
+        return f"{path}: not a pi session (no session header in its first {HEADER_LIMIT:,} bytes)"
+    return f"{path}: not a pi session (no session header)"
 
 
 def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:

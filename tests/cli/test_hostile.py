@@ -23,7 +23,7 @@ import orjson
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from support.hostile import HostileFolder, build_hostile_folder
+from support.hostile import GOOD, FileReads, HostileFolder, build_hostile_folder
 
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -205,3 +205,22 @@ def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder
     assert shown.returncode == 0 and b"my file name is not UTF-8" in shown.stdout
     searched = manage("search", "file name", env=cli_env)
     assert searched.returncode == 0 and b"my **file** **name** is not UTF-8" in searched.stdout, searched.stderr
+
+
+@pytest.mark.django_db
+def test_a_command_as_a_user_opens_no_file_but_the_one_it_names(
+    hostile: HostileFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.contrib.auth import get_user_model
+
+    from sessions_app.models import Workspace
+
+    bob = get_user_model().objects.create_user("bob")
+    Workspace.objects.create(folder=GOOD, cwd="/srv/hostile", owner=bob)
+    plain = next(path for path, session_id in hostile.good.items() if session_id == "good-plain")
+    reads = FileReads(hostile.root, monkeypatch)
+    assert "hello" in run("--as", "bob", "show", "good-plain")
+    assert "hello" in run("--as", "bob", "show", "good-pl")  # a prefix of the id in the file's name
+    assert reads.files() == {os.path.realpath(plain)}
+    with pytest.raises(CommandError, match="no such file"):
+        run("--as", "bob", "show", "unreadable")  # a bad file in a folder bob does not own: nothing said

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -21,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.properties import examples
 
+from sessions_app.sessionfiles import catalog, lines, listing, store, tree
 from sessions_app.sessionfiles import entries as E
-from sessions_app.sessionfiles import lines, store, tree
 from sessions_app.sessionfiles.errors import NotARegularFile, NotASession
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -431,3 +432,53 @@ def test_a_deep_line_is_skipped_even_where_msgspec_would_read_it(
     assert session.index.skipped() == [(neighbours + 2, "skipped: nested too deeply (more than 1,024 levels)")]
     with pytest.raises(lines.BadLine, match="nested too deeply"):
         lines.read_head(deep)
+
+
+# ---------------------------------------------------------------------------------------------- the header's 64 KiB
+
+
+@pytest.fixture
+def bytes_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many bytes each ``os.pread`` from now on read."""
+    sizes: list[int] = []
+    real = os.pread
+
+    def counting(fd: int, size: int, offset: int) -> bytes:
+        data = real(fd, size, offset)
+        sizes.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "pread", counting)
+    return sizes
+
+
+@pytest.mark.parametrize("content", [b"y" * (8 << 20), b"\n" * 70_000 + b"y" * (8 << 20), b"{" * (8 << 20) + b"\n"])
+def test_a_file_without_a_header_in_its_first_64_kib_is_refused_after_reading_them(
+    write_file: Any, content: bytes, bytes_read: list[int]
+) -> None:
+    path = write_file(content, name="2026-03-02T09-00-00-000Z_named.jsonl")
+    no_header = "not a pi session (no session header in its first 65,536 bytes)"
+    for read, reads in (
+        (lambda: SessionFile(path, fsync=False), 1),
+        (lambda: store.read_header(path), 1),
+        (lambda: listing.read_info(path), 2),  # its own reader first, then SessionFile's verdict
+        (lambda: catalog.Catalog(path.parent).locate("named"), 1),
+    ):
+        bytes_read.clear()
+        with pytest.raises(NotASession, match=re.escape(no_header)):
+            read()
+        assert sum(bytes_read) <= reads * store.HEADER_LIMIT
+
+
+def test_a_header_ending_within_the_first_64_kib_starts_the_session(write_file: Any, L: Any) -> None:
+    header = L.dump(L.header())
+    junk = b"not json\n" * ((store.HEADER_LIMIT - len(header)) // 9)
+    padding = b" " * (store.HEADER_LIMIT - len(junk) - len(header))  # the header's newline is byte 65,536
+    fits = write_file(junk + padding + header, L.user("a", None, "hi"), name="fits.jsonl")
+    assert SessionFile(fits, fsync=False).entry("a")["message"]["content"] == "hi"
+    assert listing.read_info(fits).message_count == 1
+    late = write_file(b" " + junk + padding + header, L.user("a", None, "hi"), name="late.jsonl")
+    with pytest.raises(NotASession, match="in its first 65,536 bytes"):
+        SessionFile(late, fsync=False)
+    with pytest.raises(NotASession, match="in its first 65,536 bytes"):
+        store.read_header(late)

@@ -8,11 +8,13 @@ catalog reports. Read the folder with ``max_line_bytes=folder.line_limit``: the 
 just over it, so that tests stay fast (the default limit is 64 MB).
 
 ``folder.growing`` is a good session that ``keep_growing()`` appends to from a thread while a test
-reads the folder.
+reads the folder. ``FileReads`` records which files of the folder a test's code opened, and how many
+bytes it read of each, at the OS level.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import socket
@@ -23,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 LINE_LIMIT = 64 << 10
 T0 = "2026-03-02T09:00:00.000Z"
@@ -65,6 +69,50 @@ class HostileFolder:
         finally:
             stop.set()
             thread.join(timeout=10)
+
+
+class FileReads:
+    """Every file under the sessions folder opened through the OS (``os.open``, ``open``), and the bytes
+    ``os.pread`` read from each: what strace would show of the Python process."""
+
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.root = os.path.realpath(root)
+        self.opened: list[str] = []
+        self.read: dict[str, int] = {}
+        self._fds: dict[int, str] = {}
+        real_open, real_pread, real_builtin_open = os.open, os.pread, builtins.open
+
+        def spy_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            fd = real_open(path, flags, *args, **kwargs)
+            if self._inside(path):
+                self.opened.append(os.fsdecode(path))
+                self._fds[fd] = os.fsdecode(path)
+            return fd
+
+        def spy_pread(fd: int, size: int, offset: int) -> bytes:
+            data = real_pread(fd, size, offset)
+            if fd in self._fds:
+                self.read[self._fds[fd]] = self.read.get(self._fds[fd], 0) + len(data)
+            return data
+
+        def spy_builtin_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(file, str | bytes | os.PathLike) and self._inside(file):
+                self.opened.append(os.fsdecode(file))
+            return real_builtin_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", spy_open)
+        monkeypatch.setattr(os, "pread", spy_pread)
+        monkeypatch.setattr(builtins, "open", spy_builtin_open)
+
+    def _inside(self, path: Any) -> bool:
+        return os.path.abspath(os.fsdecode(path)).startswith(self.root) and os.fsdecode(path).endswith(".jsonl")
+
+    def clear(self) -> None:
+        self.opened.clear()
+        self.read.clear()
+
+    def files(self) -> set[str]:
+        return {os.path.realpath(path) for path in self.opened}
 
 
 def build_hostile_folder(root: Path, *, line_limit: int = LINE_LIMIT) -> HostileFolder:
@@ -315,6 +363,9 @@ def _bad_files(folder: HostileFolder, where: Path) -> None:
         _line(_header("huge", padding="p" * 2 * limit)) + _line(_user("u", None, "x")),
     )
     bad("2026-03-02T09-00-00-000Z_broken-named.jsonl", "not a pi session", b"garbage named for an id\n")
+    late = b"\n" * (64 << 10) + _line(_header("late"))  # a header, but not within the first 64 KiB
+    bad("late-header.jsonl", "no session header in its first 65,536 bytes", late)
+    bad("no-newline.jsonl", "no session header in its first 65,536 bytes", b"y" * (4 << 20))  # read 64 KiB of it
 
 
 def _socket_at(path: Path) -> None:
