@@ -346,11 +346,10 @@ class Catalog:
         files named for it, then, when none is, among every file's header. Also what is wrong with
         files named for it."""
         matches: dict[str, str] = {}
-        failures: list[str] = []
-        files, _ = self._scan()
+        files, odd = self._scan()
+        failures = [f"{path.name}: {reason}" for path, reason in odd.items() if _named(path.name, wanted, prefix)]
         for path, st in files:
-            named = Path(path).stem.partition("_")[2]
-            if named.startswith(wanted) if prefix else named == wanted:
+            if _named(os.path.basename(path), wanted, prefix):
                 header = self._header(path, st)
                 if isinstance(header, str):
                     failures.append(f"{os.path.basename(path)}: {header}")
@@ -614,6 +613,12 @@ def _link(files: Iterable[tuple[str, str | None]]) -> dict[str, str]:
             seen.add(node)
             node = parents.get(node)
     return parents
+
+
+def _named(name: str, wanted: str, prefix: bool) -> bool:
+    """Whether a file name (``<timestamp>_<id>.jsonl``) carries the id ``wanted`` (or one it starts)."""
+    named = name.removesuffix(".jsonl").partition("_")[2]
+    return named.startswith(wanted) if prefix else named == wanted
 
 
 def _header_of(info: SessionInfo) -> Header:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -128,6 +129,13 @@ def test_every_command_refuses_every_bad_file_in_one_line(hostile: HostileFolder
     for path in hostile.bad:
         if path.is_file() and not path.is_symlink():
             assert path.exists()  # nothing was written to a bad file, nothing removed
+
+
+def test_a_bad_file_named_for_an_id_says_why_it_does_not_open(hostile: HostileFolder) -> None:
+    for session_id, path in hostile.named_ids.items():
+        with pytest.raises(CommandError, match=re.escape(f"{path.name}: ")) as refused:
+            run("show", session_id)
+        assert hostile.bad[path] in str(refused.value)
 
 
 def test_sessions_are_named_by_id_on_the_command_line(hostile: HostileFolder) -> None:

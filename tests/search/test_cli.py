@@ -137,3 +137,12 @@ def test_the_line_limit_setting_is_the_searchs_too(pitree, folder, settings) -> 
     folder.write("s", folder.user("short needle"), folder.user("long needle " + "x" * 5000))
     assert json.loads(pitree("needle", "--json"))["hits"][0]["snippet"] == "short needle"
     assert len(json.loads(pitree("needle", "--json"))["hits"]) == 1  # the long line is skipped, as `show` skips it
+
+
+def test_every_field_of_a_hit_stays_on_its_line(pitree, folder) -> None:
+    folder.write(
+        "s\nx",
+        {"id": "e\n1", "timestamp": "2026\nfake", "message": {"role": "a\nrole", "content": "words here"}},
+    )
+    first, snippet = pitree("words").splitlines()
+    assert first.startswith("s x  e 1  a role  2026 fake") and snippet == "    **words** here"

@@ -7,7 +7,8 @@ which: good files with their header's session id, bad ones with a substring of t
 catalog reports. Read the folder with ``max_line_bytes=folder.line_limit``: the over-long lines are
 just over it, so that tests stay fast (the default limit is 64 MB).
 
-``folder.growing`` is a good session that ``keep_growing()`` appends to from a thread while a test
+A bad file named ``<timestamp>_<id>.jsonl`` is what a lookup of that id finds: it must say why it does
+not open (``HostileFolder.named_ids``). ``folder.growing`` is a good session that ``keep_growing()`` appends to from a thread while a test
 reads the folder. ``FileReads`` records which files of the folder a test's code opened, and how many
 bytes it read of each, at the OS level.
 """
@@ -42,6 +43,11 @@ class HostileFolder:
     good: dict[Path, str] = field(default_factory=dict)  # session file -> the id in its header
     bad: dict[Path, str] = field(default_factory=dict)  # path -> part of the reason it is reported with
     growing: Path | None = None
+
+    @property
+    def named_ids(self) -> dict[str, Path]:
+        """The ids that bad files are named for (``<timestamp>_<id>.jsonl``), with the file."""
+        return {path.stem.partition("_")[2]: path for path in self.bad if "_" in path.stem}
 
     @contextmanager
     def keep_growing(self, pause: float = 0.001) -> Iterator[None]:
@@ -338,6 +344,7 @@ def _bad_files(folder: HostileFolder, where: Path) -> None:
         return path
 
     os.mkfifo(bad("fifo.jsonl", "a FIFO"))
+    os.mkfifo(bad("2026-03-02T09-00-00-000Z_fifo-named.jsonl", "a FIFO"))  # named for an id: found, and refused
     _socket_at(bad("socket.jsonl", "a socket"))
     bad("zero.jsonl", "a character device").symlink_to("/dev/zero")
     bad("random.jsonl", "a character device").symlink_to("/dev/urandom")

@@ -138,6 +138,13 @@ def test_a_session_page_opens_no_file_but_its_own_its_parent_and_its_forks(
     only_their_own("after a restart")
 
 
+def test_a_bad_file_named_for_an_id_says_why_it_does_not_open(client: Client, hostile) -> None:
+    assert hostile.named_ids
+    for session_id, path in hostile.named_ids.items():
+        status, html = _get(client, reverse("sessions:session", args=[session_id]))
+        assert status == 422 and path.name in html and hostile.bad[path] in html, (session_id, status, html[:500])
+
+
 def test_search_answers_over_the_folder_and_finds_the_good_sessions(client: Client, hostile) -> None:
     status, html = _get(client, reverse("sessions:search"), q="file name")
     assert status == 200, html[:500]
