@@ -539,8 +539,12 @@ def create_file(path: Path, lines: list[dict[str, Any]], *, fsync: bool = True) 
 
     With ``fsync`` the file survives a power cut once this returns: its data, its name in its folder,
     and the names of any folders created for it (each in its own parent)."""
+    write_new(path, b"".join(E.dump_line(line) for line in lines), fsync=fsync)
+
+
+def write_new(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """``create_file`` for lines already written out (an upload keeps its bytes as they came)."""
     folders = _make_folders(path.parent)
-    data = b"".join(E.dump_line(line) for line in lines)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         _write_line(fd, data, fsync=False)
