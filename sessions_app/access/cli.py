@@ -29,7 +29,7 @@ def actor_named(name: str | None) -> Actor:
 def open_as(access: Access, argument: str, catalog: Catalog, *, fsync: bool, max_line_bytes: int) -> SessionView:
     """The session a FILE argument names, as ``access`` may see it; as if it did not exist otherwise."""
     path = resolve_file(argument, catalog) if access.actor.unrestricted else _visible_path(access, argument, catalog)
-    full = SessionFile.open(path, fsync=fsync, max_line_bytes=max_line_bytes)
+    full = SessionFile.open(path, fsync=fsync, max_line_bytes=max_line_bytes, within=catalog.root)
     grant = access.grant(full.session_id, path)
     if grant is None:
         raise _unknown(argument, catalog)

@@ -54,7 +54,7 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     entry = await asyncio.to_thread(session.entry, form.cleaned_data["entry"])
-    if session.index.read_only:
+    if session.index.read_only or session.outside:  # refused before a reply is asked for, not when it is stored
         return form_error(request, "This session is read-only; fork it to continue.", status=409)
     if not isinstance(entry.get("parentId"), str):
         return form_error(request, "This answer has nothing before it to answer again.", status=409)

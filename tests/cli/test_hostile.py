@@ -103,19 +103,24 @@ def test_writers_write_to_every_good_session(hostile: HostileFolder) -> None:
                 printed, refusal = "", str(error)
             else:
                 refusal = ""
+            outside = path in hostile.outside
             if refusal:
-                # Read-only files, and ids a session does not have: refused, the file untouched.
-                assert session.index.read_only or "not found" in refusal, (path.name, command, refusal)
+                # Read-only files, links out of the folder, and ids a session does not have: refused, the
+                # file untouched (a fork goes next to the link, unless that folder leads out too).
+                assert session.index.read_only or outside or "not found" in refusal, (path.name, command, refusal)
+                if outside:
+                    assert "outside the sessions folder" in refusal, (path.name, command, refusal)
                 assert path.read_bytes() == before
                 refused += 1
                 continue
             assert not session.index.read_only or command[0] == "fork", (path.name, command)
+            assert not outside or (command[0] == "fork" and path.parent.resolve() == path.parent), (path.name, command)
             assert path.read_bytes().startswith(before)
             if command[0] == "fork":
                 assert SessionFile(Path(printed), max_line_bytes=hostile.line_limit).index.skipped() == []
             elif printed:
                 assert printed in SessionFile(path, max_line_bytes=hostile.line_limit).index.by_id  # its new line
-    assert refused < 40  # the read-only files, and the one without entries
+    assert refused < 60  # the read-only files, the links out of the folder, and the one without entries
 
 
 def test_every_command_refuses_every_bad_file_in_one_line(hostile: HostileFolder) -> None:

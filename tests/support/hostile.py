@@ -7,6 +7,9 @@ which: good files with their header's session id, bad ones with a substring of t
 catalog reports. Read the folder with ``max_line_bytes=folder.line_limit``: the over-long lines are
 just over it, so that tests stay fast (the default limit is 64 MB).
 
+``folder.outside`` are good sessions reached through a link (to the file, or to its folder) that leads
+out of the sessions folder: they are listed and read, and every write to them is refused.
+
 A bad file named ``<timestamp>_<id>.jsonl`` is what a lookup of that id finds: it must say why it does
 not open (``HostileFolder.named_ids``). ``folder.growing`` is a good session that ``keep_growing()`` appends to from a thread while a test
 reads the folder. ``FileReads`` records which files of the folder a test's code opened, and how many
@@ -43,6 +46,7 @@ class HostileFolder:
     good: dict[Path, str] = field(default_factory=dict)  # session file -> the id in its header
     bad: dict[Path, str] = field(default_factory=dict)  # path -> part of the reason it is reported with
     growing: Path | None = None
+    outside: set[Path] = field(default_factory=set)  # good sessions behind a link out of the folder: read-only
 
     @property
     def named_ids(self) -> dict[str, Path]:
@@ -326,6 +330,23 @@ def _good_sessions(folder: HostileFolder, where: Path) -> None:
     flat.write_bytes(_line(_header("good-flat")) + _line(_user("f1", None, "a session in the root itself")))
     folder.good[flat] = "good-flat"
     (folder.root / "--self-loop--").symlink_to(folder.root / "--self-loop--")  # a folder link that loops
+    # Links out of the sessions folder, to a file and to a folder: listed and read, never written through.
+    elsewhere = folder.root.parent / f"{folder.root.name}-elsewhere"
+    (elsewhere / "--far--").mkdir(parents=True)
+    secret = elsewhere / "secret.jsonl"
+    secret.write_bytes(
+        _line(_header("good-outside-file"))
+        + _line(_user("o1", None, "a file outside the folder"))
+        + _line(_assistant("o2", "o1", "an answer to regenerate"))
+    )
+    link = where / "2026-03-02T09-00-00-000Z_good-outside-file.jsonl"
+    link.symlink_to(secret)
+    far = elsewhere / "--far--" / "2026-03-02T09-00-00-000Z_good-outside-folder.jsonl"
+    far.write_bytes(_line(_header("good-outside-folder")) + _line(_user("f1", None, "in a folder outside")))
+    (folder.root / "--far--").symlink_to(elsewhere / "--far--", target_is_directory=True)
+    for path, session_id in ((link, "good-outside-file"), (folder.root / "--far--" / far.name, "good-outside-folder")):
+        folder.good[path] = session_id
+        folder.outside.add(path)
     (folder.root / "notes.txt").write_text("not a .jsonl file: never looked at")
 
 

@@ -145,6 +145,41 @@ def test_a_bad_file_named_for_an_id_says_why_it_does_not_open(client: Client, ho
         assert status == 422 and path.name in html and hostile.bad[path] in html, (session_id, status, html[:500])
 
 
+def test_a_session_behind_a_link_out_of_the_folder_is_shown_and_never_written(client: Client, hostile) -> None:
+    assert len(hostile.outside) == 2  # a link to a file outside, and a file in a folder link that leads out
+    for path in hostile.outside:
+        session_id = hostile.good[path]
+        before = path.read_bytes()
+        status, html = _get(client, reverse("sessions:session", args=[session_id]))
+        assert status == 200 and "a link to a file outside the sessions folder: read-only" in html, html[:500]
+        assert 'id="composer"' not in html  # nothing offers a write
+        leaf = SessionFile.open(path, max_line_bytes=hostile.line_limit).leaf_id or ""
+        writes = {
+            "send": {"text": "through the link?", "parent": leaf},
+            "label": {"entry": leaf, "label": "x", "at": leaf},
+            "rename": {"name": "renamed", "at": leaf},
+        }
+        for name, data in writes.items():
+            response = client.post(reverse(f"sessions:{name}", args=[session_id]), data, HTTP_HX_REQUEST="true")
+            text = response.content.decode()
+            assert response.status_code == 409, (session_id, name, response.status_code, text[:300])
+            assert "a link to a file outside the sessions folder: read-only" in text, (session_id, name, text[:300])
+        answered = SessionFile.open(path, max_line_bytes=hostile.line_limit).index
+        assistant = next(
+            (answered.ids[row] for row in range(len(answered)) if answered.roles[row] == "assistant"), None
+        )
+        if assistant is not None:
+            again = client.post(
+                reverse("sessions:regenerate", args=[session_id]), {"entry": assistant}, HTTP_HX_REQUEST="true"
+            )
+            assert again.status_code == 409
+        moved = client.post(
+            reverse("sessions:navigate", args=[session_id]), {"to": "", "at": leaf}, HTTP_HX_REQUEST="true"
+        )
+        assert moved.status_code == 200  # the tab moves, as a viewer's does; the file's position stays
+        assert path.read_bytes() == before  # and so is the file it leads to
+
+
 def test_search_answers_over_the_folder_and_finds_the_good_sessions(client: Client, hostile) -> None:
     status, html = _get(client, reverse("sessions:search"), q="file name")
     assert status == 200, html[:500]

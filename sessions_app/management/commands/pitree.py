@@ -49,7 +49,7 @@ from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.context import estimate_tokens
 from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.fork import create_session
-from sessions_app.sessionfiles.store import AT_LEAF
+from sessions_app.sessionfiles.store import AT_LEAF, OUTSIDE
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
 
@@ -231,6 +231,10 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{session.path}: a version {session.index.version} session is read-only "
                 f"(pitree never rewrites it); continue it with: manage.py pitree fork {file} [ID]"
+            )
+        if session.outside:
+            raise CommandError(
+                terminal_line(f"{session.path}: {OUTSIDE}; continue it with: manage.py pitree fork {file} [ID]")
             )
         return session
 
