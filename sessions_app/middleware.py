@@ -3,10 +3,12 @@ the Content-Security-Policy of every answer."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import PurePath
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -50,8 +52,13 @@ _ABSOLUTE_PATH = re.compile(r"(?<![\w.%~-])/[^\s'\",:;]*")
 
 
 def public_message(text: str) -> str:
-    """The core's message with every absolute path cut to its last part: its messages name files by
-    path for the command line, but a page must not tell where the server keeps them."""
+    """The core's message without the server's paths: its messages name files by path for the command
+    line, but a page must not tell where the server keeps them. The sessions folder is taken out as it
+    is spelled (whatever characters its path holds: spaces, commas), so a file in it is named from its
+    workspace folder on; any other absolute path is cut to its last part."""
+    root = settings.PITREE_SESSIONS_DIR
+    for spelling in sorted({str(root), os.path.abspath(root), os.path.realpath(root)}, key=len, reverse=True):
+        text = text.replace(os.path.join(spelling, ""), "").replace(spelling, "the sessions folder")
     return _ABSOLUTE_PATH.sub(lambda match: PurePath(match.group()).name or "/", text)
 
 

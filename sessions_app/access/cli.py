@@ -13,7 +13,6 @@ from ..cli.resolve import FileArgumentError, resolve_file
 from ..sessionfiles.catalog import Catalog
 from ..sessionfiles.store import SessionFile, read_header
 from .grants import Access, Actor
-from .listing import visible_sessions
 from .scoped import SessionView
 
 
@@ -30,7 +29,7 @@ def actor_named(name: str | None) -> Actor:
 def open_as(access: Access, argument: str, catalog: Catalog, *, fsync: bool, max_line_bytes: int) -> SessionView:
     """The session a FILE argument names, as ``access`` may see it; as if it did not exist otherwise."""
     path = resolve_file(argument, catalog) if access.actor.unrestricted else _visible_path(access, argument, catalog)
-    full = SessionFile.open(path, fsync=fsync, max_line_bytes=max_line_bytes)
+    full = SessionFile.open(path, fsync=fsync, max_line_bytes=max_line_bytes, within=catalog.root)
     grant = access.grant(full.session_id, path)
     if grant is None:
         raise _unknown(argument, catalog)
@@ -44,13 +43,15 @@ def _visible_path(access: Access, argument: str, catalog: Catalog) -> Path:
         if isinstance(header_id, str) and access.grant(header_id, path) is not None:
             return path
         raise _unknown(argument, catalog)
-    seen = visible_sessions(access, catalog.sessions())
-    exact = [info for info in seen if info.id == argument]
-    found = exact or [info for info in seen if argument and info.id.startswith(argument)]
+    if not argument:
+        raise _unknown(argument, catalog)
+    seen = catalog.matching(argument, keep=lambda file, session_id: access.grant(session_id, Path(file)) is not None)
+    exact = [file for file, session_id in seen.items() if session_id == argument]
+    found = exact or list(seen)
     if len(found) == 1:
-        return found[0].path
+        return Path(found[0])
     if found:
-        ids = sorted(info.id for info in found)
+        ids = sorted(seen[file] for file in found)
         raise FileArgumentError(f"{argument!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
     raise _unknown(argument, catalog)
 

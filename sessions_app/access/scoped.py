@@ -63,6 +63,7 @@ class SessionView(SessionFile):
         self.access = access  # who looks (lineage and forks ask it about other sessions)
         self.author = access.actor if access is not None else None
         self.path = full.path
+        self.within = full.within
         self.fsync = full.fsync
         self.max_line_bytes = full.max_line_bytes
         self._part = None if grant.scope is None else _part(full.path, grant.scope)
@@ -121,8 +122,13 @@ class SessionView(SessionFile):
 
 
 def can_write(session: SessionFile) -> bool:
-    """Whether a page offers writes on ``session``: a version 3 file, and a grant that writes."""
-    return not session.index.read_only and (not isinstance(session, SessionView) or session.grant.can_write)
+    """Whether a page offers writes on ``session``: a version 3 file in the sessions folder (not behind a
+    link out of it), and a grant that writes."""
+    return (
+        not session.index.read_only
+        and not session.outside
+        and (not isinstance(session, SessionView) or session.grant.can_write)
+    )
 
 
 def may_fork(session: SessionFile) -> bool:

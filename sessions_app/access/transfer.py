@@ -22,7 +22,7 @@ from ..sessionfiles.catalog import URL_SAFE_ID, SessionInfo, UnknownSession, ses
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.fork import create_session, encode_cwd, fork_session
 from ..sessionfiles.lines import BadLine, loads_line
-from ..sessionfiles.store import SessionFile
+from ..sessionfiles.store import SessionFile, write_new
 from ..sessionfiles.tree import path as tree_path
 from .authorship import FILE, record
 from .grants import Access, folder_of
@@ -225,7 +225,7 @@ def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
     path = folder / E.session_file_name(
         stamp if isinstance(stamp, str) and _ISO.fullmatch(stamp) else E.now_iso(), session_id
     )
-    _write_new(path, content)
+    write_new(path, content, fsync=settings.PITREE_FSYNC)  # its folders synced too, as for a new session
     _created_by(access, session_id)
     return Uploaded(SessionFile.open(path), forked_from, len(checked.index.skipped()))
 
@@ -288,18 +288,3 @@ def _header_end(data: bytes) -> int:
             pass
         start = end
     return len(data)
-
-
-def _write_new(path: Path, content: bytes) -> None:
-    """Write a new file whole, never over an existing one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        view = memoryview(content)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if settings.PITREE_FSYNC:
-            os.fsync(fd)
-    finally:
-        os.close(fd)

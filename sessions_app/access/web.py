@@ -82,7 +82,9 @@ def open_for(access: Access, session_id: str, *, write: bool = False) -> Session
         raise not_found(session_id)
     if write and not grant.can_write:
         raise PermissionDenied("You may read this session but not write to it.")
-    full = SessionFile.open(path, fsync=settings.PITREE_FSYNC, max_line_bytes=settings.PITREE_MAX_LINE_BYTES)
+    full = SessionFile.open(
+        path, fsync=settings.PITREE_FSYNC, max_line_bytes=settings.PITREE_MAX_LINE_BYTES, within=catalog().root
+    )
     return SessionView(full, grant, access=access)
 
 

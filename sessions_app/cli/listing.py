@@ -78,7 +78,7 @@ def ls_lines(forest: Sequence[tuple[SessionInfo, int]], now_ms: int) -> Iterator
         if not first:
             yield ""
         first = False
-        yield cwd
+        yield terminal_line(cwd)  # a cwd is any string: a line break would split the group's line
         for info, depth in members:
             count, when = columns[info.path]
             nest = "   " * (depth - 1) + "↳ " if depth else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +26,8 @@ def search_lines(results: Results) -> Iterator[str]:
     width = short_id_length([hit.session_id for hit in results.hits])
     for hit in results.hits:
         title = _safe(terminal_line(hit.title, TITLE_WIDTH))
-        yield f"{hit.session_id[:width]}  {_safe(hit.entry_id)}  {hit.kind}  {hit.when}  {title}"
+        fields = (hit.session_id[:width], hit.entry_id, hit.kind, hit.when)  # any strings of the file
+        yield "  ".join([*(_safe(terminal_line(field)) for field in fields), title])
         yield "    " + _safe(terminal_line("".join(f"**{s.text}**" if s.match else s.text for s in hit.snippet)))
     if results.has_next:
         yield f"(more: --page {results.page + 1})"
@@ -47,7 +49,7 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
     return {
         "sessionId": hit.session_id,
         "sessionTitle": hit.title,
-        "path": hit.path,
+        "path": os.fsencode(hit.path).decode("utf-8", "replace"),  # JSON holds no undecodable name
         "entryId": hit.entry_id,
         "kind": hit.kind,
         "timestamp": hit.timestamp,

@@ -6,6 +6,11 @@ the last whole line, and the bytes just before it) and the file's (device, inode
 Catching up reads only the bytes appended since; a file that shrank, was replaced, or whose bytes
 before the offset changed is read again from the start; a file that left the listing is dropped.
 
+Files are kept by their path as bytes (``os.fsencode``), so a file name that is not UTF-8 is indexed
+like any other. One file never breaks the others: whatever goes wrong while a file is read is that
+file's own failure, reported in ``CatchUp.failed`` and not tried again until the file changes; only the
+index's own failures (an SQLite error) stop a catch-up.
+
 Several threads and processes may catch up and query at once. SQLite's WAL lets queries read while one
 writer writes; writers take turns (``BEGIN IMMEDIATE`` with a busy timeout). Each file is caught up in
 one transaction that also records its new offset, so a query sees a file either before or after it, never
@@ -22,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +41,7 @@ from .extract import searchable_text
 from .query import fts_query
 from .text import MATCH_END, MATCH_START, TOKEN_CATEGORIES, display_form, index_form
 
-SCHEMA_VERSION = 1  # bump when the tables or the tokenizer change: the index is then rebuilt
+SCHEMA_VERSION = 2  # bump when the tables or the tokenizer change: the index is then rebuilt
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another one (a first build of a large file takes seconds)
 PAGE_SIZE = 20
 SNIPPET_TOKENS = 24
@@ -50,7 +55,7 @@ _PREFIX_CHECK = 64  # bytes before the offset compared on catch-up to notice a r
 _SCHEMA = [
     """CREATE TABLE files (
         id INTEGER PRIMARY KEY,
-        path TEXT NOT NULL UNIQUE,
+        path BLOB NOT NULL UNIQUE,
         session_id TEXT NOT NULL,
         device INTEGER NOT NULL,
         inode INTEGER NOT NULL,
@@ -155,6 +160,7 @@ class CatchUp:
     bytes_read: int = 0
     entries: int = 0
     seconds: float = 0.0
+    failed: dict[str, str] = field(default_factory=dict)  # files that could not be indexed (path: why)
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,7 @@ class SearchIndex:
             db = self._open()
             self._local.db = db
             self._local.known = None
+            self._local.failed = {}
         return db
 
     def _known(self, db: sqlite3.Connection) -> dict[str, Stamp]:
@@ -193,7 +200,8 @@ class SearchIndex:
         local = self._local
         if local.known is None or local.data_version != version:
             local.known = {
-                row[0]: row[1:] for row in db.execute("SELECT path, id, device, inode, size, mtime_ns FROM files")
+                os.fsdecode(row[0]): row[1:]
+                for row in db.execute("SELECT path, id, device, inode, size, mtime_ns FROM files")
             }
             local.data_version = version
             local.listed = {}
@@ -231,8 +239,9 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ catching up
 
-    def catch_up(self, sessions: Sequence[SessionInfo]) -> CatchUp:
-        """Bring the index to ``sessions`` (a catalog's listing: the readable session files).
+    def catch_up(self, sessions: Sequence[SessionInfo], *, max_line_bytes: int = MAX_LINE_BYTES) -> CatchUp:
+        """Bring the index to ``sessions`` (a catalog's listing: the readable session files), reading
+        lines as that catalog does (``max_line_bytes``).
 
         A catalog hands out the same ``SessionInfo`` object for a file while the file's stamp is the
         one it had: a file listed with the very object this connection caught up with last time has not
@@ -245,6 +254,7 @@ class SearchIndex:
             db = self._db()
             known = self._known(db)
             same: dict[str, SessionInfo] = self._local.listed
+            failed: dict[str, tuple[tuple[int, int, int, int], str]] = self._local.failed
             listed: set[str] = set()
             for info in reversed(sessions):
                 path = str(info.path)
@@ -256,16 +266,30 @@ class SearchIndex:
                 except OSError:
                     continue  # gone since the listing; dropped next time
                 listed.add(path)
+                stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
                 seen = known.get(path)
-                if seen is None or seen[1:] != (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-                    with _writing(db):
-                        seen = self._read_file(db, info, report)
+                if seen is None or seen[1:] != stamp:
+                    failure = failed.get(path)
+                    if failure is not None and failure[0] == stamp:
+                        report.failed[path] = failure[1]
+                        continue
+                    try:
+                        with _writing(db):
+                            seen = self._read_file(db, info, report, max_line_bytes)
+                    except sqlite3.Error:
+                        raise  # the index's own trouble, not the file's
+                    except Exception as error:  # one file must never keep the others from being searched
+                        failed[path] = (stamp, report.failed.setdefault(path, _failure(error)))
+                        continue
+                    failed.pop(path, None)
                     if seen is not None:
                         known[path] = seen
                 if seen is not None:
                     same[path] = info
             for path in [path for path in same if path not in listed]:
                 del same[path]
+            for path in [path for path in failed if path not in listed]:
+                del failed[path]
             gone = [path for path in known if path not in listed]
             if gone:
                 with _writing(db):
@@ -280,12 +304,15 @@ class SearchIndex:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _read_file(self, db: sqlite3.Connection, info: SessionInfo, report: CatchUp) -> Stamp | None:
+    def _read_file(
+        self, db: sqlite3.Connection, info: SessionInfo, report: CatchUp, max_line_bytes: int
+    ) -> Stamp | None:
         """Index what ``info``'s file holds beyond what is indexed (inside the caller's transaction);
         returns the file's id and stamp as now recorded, None when it was not read."""
         path = str(info.path)
+        key = os.fsencode(path)
         found = db.execute(
-            "SELECT id, device, inode, size, mtime_ns, version, offset, prefix FROM files WHERE path = ?", (path,)
+            "SELECT id, device, inode, size, mtime_ns, version, offset, prefix FROM files WHERE path = ?", (key,)
         ).fetchone()
         known = _Known(*found) if found else None
         try:
@@ -300,9 +327,9 @@ class SearchIndex:
             if known is not None and start == 0:
                 db.execute("DELETE FROM entries WHERE file_id = ?", (known.id,))
             if info.version < 3:
-                rows, offset = _legacy_rows(info.path)
+                rows, offset = _legacy_rows(info.path, max_line_bytes)
             else:
-                rows, offset = _rows_after(fd, start, st.st_size)
+                rows, offset = _rows_after(fd, start, st.st_size, max_line_bytes)
             start_prefix = max(0, offset - _PREFIX_CHECK)
             prefix = os.pread(fd, offset - start_prefix, start_prefix)
         values = (info.id, *stamp, info.version, offset, prefix)
@@ -310,7 +337,7 @@ class SearchIndex:
             cursor = db.execute(
                 "INSERT INTO files (session_id, device, inode, size, mtime_ns, version, offset, prefix, path)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*values, path),
+                (*values, key),
             )
             file_id = cursor.lastrowid
             assert file_id is not None
@@ -351,20 +378,20 @@ class SearchIndex:
         if session is not None:
             params.append(session)
         if paths is not None:
-            where += " AND f.path IN (SELECT value FROM json_each(?))"
-            params.append(orjson.dumps(list(paths)).decode())
+            where += " AND hex(f.path) IN (SELECT value FROM json_each(?))"  # JSON holds no bytes: hex
+            params.append(orjson.dumps([os.fsencode(path).hex().upper() for path in paths]).decode())
         skip = (max(page, 1) - 1) * PAGE_SIZE
         try:
             db = self._db()
             if keep is not None:
                 rows = db.execute(_QUERY.format(session=where), [*params, -1, 0])
-                kept = (row for row in rows if keep(row[1], row[2]))
+                kept = (row for row in rows if keep(os.fsdecode(row[1]), row[2]))
                 found = list(itertools.islice(kept, skip, skip + PAGE_SIZE + 1))
             else:
                 found = _ranked(db, where, params, skip, PAGE_SIZE + 1)
         except sqlite3.Error as error:
             raise _unavailable(self.path, error) from error
-        hits = [Hit(row[0], row[1], row[2], row[3], row[4], segments(row[5])) for row in found[:PAGE_SIZE]]
+        hits = [Hit(row[0], os.fsdecode(row[1]), row[2], row[3], row[4], segments(row[5])) for row in found[:PAGE_SIZE]]
         return hits, len(found) > PAGE_SIZE
 
 
@@ -414,7 +441,7 @@ def _grew(known: _Known, info: SessionInfo, st: os.stat_result, fd: int) -> bool
     return os.pread(fd, len(known.prefix), start) == known.prefix
 
 
-def _rows_after(fd: int, start: int, stop: int) -> tuple[list[Row], int]:
+def _rows_after(fd: int, start: int, stop: int, max_line_bytes: int) -> tuple[list[Row], int]:
     """Searchable entries of the whole lines from ``start`` to ``stop``, and the offset after the last one.
 
     Lines are read as the session reader reads them (``read_chunks``, ``loads_line``): a line over the
@@ -423,7 +450,7 @@ def _rows_after(fd: int, start: int, stop: int) -> tuple[list[Row], int]:
     row replaced by the same one."""
     rows: list[Row] = []
     offset = start
-    for piece in read_chunks(fd, start, stop, MAX_LINE_BYTES):
+    for piece in read_chunks(fd, start, stop, max_line_bytes):
         if isinstance(piece, LongLine):
             if piece.terminated:
                 offset = piece.end + 1
@@ -431,13 +458,14 @@ def _rows_after(fd: int, start: int, stop: int) -> tuple[list[Row], int]:
         buf, base, end = piece
         view = memoryview(buf)
         if not end:
-            if buf.strip():
+            if buf.strip() and len(buf) <= max_line_bytes:
                 _add_row(view, rows)
             break
         pos = 0
         while pos < end:
             newline = buf.find(b"\n", pos, end)
-            _add_row(view[pos:newline], rows)
+            if newline - pos <= max_line_bytes:  # a longer line inside one chunk: skipped as the reader skips it
+                _add_row(view[pos:newline], rows)
             pos = newline + 1
         offset = base + end
     return rows, offset
@@ -456,11 +484,11 @@ def _add_row(line: memoryview, rows: list[Row]) -> None:
         rows.append((entry["id"], found[0], timestamp if isinstance(timestamp, str) else "", index_form(found[1])))
 
 
-def _legacy_rows(path: Path) -> tuple[list[Row], int]:
+def _legacy_rows(path: Path, max_line_bytes: int) -> tuple[list[Row], int]:
     """A v1/v2 file, read whole through the session reader: it gives v1 lines their ids and migrates
     entries to v3 in memory."""
     try:
-        session = SessionFile(path)
+        session = SessionFile(path, fsync=False, max_line_bytes=max_line_bytes)
     except (SessionError, OSError):
         return [], 0
     index = session.index
@@ -471,6 +499,13 @@ def _legacy_rows(path: Path) -> tuple[list[Row], int]:
         if found is not None:
             rows.append((index.ids[row], found[0], index.timestamps[row], index_form(found[1])))
     return rows, index.offset
+
+
+def _failure(error: Exception) -> str:
+    """Why a file could not be indexed, in one line."""
+    if isinstance(error, OSError):
+        return f"cannot be read: {error.strerror or error}"
+    return f"could not be indexed ({type(error).__name__}: {error})"
 
 
 def _forget(db: sqlite3.Connection, file_id: int) -> None:

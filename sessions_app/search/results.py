@@ -60,7 +60,7 @@ def search(
     if fts_query(query) is None:
         return Results(query, session, page, [], False, None)
     sessions = catalog.sessions()
-    caught_up = index.catch_up(sessions)
+    caught_up = index.catch_up(sessions, max_line_bytes=catalog.max_line_bytes)
     seen = visible(sessions) if visible is not None else None
     if seen is None:
         hits, has_next = index.search(query, session=session, page=page)

@@ -9,15 +9,20 @@ from being even looked at):
 
 - the listing (pi's SessionInfo fields, docs/format.md §10) re-reads only files whose (device, inode,
   size, mtime) changed since the last listing, and reads only what it shows (``listing``); a file that
-  failed is remembered the same way. Given a cache folder, the listing is also remembered between
-  processes (``listcache``), so that a restart reads only the files that changed meanwhile;
+  failed is remembered the same way;
+- the header index: each file's header facts (its session id and ``parentSession``), or why it is no
+  session. Headers never change once written, so a file's header is read at most once per file
+  (device and inode), and never further than its first 64 KiB (``store.HEADER_LIMIT``); the listing
+  fills it as it reads. A session page's lineage reads only the headers of files it has never seen: a
+  file that was no session is looked at again by the listing, once it changed, not by every page.
+  Given a cache folder, the listing and the header index are remembered between processes
+  (``listcache``), failures included, so that a restart reads only the files that changed meanwhile;
 - a session is found by its id from file names (``<ts>_<id>.jsonl``), so opening one session reads
-  no other file; only an id that no file name carries makes the catalog read headers;
-- lineage (which file was forked from which) comes from headers' ``parentSession``, and headers never
-  change once written: it is rebuilt only when a file is added or removed, which a folder's mtime
-  tells, and then reads only the headers of files it has not seen. Parents are matched by path, then
-  by file name (the name carries the session id), so a sessions folder copied from elsewhere still
-  nests its forks;
+  no other file; only an id that no file name carries makes the catalog consult every header;
+- lineage (which file was forked from which) comes from the header index's ``parentSession``: it is
+  rebuilt only when a file is added or removed (which a folder's mtime tells) or a header learned
+  differs. Parents are matched by path, then by file name (the name carries the session id), so a
+  sessions folder copied from elsewhere still nests its forks;
 - with ``watch`` on a local filesystem, the files' stats themselves: inotify tells which names changed
   since the last look (``changes``), so only those are looked at again, and an unchanged folder of
   thousands of sessions lists without a single ``stat``. Symbolic links are looked at every time (what
@@ -38,7 +43,7 @@ from typing import Any
 from .changes import FolderChanges, sees_every_change
 from .errors import NotASession, SessionError
 from .index import MAX_LINE_BYTES
-from .listcache import ListingCache
+from .listcache import Header, Known, ListingCache
 from .listing import NO_MESSAGES, URL_SAFE_ID, SessionInfo, read_info, session_info
 from .store import SessionFile, file_kind, read_header
 
@@ -62,14 +67,6 @@ class UnknownSession(SessionError):
     """No session with that id."""
 
 
-@dataclass(frozen=True)
-class _Header:
-    """What lineage and lookups need of a header (which never changes once written)."""
-
-    id: str
-    parent: str | None
-
-
 Stamp = tuple[int, int, int, int]  # device, inode, size, mtime: a file unchanged since it was read
 
 
@@ -79,10 +76,11 @@ def _stamp(st: os.stat_result) -> Stamp:
 
 @dataclass
 class _Folder:
-    """The headers of every session file and who was forked from whom, as of ``key``."""
+    """The headers of every session file and who was forked from whom, as of ``key`` (the folders'
+    mtimes, and the header index's version)."""
 
-    key: tuple[tuple[str, int], ...]
-    headers: dict[str, _Header]
+    key: tuple[tuple[tuple[str, int], ...], int]
+    headers: dict[str, Header]
     parents: dict[str, str]
     forks: dict[str, list[str]]
 
@@ -109,7 +107,9 @@ class Catalog:
         self._cached: set[str] | None = None  # the files the cache holds (None: not loaded yet)
         self._infos: dict[str, tuple[Stamp, SessionInfo]] = {}  # the listing, by path
         self._failures: dict[str, tuple[Stamp, str]] = {}  # files that are no readable session, and why
-        self._headers: dict[str, tuple[Stamp, _Header | str]] = {}
+        self._headers: dict[str, tuple[Stamp, Header | str]] = {}  # the header index
+        self._headers_version = 0  # grows whenever the header index learns something new
+        self._unsaved: dict[str, tuple[Stamp, Known]] = {}  # learned, not in the cache folder yet
         self._folder: _Folder | None = None
         self._located: dict[str, str] = {}
         self._changes = FolderChanges.open() if watch and sees_every_change(self.root) else None
@@ -200,13 +200,11 @@ class Catalog:
         generation, last = self._generation, self._listed
         if last is not None and last[0] == generation and self._changes is not None:
             return list(last[1])  # no file changed since the last listing
+        self._remember()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
-        read: dict[str, tuple[Stamp, SessionInfo]] = {}
+        read: dict[str, tuple[Stamp, Known]] = {}
         infos, failures = self._infos, self._failures
-        if self._cache is not None and self._cached is None:  # the first listing of this process
-            infos = {**self._cache.load(), **infos}
-            self._cached = set(infos)
         for path, st in files:
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             cached = infos.get(path)
@@ -214,21 +212,68 @@ class Catalog:
                 listed[path] = cached
                 continue
             failure = failures.get(path)
-            result = failure[1] if failure is not None and failure[0] == stamp else self._read_info(path)
+            if failure is not None and failure[0] == stamp:
+                result: SessionInfo | str = failure[1]
+            else:
+                result = self._read_info(path)
+                read[path] = (stamp, result)
+                self._learn(path, stamp, result if isinstance(result, str) else _header_of(result))
             if isinstance(result, str):
                 failed[path] = (stamp, result)
                 problems[Path(path)] = result
             else:
-                listed[path] = read[path] = (stamp, result)
+                listed[path] = (stamp, result)
         with self._lock:
             self._infos, self._failures = listed, failed
             self.problems = problems
-        if self._cache is not None and (read or self._cached != listed.keys()):
-            self._cache.save(read, self._cached - listed.keys() if self._cached else ())
-            self._cached = set(listed)
+        self._save(read, {path for path, _ in files})
         ordered = sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
         self._listed = (generation, ordered)
         return list(ordered)
+
+    def _remember(self) -> None:
+        """Load what the cache folder remembers of the files, once per catalog (the first listing or
+        lookup): the listing, the failures and the header index, as any process last saw them."""
+        if self._cache is None or self._cached is not None:
+            return
+        remembered = self._cache.load()
+        with self._lock:
+            if self._cached is not None:
+                return
+            for path, (stamp, known) in remembered.items():
+                if isinstance(known, SessionInfo):
+                    self._infos.setdefault(path, (stamp, known))
+                elif isinstance(known, str):
+                    self._failures.setdefault(path, (stamp, known))
+                found = _header_of(known) if isinstance(known, SessionInfo) else known
+                self._headers.setdefault(path, (stamp, found))
+            self._headers_version += 1
+            self._cached = set(remembered)
+
+    def _save(self, changed: dict[str, tuple[Stamp, Known]], present: set[str] | None) -> None:
+        """Remember ``changed`` in the cache folder, and forget the files no longer ``present`` (None:
+        not known here)."""
+        if self._cache is None or self._cached is None:
+            return
+        with self._lock:
+            changed, self._unsaved = {**self._unsaved, **changed}, {}
+        gone = self._cached - present if present is not None else set()
+        if changed or gone:
+            self._cache.save(changed, gone)
+            self._cached = (self._cached | changed.keys()) - gone
+
+    def _learn(self, path: str, stamp: Stamp, found: Header | str) -> None:
+        """Note a file's header facts (or why it is no session) in the header index; a failure is the
+        listing's too, until the file changes (a file without a readable header lists as nothing)."""
+        with self._lock:
+            known = self._headers.get(path)
+            self._headers[path] = (stamp, found)
+            if known is None or known[1] != found:
+                self._headers_version += 1
+                if self._cache is not None:
+                    self._unsaved[path] = (stamp, found)
+            if isinstance(found, str):
+                self._failures[path] = (stamp, found)
 
     def _read_info(self, path: str) -> SessionInfo | str:
         """A file's SessionInfo, or what is wrong with it."""
@@ -247,6 +292,7 @@ class Catalog:
         info = session_info(SessionFile.open(key, max_line_bytes=self.max_line_bytes))
         with self._lock:
             self._infos[key] = (stamp, info)
+        self._learn(key, stamp, _header_of(info))
         return info
 
     # ------------------------------------------------------------------ finding a session
@@ -258,94 +304,130 @@ class Catalog:
         A file named for the id that is no readable session raises NotASession with the reason, so the
         user learns why it does not open instead of seeing "not found"."""
         known = self._located.get(session_id)
-        if known is not None and self._header_of(known) == session_id:
+        if known is not None and self._id_in(known) == session_id:
             return Path(known)
         matches, failures = self._matching(session_id, prefix=False)
         if len(matches) > 1:
-            raise AmbiguousId(f"{len(matches)} files hold session {session_id!r}: {', '.join(sorted(matches))}")
+            names = ", ".join(sorted(os.path.basename(path) for path in matches))
+            raise AmbiguousId(f"{len(matches)} files hold session {session_id!r}: {names}")
         if not matches:
             if failures:
                 raise NotASession(failures[0])
-            raise UnknownSession(f"no session with id {session_id!r} under {self.root}")
+            raise UnknownSession(f"no session with id {session_id!r}")  # no path: pages show this
         (path,) = matches
         self._located[session_id] = path
         return Path(path)
 
     def find(self, id_or_prefix: str) -> SessionInfo:
-        """A session by id, else by a unique id prefix (pi's ``--session <id>``), opening only the one found."""
-        matches, _ = self._matching(id_or_prefix, prefix=True)
+        """A session by id, else by a unique id prefix (pi's ``--session <id>``), opening only the one
+        found; NotASession with the reason when only files named for it that are no sessions match."""
+        matches, failures = self._matching(id_or_prefix, prefix=True)
         exact = [path for path, session_id in matches.items() if session_id == id_or_prefix]
         found = exact or list(matches)
         if not found:
-            raise UnknownSession(f"no session with id {id_or_prefix!r} under {self.root}")
+            if failures:
+                raise NotASession(failures[0])
+            raise UnknownSession(f"no session with id {id_or_prefix!r}")
         if len(found) > 1:
             ids = sorted(matches[path] for path in found)
             raise AmbiguousId(f"{id_or_prefix!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
         return self.info(found[0])
 
-    def _matching(self, wanted: str, *, prefix: bool) -> tuple[dict[str, str], list[str]]:
-        """Files whose header id is ``wanted`` (or starts with it): first among files named for it, then,
-        when none is, among every file's header. Also what is wrong with files named for it."""
+    def matching(self, prefix: str, keep: Callable[[str, str], bool]) -> dict[str, str]:
+        """``{path: session id}`` of the sessions whose id starts with ``prefix`` that ``keep(path, id)``
+        accepts (what one person may see, say): among files named for it first, else in the header
+        index; no file is read but those named for it, and headers not seen yet."""
+        return self._matching(prefix, prefix=True, keep=keep)[0]
+
+    def _matching(
+        self, wanted: str, *, prefix: bool, keep: Callable[[str, str], bool] | None = None
+    ) -> tuple[dict[str, str], list[str]]:
+        """Files whose header id is ``wanted`` (or starts with it) that ``keep`` accepts: first among
+        files named for it, then, when none is, among every file's header. Also what is wrong with
+        files named for it."""
         matches: dict[str, str] = {}
-        failures: list[str] = []
-        files, _ = self._scan()
+        files, odd = self._scan()
+        failures = [f"{path.name}: {reason}" for path, reason in odd.items() if _named(path.name, wanted, prefix)]
         for path, st in files:
-            named = Path(path).stem.partition("_")[2]
-            if named.startswith(wanted) if prefix else named == wanted:
+            if _named(os.path.basename(path), wanted, prefix):
                 header = self._header(path, st)
                 if isinstance(header, str):
                     failures.append(f"{os.path.basename(path)}: {header}")
-                elif header.id.startswith(wanted) if prefix else header.id == wanted:
+                elif (header.id.startswith(wanted) if prefix else header.id == wanted) and (
+                    keep is None or keep(path, header.id)
+                ):
                     matches[path] = header.id
         if not matches:
-            for path, header in self._folder_now().headers.items():
-                if header.id.startswith(wanted) if prefix else header.id == wanted:
+            for path, header in self._lineage().headers.items():
+                if (header.id.startswith(wanted) if prefix else header.id == wanted) and (
+                    keep is None or keep(path, header.id)
+                ):
                     matches[path] = header.id
         return matches, failures
 
-    def _header_of(self, path: str) -> str | None:
+    def _id_in(self, path: str) -> str | None:
         """The session id in a file's header (None when it is gone or no session)."""
         try:
             header = self._header(path, os.stat(path))
         except OSError:
             return None
-        return header.id if isinstance(header, _Header) else None
+        return header.id if isinstance(header, Header) else None
 
-    def _header(self, path: str, st: os.stat_result) -> _Header | str:
-        """A file's header facts, read once per inode (a failure: once per change of the file)."""
+    def _header(self, path: str, st: os.stat_result) -> Header | str:
+        """A file named for an id: its header facts, read once per file (a failure: once per change)."""
+        self._remember()
         stamp = _stamp(st)
         cached = self._headers.get(path)
         if cached is not None and (
-            cached[0] == stamp or (isinstance(cached[1], _Header) and cached[0][:2] == stamp[:2])
+            cached[0] == stamp or (isinstance(cached[1], Header) and cached[0][:2] == stamp[:2])
         ):
             return cached[1]
-        result: _Header | str
+        found = self._read_header(path)
+        self._learn(path, stamp, found)
+        self._save({path: (stamp, found)}, None)
+        return found
+
+    def _read_header(self, path: str) -> Header | str:
+        """A file's header facts, or why it is no session (reading at most its first 64 KiB)."""
         try:
             header = read_header(path, max_line_bytes=self.max_line_bytes)
-            parent = header.get("parentSession")
-            result = _Header(header["id"], parent if isinstance(parent, str) else None)
         except Exception as error:  # one file must never break the lookup of another
-            result = _reason(path, error)
-        with self._lock:
-            self._headers[path] = (stamp, result)
-        return result
+            return _reason(path, error)
+        parent = header.get("parentSession")
+        return Header(header["id"], parent if isinstance(parent, str) else None)
 
     # ------------------------------------------------------------------ lineage
 
-    def _folder_now(self) -> _Folder:
-        """Every file's header and the lineage between them, rebuilt only when a folder's listing
-        changed (a file added, removed or renamed changes its folder's mtime)."""
-        key = tuple((folder, _mtime(folder)) for folder in self._folders())
-        folder = self._folder
-        if folder is not None and folder.key == key:
-            return folder
+    def _lineage(self) -> _Folder:
+        """Every session file's header and the lineage between them, rebuilt only when a folder's
+        listing changed (a file added, removed or renamed changes its folder's mtime) or the header
+        index learned something. Only headers of files never seen are read: a file seen before keeps
+        what was learned of it while it is the same file (device, inode), even one that was no session
+        then (the listing looks at that again once it changed)."""
+        self._remember()
+        folders = tuple((folder, _mtime(folder)) for folder in self._folders())
+        known = self._folder
+        if known is not None and known.key == (folders, self._headers_version):
+            return known
         files, _ = self._scan()
-        headers = {path: header for path, st in files if isinstance(header := self._header(path, st), _Header)}
+        learned: dict[str, tuple[Stamp, Known]] = {}
+        for path, st in files:
+            cached = self._headers.get(path)
+            if cached is None or cached[0][:2] != (st.st_dev, st.st_ino):
+                stamp = _stamp(st)
+                found = learned[path] = (stamp, self._read_header(path))
+                self._learn(path, *found)
+        present = {path for path, _ in files}
+        with self._lock:
+            self._headers = {path: known for path, known in self._headers.items() if path in present}
+            version = self._headers_version
+        self._save(learned, present)
+        headers = {path: found for path, (_, found) in self._headers.items() if isinstance(found, Header)}
         parents = _link((path, header.parent) for path, header in headers.items())
         forks: dict[str, list[str]] = {}
         for child, parent in parents.items():
             forks.setdefault(parent, []).append(child)
-        folder = self._folder = _Folder(key, headers, parents, forks)
+        folder = self._folder = _Folder((folders, version), headers, parents, forks)
         return folder
 
     def parent_of(self, info: SessionInfo, infos: list[SessionInfo] | None = None) -> SessionInfo | None:
@@ -355,14 +437,15 @@ class Catalog:
             return None
         if infos is not None:
             return _lineage(infos).parents.get(info.path)
-        parent = self._folder_now().parents.get(str(info.path))
+        parent = self._lineage().parents.get(str(info.path))
         return None if parent is None else self._info_or_none(parent)
 
     def forks_of(self, info: SessionInfo, infos: list[SessionInfo] | None = None) -> list[SessionInfo]:
-        """Sessions forked from this one, most recent first (``infos`` as for ``parent_of``)."""
+        """Sessions forked from this one, most recent first (``infos`` as for ``parent_of``); without
+        ``infos``, only the forks' files are read."""
         if infos is not None:
             return _lineage(infos).forks.get(info.path, [])
-        paths = self._folder_now().forks.get(str(info.path), [])
+        paths = self._lineage().forks.get(str(info.path), [])
         forks = [fork for fork in map(self._info_or_none, paths) if fork is not None]
         return sorted(forks, key=lambda fork: fork.modified_ms, reverse=True)
 
@@ -530,6 +613,16 @@ def _link(files: Iterable[tuple[str, str | None]]) -> dict[str, str]:
             seen.add(node)
             node = parents.get(node)
     return parents
+
+
+def _named(name: str, wanted: str, prefix: bool) -> bool:
+    """Whether a file name (``<timestamp>_<id>.jsonl``) carries the id ``wanted`` (or one it starts)."""
+    named = name.removesuffix(".jsonl").partition("_")[2]
+    return named.startswith(wanted) if prefix else named == wanted
+
+
+def _header_of(info: SessionInfo) -> Header:
+    return Header(info.id, info.parent_session_path)
 
 
 def _reason(path: str, error: Exception) -> str:

@@ -74,8 +74,8 @@ def dump_line(obj: Mapping[str, Any]) -> bytes:
 def dump_json(value: Any) -> bytes:
     """Compact JSON of a decoded value, at any depth, with any string.
 
-    orjson writes 254 levels at most, but reads 1024, and ``JSON.parse`` reads deeper still: an entry
-    pitree reads may hold more levels than orjson writes. Those go through an explicit-stack writer
+    orjson writes 254 levels at most, but reads 1024 (``lines.MAX_DEPTH``): an entry pitree reads may
+    hold more levels than orjson writes. Those go through an explicit-stack writer
     (orjson still writes every scalar), so copying, inspecting or measuring such an entry never fails.
     The same writer puts U+FFFD for lone surrogates, which no UTF-8 file can hold: Python gives them to
     file names that are not UTF-8 (a fork's ``parentSession``), as Node gives U+FFFD to pi."""

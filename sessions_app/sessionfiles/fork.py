@@ -47,8 +47,8 @@ def create_session(root: Path, cwd: str, *, name: str | None = None, fsync: bool
     if name and E.clean_session_name(name):
         lines.append(E.session_info(name).build(E.new_entry_id(()), None, header["timestamp"]))
     path = _new_path(root / encode_cwd(cwd), header)
-    create_file(path, lines, fsync=fsync)
-    return SessionFile.open(path, fsync=fsync)
+    create_file(path, lines, fsync=fsync, within=root)
+    return SessionFile.open(path, fsync=fsync, within=root)
 
 
 def fork_session(
@@ -89,10 +89,11 @@ def fork_session(
             previous = label["id"]
 
     cwd, folder = (source.cwd, source.path.parent) if into is None else (into[1], into[0] / encode_cwd(into[1]))
+    within = source.within if into is None else into[0]
     header = _header(cwd, str(source.path.absolute()))
     new_path = _new_path(folder, header)
-    create_file(new_path, [header, *kept], fsync=fsync)
-    return SessionFile.open(new_path, fsync=fsync)
+    create_file(new_path, [header, *kept], fsync=fsync, within=within)
+    return SessionFile.open(new_path, fsync=fsync, within=within)
 
 
 def fork_point(fork: SessionFile, source: SessionFile) -> str | None:

@@ -52,13 +52,16 @@ from .entries import clip
 from .instants import MAX_MS, iso_to_ms, js_date_ms
 from .lines import (
     DECODE_ERRORS,
+    MAX_DEPTH,
     UNSET,
     BadLine,
     Head,
     OddParentHead,
     decode_head,
     decode_known_head,
+    fast_path_may_nest_deeper,
     header_of,
+    nested_too_deeply,
     parse_value,
     read_head,
 )
@@ -284,14 +287,18 @@ def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, 
     then takes them one by one).
 
     "Ordinary" is what the typed head decoder accepts (a string ``type``, id, parentId, timestamp and
-    role), within the length limit, and not a second header. The caller checks what depends on the
-    rest of the file: valid UTF-8 (per chunk), the version, ids seen before. ``strings`` gives every
+    role), within the length limit, nested no deeper than ``MAX_DEPTH``, and not a second header. The
+    caller checks what depends on the rest of the file: valid UTF-8 (per chunk), the version, ids seen
+    before. ``strings`` gives every
     type and role one string object (``setdefault``) when they are not among those pi writes; None
     leaves them as decoded (for a caller that keeps none of them).
     """
     lengths = list(map(len, lines))
-    if max(lengths) > max_line_bytes:
+    longest = max(lengths)
+    if longest > max_line_bytes:
         return None
+    if longest > 2 * MAX_DEPTH and fast_path_may_nest_deeper() and any(map(nested_too_deeply, lines)):
+        return None  # a line only the careful path refuses (``lines.fast_path_may_nest_deeper``)
     try:
         heads: list[Head] = list(map(decode_known_head, lines))
         types = list(map(_TYPE, heads))
@@ -568,6 +575,9 @@ class IndexBuilder:
         try:
             head = decode_head(line)
         except DECODE_ERRORS:
+            self._unusual_line(line, None, offset, length)
+            return
+        if length > 2 * MAX_DEPTH and fast_path_may_nest_deeper() and nested_too_deeply(line):
             self._unusual_line(line, None, offset, length)
             return
         if head.id is None or head.type in _SPECIAL_TYPES or head.id in self.by_id:

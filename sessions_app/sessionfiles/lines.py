@@ -8,15 +8,16 @@ which also yields the reason a bad line is reported with.
 ``loads_line`` is the one judge of what a line holds: the index's slow path and the store's entry
 decoder both call it, so a line is an entry for both or skipped by both. The fast Struct accepts a
 subset of what it accepts: whatever is valid JSON (it skips unknown keys without checking that their
-numbers fit a double, and ``loads_line`` reads those; it gives up on nesting where the interpreter's
-recursion budget ends, and ``loads_line`` reads any depth).
+numbers fit a double, and ``loads_line`` reads those), nested no deeper than ``MAX_DEPTH`` (msgspec
+gives up where the interpreter's recursion budget ends; where that budget may be larger than
+``MAX_DEPTH``, a line it accepts is checked with ``nested_too_deeply``, see ``fast_path_may_nest_deeper``).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
+import sys
+from itertools import accumulate
 from typing import Any, Literal
 
 import msgspec
@@ -101,7 +102,7 @@ class KnownHead(Head, gc=False):
 decode_head = msgspec.json.Decoder(Head).decode
 decode_known_head = msgspec.json.Decoder(KnownHead).decode
 # msgspec raises RecursionError, not DecodeError, on deeply nested input: such a line is decoded the
-# slow way (``loads_line`` reads any depth).
+# slow way (``loads_line`` says whether it is nested too deeply).
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
@@ -145,9 +146,12 @@ class BadLine(Exception):
 def read_head(line: bytes | memoryview) -> Head:
     """Read an entry line's head, or raise BadLine. A header line raises BadLine too (callers check first)."""
     try:
-        return decode_head(line)
+        head = decode_head(line)
     except DECODE_ERRORS:
         return _slow_head(line)
+    if fast_path_may_nest_deeper() and nested_too_deeply(line):
+        return _slow_head(line)  # which refuses it, as the decoder does
+    return head
 
 
 def parse_value(line: bytes | memoryview) -> Any:
@@ -161,12 +165,12 @@ def parse_value(line: bytes | memoryview) -> Any:
 def loads_line(raw: bytes) -> Any:
     """The JSON value of a line, or BadLine: orjson, and what ``JSON.parse`` reads beyond it.
 
-    orjson refuses three things pi's ``JSON.parse`` reads. A string with a lone surrogate escape
-    (``"\\ud83d"``: pi's ``JSON.stringify`` writes one when a text was cut inside an emoji) gets U+FFFD
-    in its place; a number beyond a double's range (``1e400``) becomes null, which is what
-    ``JSON.stringify`` writes for the Infinity pi would read; and nesting deeper than orjson's 1024
-    levels is read by an explicit-stack parser. So every valid JSON line is read, whatever the
-    interpreter's recursion limit (which decides how deep msgspec's Struct decoder goes).
+    orjson refuses two things pi's ``JSON.parse`` reads, and pitree reads them too: a string with a
+    lone surrogate escape (``"\\ud83d"``: pi's ``JSON.stringify`` writes one when a text was cut inside
+    an emoji) gets U+FFFD in its place, and a number beyond a double's range (``1e400``) becomes null,
+    which is what ``JSON.stringify`` writes for the Infinity pi would read. Nesting deeper than
+    ``MAX_DEPTH`` (orjson's own limit) is refused as "nested too deeply": building such a value costs
+    memory and time without bound (an 8 MB line of ``[`` took 6.6 s and 700 MB), and pi writes none.
     """
     try:
         return orjson.loads(raw)
@@ -178,18 +182,20 @@ def loads_line(raw: bytes) -> Any:
         raise BadLine("not valid UTF-8") from None
     if text.startswith("\ufeff"):
         raise BadLine("not valid JSON (starts with a byte order mark)")
+    if nested_too_deeply(raw):
+        raise BadLine(f"nested too deeply (more than {MAX_DEPTH:,} levels)")
     repaired = _TOKEN.sub(_repair, text)
     if repaired != text:
         try:
             return orjson.loads(repaired)
         except orjson.JSONDecodeError:
             pass
-    if repaired.count("[") + repaired.count("{") > _ORJSON_DEPTH:
-        return _loads_deep(repaired)
     raise BadLine("not valid JSON")
 
 
-_ORJSON_DEPTH = 1024
+MAX_DEPTH = 1024
+"""The deepest nesting of arrays and objects a line may hold: orjson's limit, so that orjson alone
+decides every line; ``nested_too_deeply`` says the same of any line without decoding it."""
 # A JSON string, or a number outside strings (the alternation consumes whole strings first).
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?', re.DOTALL)
 # Inside a string: a surrogate pair, a lone surrogate escape, or any other escape (so ``\\\\`` is one unit).
@@ -205,88 +211,39 @@ def _repair(match: re.Match[str]) -> str:
     return "null" if float(token) in (float("inf"), float("-inf")) else token
 
 
-_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-_SPACE = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
-_KEY_END = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
-_LITERALS = {"true": True, "false": False, "null": None}
-_INT64 = range(-(2**63), 2**64)  # orjson's integers; a larger one is a double, as in JS
+_STRING_BYTES = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_STEP = tuple(1 if byte in b"[{" else -1 for byte in range(256))  # only brackets are left to step on
+_DEPTH_RUN = 1 << 16
 
 
-def _loads_deep(text: str) -> Any:
-    """One JSON value at any depth, with an explicit stack (``text`` already repaired, see above)."""
-    stack: list[tuple[list[Any] | dict[str, Any], str | None]] = []  # open containers, each with its pending key
-    pos = _SPACE.match(text).end()  # type: ignore[union-attr]
-    while True:
-        opener = text[pos : pos + 1]
-        value: Any
-        if opener in ("[", "{"):
-            container: list[Any] | dict[str, Any] = [] if opener == "[" else {}
-            pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
-            if text[pos : pos + 1] != ("]" if opener == "[" else "}"):
-                key = None
-                if opener == "{":
-                    key, pos = _key(text, pos)
-                stack.append((container, key))
-                continue  # its first member is the next value
-            value, pos = container, pos + 1
-        elif opener == '"':
-            value, pos = _string(text, pos + 1)
-        else:
-            match = _SCALAR.match(text, pos)
-            if match is None:
-                raise BadLine("not valid JSON")
-            value, pos = _scalar(match.group()), match.end()
-        # Put the value into its container; close every container that ends here.
-        while True:
-            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
-            if not stack:
-                if pos != len(text):
-                    raise BadLine("not valid JSON")
-                return value
-            container, key = stack[-1]
-            if key is None:
-                container.append(value)  # type: ignore[union-attr]
-            else:
-                container[key] = value  # type: ignore[call-overload]
-            closer = "]" if isinstance(container, list) else "}"
-            separator = text[pos : pos + 1]
-            if separator == ",":
-                pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
-                if isinstance(container, dict):
-                    key, pos = _key(text, pos)
-                    stack[-1] = (container, key)
-                break
-            if separator != closer:
-                raise BadLine("not valid JSON")
-            stack.pop()
-            value, pos = container, pos + 1
+def nested_too_deeply(line: bytes | memoryview) -> bool:
+    """Whether arrays and objects nest more than ``MAX_DEPTH`` levels in ``line`` (brackets inside
+    strings do not count). A line needs two bytes per level, so a short one is answered at once; a
+    long one is scanned only when it has enough opening brackets, and the scan stops at the first
+    level too deep."""
+    if len(line) <= 2 * MAX_DEPTH:
+        return False
+    raw = bytes(line)
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    brackets = _STRING_BYTES.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = 0
+    for start in range(0, len(brackets), _DEPTH_RUN):
+        steps = map(_STEP.__getitem__, brackets[start : start + _DEPTH_RUN])
+        levels = list(accumulate(steps, initial=depth))
+        if max(levels) > MAX_DEPTH:
+            return True
+        depth = levels[-1]
+    return False
 
 
-def _string(text: str, start: int) -> tuple[str, int]:
-    try:
-        return _scanstring(text, start)
-    except json.JSONDecodeError:
-        raise BadLine("not valid JSON") from None
-
-
-def _key(text: str, pos: int) -> tuple[str, int]:
-    if text[pos : pos + 1] != '"':
-        raise BadLine("not valid JSON")
-    key, pos = _string(text, pos + 1)
-    colon = _KEY_END.match(text, pos)
-    if colon is None:
-        raise BadLine("not valid JSON")
-    return key, colon.end()
-
-
-def _scalar(token: str) -> Any:
-    if token in _LITERALS:
-        return _LITERALS[token]
-    if "." in token or "e" in token or "E" in token:
-        return float(token)
-    number = int(token)
-    return number if number in _INT64 else float(number)
+def fast_path_may_nest_deeper() -> bool:
+    """Whether msgspec's Struct decoders may accept a line deeper than ``MAX_DEPTH``: they nest as deep
+    as the interpreter lets C code recurse, which on CPython 3.11 is the recursion limit (1,000 unless
+    raised: Hypothesis raises it while it runs a test) and on later versions a larger C limit. Where
+    they may, a line they accept is checked with ``nested_too_deeply`` before it counts as an entry."""
+    return sys.version_info >= (3, 12) or sys.getrecursionlimit() > MAX_DEPTH
 
 
 def _slow_head(line: bytes | memoryview) -> Head:

@@ -1,8 +1,10 @@
-"""The session list remembered between processes: each file's SessionInfo as of its (device, inode,
-size, mtime), in a small SQLite file under a cache folder the caller chooses.
+"""The session list remembered between processes: what each file was as of its (device, inode, size,
+mtime) — its SessionInfo, or only its header's facts (read for lineage, not listed yet), or why it is
+no session — in a small SQLite file under a cache folder the caller chooses.
 
-Without it, a restart reads every file of the sessions folder again (3,000 sessions: 90 MB). With it, a
-restart reads only the files that changed since any process last listed them. It is a cache and never
+Without it, a restart reads every file of the sessions folder again (3,000 sessions: 90 MB), and a
+session page's lineage every header. With it, a restart reads only the files that changed since any
+process last listed them, and a file that is no session is not read again while it stays the same. It is a cache and never
 the only copy: a file whose stamp differs is read again, rows of files that are gone are dropped, and
 deleting the database (or finding it damaged, which deletes it) loses nothing. Every failure to read
 or write it is silent; the listing then reads the files, as without a cache.
@@ -21,17 +23,29 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 from .listing import SessionInfo
 
 FILE_NAME = "listing.sqlite3"
-SCHEMA = 1
+SCHEMA = 2
 """Bump when SessionInfo's fields, or what a file lists as, change: older rows are then dropped."""
 TIMEOUT_S = 5.0
 
 Stamp = tuple[int, int, int, int]  # device, inode, size, mtime: a file unchanged since it was read
+
+
+class Header(NamedTuple):
+    """What lineage and lookups need of a header (which never changes once written)."""
+
+    id: str
+    parent: str | None
+
+
+Known = SessionInfo | Header | str
+"""What is remembered of a file: its listing, its header alone, or why it is no session."""
 
 _TABLE = """CREATE TABLE IF NOT EXISTS sessions (
     root BLOB NOT NULL,
@@ -53,8 +67,8 @@ class ListingCache:
         self._prefix = os.path.join(self._root, "")  # what every listed path starts with
         self._key = (os.fsencode(os.path.abspath(root)), max_line_bytes)
 
-    def load(self) -> dict[str, tuple[Stamp, SessionInfo]]:
-        """What was listed of each file the last time, by path as the catalog spells it; empty when
+    def load(self) -> dict[str, tuple[Stamp, Known]]:
+        """What was known of each file the last time, by path as the catalog spells it; empty when
         there is no cache or it cannot be read."""
         try:
             with self._connect() as db:
@@ -67,13 +81,13 @@ class ListingCache:
         for name, stamp, info in rows:
             path = os.path.join(self._root, os.fsdecode(name))
             try:
-                found[path] = (_stamp(stamp), _info(path, info))
+                found[path] = (_stamp(stamp), _known(path, info))
             except (ValueError, TypeError):  # a row this code did not write: read the file again
                 continue
         return found
 
-    def save(self, changed: dict[str, tuple[Stamp, SessionInfo]], gone: Iterable[str]) -> None:
-        """Remember ``changed`` (files read by a listing) and forget the files that are ``gone``."""
+    def save(self, changed: dict[str, tuple[Stamp, Known]], gone: Iterable[str]) -> None:
+        """Remember ``changed`` (files read since) and forget the files that are ``gone``."""
         rows = []
         for path, (stamp, info) in changed.items():
             try:
@@ -145,7 +159,12 @@ def _stamp(text: str) -> Stamp:
     return device, inode, size, mtime
 
 
-def _encode(info: SessionInfo) -> bytes:
+def _encode(known: Known) -> bytes:
+    if isinstance(known, str):
+        return orjson.dumps({"failure": known})
+    if isinstance(known, Header):
+        return orjson.dumps({"header": list(known)})
+    info = known
     return orjson.dumps(
         [
             info.id,
@@ -162,8 +181,18 @@ def _encode(info: SessionInfo) -> bytes:
     )
 
 
-def _info(path: str, data: bytes) -> SessionInfo:
+def _known(path: str, data: bytes) -> Known:
     fields = orjson.loads(data)
+    if isinstance(fields, dict):
+        if isinstance(fields.get("failure"), str):
+            return str(fields["failure"])
+        header = fields.get("header")
+        if not isinstance(header, list) or len(header) != 2:
+            raise ValueError("not a row this code wrote")
+        session, parent = header
+        if not isinstance(session, str) or not isinstance(parent, str | None):
+            raise ValueError("not a header this code wrote")
+        return Header(session, parent)
     session_id, cwd, name, parent, created, modified_ms, count, first, labels, version = fields
     return SessionInfo(
         path=Path(path),

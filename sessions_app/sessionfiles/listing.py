@@ -30,7 +30,7 @@ from .index import (
 )
 from .instants import format_iso, iso_to_ms
 from .lines import BadLine, header_of, loads_line
-from .store import LongLine, SessionFile, open_regular, read_chunks
+from .store import HEADER_LIMIT, LongLine, SessionFile, open_regular, read_chunks
 
 NO_MESSAGES = "(no messages)"
 
@@ -122,6 +122,8 @@ class _Facts:
         self.message_count = 0
         self.first_message: str | None = None
         self.labels: dict[str, str] = {}  # target id -> label, in the order the index keeps them
+        self.ids: set[str] = set()  # every entry id read, to tell a reused one
+        self.rows = 0
 
     def add(self, chunk: Chunk, lines: list[memoryview]) -> None:
         """A chunk of ordinary entries, as the index would take them (``IndexBuilder._read_bulk``)."""
@@ -152,21 +154,36 @@ class _Facts:
 
 def _scan(fd: int, size: int, max_line_bytes: int, source: str) -> _Facts | None:
     """The listing facts of a file whose every line is one the index reads in bulk; None as soon as
-    one is not."""
+    one is not. The first ``HEADER_LIMIT`` bytes are read first, and must hold the header, as for
+    ``SessionFile``: a file that is no session is not read any further."""
     facts = _Facts()
-    ids: set[str] = set()
-    rows = 0
-    for piece in read_chunks(fd, 0, size, max_line_bytes):
+    head = min(size, HEADER_LIMIT)
+    offset = _scan_range(facts, fd, 0, head, head == size, max_line_bytes, source)
+    if offset is None or facts.header is None:
+        return None
+    if head < size and _scan_range(facts, fd, offset, size, True, max_line_bytes, source) is None:
+        return None
+    return facts
+
+
+def _scan_range(
+    facts: _Facts, fd: int, start: int, stop: int, at_eof: bool, max_line_bytes: int, source: str
+) -> int | None:
+    """Add the lines from ``start`` to ``stop`` to ``facts``; where the last whole line ends, or None as
+    soon as a line is not one the index reads in bulk (at ``at_eof``, an unterminated last line)."""
+    offset = start
+    for piece in read_chunks(fd, start, stop, max_line_bytes):
         if isinstance(piece, LongLine):
             return None
-        buf, _, end = piece
+        buf, base, end = piece
         if not end:
-            if buf.strip():
+            if buf.strip() and at_eof:
                 return None  # an unterminated last line (torn, or a header alone): the index decides
             break
         if not buf.isascii() and not is_utf8(memoryview(buf)[:end]):
             return None
         lines, _ = cut_lines(buf, 0, end)
+        offset = base + end
         if facts.header is None:
             if len(lines[0]) > max_line_bytes or not _read_header(facts, lines[0], source):
                 return None
@@ -176,12 +193,12 @@ def _scan(fd: int, size: int, max_line_bytes: int, source: str) -> _Facts | None
         chunk = read_chunk(lines, max_line_bytes, None)
         if chunk is None:
             return None
-        ids.update(chunk.ids)
-        rows += len(chunk.ids)
-        if len(ids) != rows:
+        facts.ids.update(chunk.ids)
+        facts.rows += len(chunk.ids)
+        if len(facts.ids) != facts.rows:
             return None  # a reused id: which line wins is the index's to say
         facts.add(chunk, lines)
-    return facts if facts.header is not None else None
+    return offset
 
 
 def _read_header(facts: _Facts, line: memoryview, source: str) -> bool:

@@ -11,6 +11,10 @@ whole by each refresh, so a reader that keeps ``index = session.index`` sees one
 long it walks. Refreshes take a lock of their own and appends another: a reader calling ``open`` waits
 at most for another thread's read of newly appended bytes, never for an append's ``flock`` or ``fsync``.
 
+A file reached through a link that leads out of the sessions folder (a file link, or a folder link on
+its way) is read-only when the folder is known (``within``): pitree writes nothing outside the sessions
+folder's real path (docs/format.md §9.2). The check is made on the descriptor about to be written.
+
 Only regular files are opened, without blocking (``O_NONBLOCK``, then ``S_ISREG`` on the descriptor):
 a FIFO or a device named ``*.jsonl`` would otherwise hang a reader or never end. A refresh reads up to
 the size the file had when it started, and no line is held in memory beyond ``max_line_bytes``.
@@ -46,6 +50,10 @@ from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
 
 _CHUNK = 1 << 18
+HEADER_LIMIT = 64 << 10
+"""The header line must end within a file's first 64 KiB (docs/format.md §8.1): pi's headers take a few
+hundred bytes, and so a file that is no session is refused after 64 KiB read, never after the whole
+file (a 100 MB file without a newline was read whole looking for its header)."""
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
 
 
@@ -115,8 +123,13 @@ def reopen_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.
 class SessionFile:
     """One session file: its index, decoded entries on demand, and appends."""
 
-    def __init__(self, path: Path, *, fsync: bool = True, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+    def __init__(
+        self, path: Path, *, fsync: bool = True, max_line_bytes: int = MAX_LINE_BYTES, within: Path | None = None
+    ) -> None:
+        """``within``: the sessions folder the file was found in; writes are refused when the file's real
+        path is outside it (None: no such check, for a file named by the caller)."""
         self.path = Path(path)
+        self.within = within
         self.fsync = fsync
         self.max_line_bytes = max_line_bytes
         self._read_lock = threading.Lock()  # one refresh at a time
@@ -129,21 +142,32 @@ class SessionFile:
     # ------------------------------------------------------------------ opening and refreshing
 
     @classmethod
-    def open(cls, path: Path | str, *, fsync: bool | None = None, max_line_bytes: int | None = None) -> SessionFile:
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        fsync: bool | None = None,
+        max_line_bytes: int | None = None,
+        within: Path | None = None,
+    ) -> SessionFile:
         """The cached SessionFile for ``path``, brought up to date (a re-open after one append parses one line).
 
-        ``fsync`` and ``max_line_bytes`` None keep the cached file's settings (the defaults for a new one)."""
-        return _cache.get(Path(path), fsync, max_line_bytes)
+        ``fsync`` and ``max_line_bytes`` None keep the cached file's settings (the defaults for a new one);
+        so does ``within`` (see ``__init__``), which once given stays."""
+        return _cache.get(Path(path), fsync, max_line_bytes, within)
 
     def _load(self) -> SessionIndex:
-        """Read the whole file into a new builder and publish it."""
+        """Read the whole file into a new builder and publish it: the first ``HEADER_LIMIT`` bytes, which
+        must hold the header, then the rest."""
         builder = IndexBuilder(str(self.path), max_line_bytes=self.max_line_bytes)
         fd, st = open_regular(self.path)
         try:
-            _read(fd, builder, st.st_size, at_eof=True)
+            head = min(st.st_size, HEADER_LIMIT)
+            _read(fd, builder, head, at_eof=head == st.st_size)
             if builder.header is None:
-                empty = "; the file is empty" if st.st_size == 0 else ""
-                raise NotASession(f"{self.path}: not a pi session (no session header{empty})")
+                raise NotASession(_no_header(self.path, st.st_size))
+            if head < st.st_size:
+                _read(fd, builder, st.st_size, at_eof=True)
             builder.commit()
             self._remember(fd, st, builder)
         finally:
@@ -226,6 +250,12 @@ class SessionFile:
     @property
     def leaf_id(self) -> str | None:
         return self.index.leaf_id
+
+    @property
+    def outside(self) -> bool:
+        """Whether the file is in the sessions folder only through a link that leads out of it, so
+        read-only (see ``within``)."""
+        return self.within is not None and leads_outside(self.path, self.within)
 
     def row_of(self, entry_id: str) -> int:
         """The row of a tree node, or EntryNotFound."""
@@ -381,6 +411,8 @@ class SessionFile:
         with self._write_lock:
             fd, _ = reopen_regular(self.path, os.O_RDWR | os.O_APPEND)
             try:
+                if self.within is not None and leads_outside(self.path, self.within, _real_path(fd, self.path)):
+                    raise ReadOnlySession(f"{self.path}: {OUTSIDE}; fork it to continue")
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
                     self.refresh()
@@ -474,16 +506,20 @@ def _read(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:
 
 
 def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> dict[str, Any]:
-    """A session file's header, reading no further than the line that holds it (headers never change,
-    so a folder's lineage and ids need no more); NotASession or UnsupportedFormat as for a full open."""
+    """A session file's header, reading no further than the line that holds it, and never beyond
+    ``HEADER_LIMIT`` (headers never change, so a folder's lineage and ids need no more); NotASession or
+    UnsupportedFormat as for a full open."""
     fd, st = open_regular(path)
     try:
         lineno = 0
-        for piece in read_chunks(fd, 0, st.st_size, max_line_bytes):
+        stop = min(st.st_size, HEADER_LIMIT)
+        for piece in read_chunks(fd, 0, stop, max_line_bytes):
             if isinstance(piece, LongLine):
                 lineno += piece.terminated
                 continue
             buf, _, end = piece
+            if not end and stop < st.st_size:
+                break  # a line cut at the limit: the header cannot be in it
             pos, end = 0, end or len(buf)
             while pos < end:
                 newline = buf.find(b"\n", pos, end)
@@ -500,7 +536,15 @@ def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> di
                     return header_of(value, str(path), lineno)
     finally:
         os.close(fd)
-    raise NotASession(f"{path}: not a pi session (no session header)")
+    raise NotASession(_no_header(path, st.st_size))
+
+
+def _no_header(path: Path | str, size: int) -> str:
+    if size == 0:
+        return f"{path}: not a pi session (no session header; the file is empty)"
+    if size > HEADER_LIMIT:
+        return f"{path}: not a pi session (no session header in its first {HEADER_LIMIT:,} bytes)"
+    return f"{path}: not a pi session (no session header)"
 
 
 def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:
@@ -515,13 +559,44 @@ def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:
         os.fdatasync(fd)
 
 
-def create_file(path: Path, lines: list[dict[str, Any]], *, fsync: bool = True) -> None:
+OUTSIDE = "a link to a file outside the sessions folder: read-only"
+
+
+def leads_outside(path: Path | str, root: Path | str, real: str | None = None) -> bool:
+    """Whether ``path``, inside the sessions folder ``root`` by its name, is outside it in fact: a link
+    to the file, or to a folder on its way, leads out of ``root``'s real path. ``real``: the path's real
+    path when known (an open descriptor's). A path outside ``root`` by name is the caller's own choice."""
+    name, base = os.path.abspath(path), os.path.abspath(root)
+    if os.path.commonpath([name, base]) != base:
+        return False
+    real_base = os.path.realpath(root)
+    return os.path.commonpath([real if real is not None else os.path.realpath(path), real_base]) != real_base
+
+
+def _real_path(fd: int, path: Path) -> str:
+    """Where an open descriptor's file really is (what is written to, whatever its path now names)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+
+
+def create_file(path: Path, lines: list[dict[str, Any]], *, fsync: bool = True, within: Path | None = None) -> None:
     """Write a new session file whole, refusing to replace an existing one (pi's exclusive create).
 
     With ``fsync`` the file survives a power cut once this returns: its data, its name in its folder,
-    and the names of any folders created for it (each in its own parent)."""
+    and the names of any folders created for it (each in its own parent). ``within``: the sessions
+    folder, outside whose real path nothing is created (a folder link leading out of it)."""
+    write_new(path, b"".join(E.dump_line(line) for line in lines), fsync=fsync, within=within)
+
+
+def write_new(path: Path, data: bytes, *, fsync: bool = True, within: Path | None = None) -> None:
+    """``create_file`` for lines already written out (an upload keeps its bytes as they came)."""
+    if within is not None and leads_outside(path, within):
+        raise ReadOnlySession(
+            f"{path.parent}: a link to a folder outside the sessions folder: nothing is written there"
+        )
     folders = _make_folders(path.parent)
-    data = b"".join(E.dump_line(line) for line in lines)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         _write_line(fd, data, fsync=False)
@@ -564,7 +639,7 @@ class _FileCache:
         self._files: OrderedDict[Path, SessionFile] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path: Path, fsync: bool | None, max_line_bytes: int | None) -> SessionFile:
+    def get(self, path: Path, fsync: bool | None, max_line_bytes: int | None, within: Path | None) -> SessionFile:
         key = path.absolute()
         with self._lock:
             cached = self._files.get(key)
@@ -575,6 +650,7 @@ class _FileCache:
                 key,
                 fsync=True if fsync is None else fsync,
                 max_line_bytes=MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes,
+                within=within,
             )
             with self._lock:
                 self._files[key] = cached
@@ -583,6 +659,8 @@ class _FileCache:
         else:
             if fsync is not None:
                 cached.fsync = fsync
+            if within is not None:
+                cached.within = within
             cached.refresh()
         return cached
 

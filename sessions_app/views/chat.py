@@ -19,7 +19,7 @@ from ..access.web import open_session
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
 from ..services import chat, replies, summaries
 from ..sessionfiles import entries as E
-from ..sessionfiles.errors import EntryNotFound, ReadOnlySession
+from ..sessionfiles.errors import EntryNotFound
 from ..sessionfiles.tree import latest_position_under
 from .responses import form_error, moved_to
 
@@ -42,8 +42,6 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
             "Nothing was sent; reload the page and try again.",
             status=409,
         )
-    except ReadOnlySession as error:
-        return form_error(request, str(error), status=409)
     reply = await chat.answer(session, user["id"], form.cleaned_data["stream"] or None)
     return await _moved(request, session, reply["id"])
 
@@ -56,7 +54,7 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     entry = await asyncio.to_thread(session.entry, form.cleaned_data["entry"])
-    if session.index.read_only:
+    if session.index.read_only or session.outside:  # refused before a reply is asked for, not when it is stored
         return form_error(request, "This session is read-only; fork it to continue.", status=409)
     if not isinstance(entry.get("parentId"), str):
         return form_error(request, "This answer has nothing before it to answer again.", status=409)

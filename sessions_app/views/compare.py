@@ -261,13 +261,10 @@ def _position(request: HttpRequest, session: SessionFile) -> int | None:
 def _forks(session: SessionView) -> list[Fork]:
     """Sessions forked from this one that the reader may open (each as they see it), with the entry
     each was forked at."""
-    cat = catalog()
-    infos = cat.sessions()
-    info = next((i for i in infos if i.path == session.path), None)
-    if info is None or session.access is None:
+    if session.access is None:
         return []
-    forks = []
-    for fork_info in visible_sessions(session.access, cat.forks_of(info, infos)):
+    forks = []  # lineage from the catalog's header index: no file is read but the forks
+    for fork_info in visible_sessions(session.access, catalog().forks_of(session_info(session))):
         try:
             fork = open_for(session.access, fork_info.id)
         except (OSError, ValueError, Http404):

@@ -4,6 +4,7 @@ user types; without JavaScript the form loads the whole page."""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,6 +45,11 @@ def search_index() -> SearchIndex:
     return _index_at(Path(settings.PITREE_SEARCH_DB))
 
 
+def _name(path: str) -> str:
+    """A file's name as a page can show it (a name that is not UTF-8 gets U+FFFD)."""
+    return os.fsencode(os.path.basename(path)).decode("utf-8", "replace")
+
+
 @require_GET
 def search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
@@ -56,7 +62,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             access = access_of(request)
-            context["results"] = search(
+            context["results"] = results = search(
                 search_index(),
                 catalog(),
                 data["q"],
@@ -67,6 +73,9 @@ def search_page(request: HttpRequest) -> HttpResponse:
         except SearchUnavailable as error:
             context["errors"] = [str(error)]
             status = 503
+        else:
+            if results.catch_up is not None and access.actor.sees_everything:  # as the list's problems
+                context["not_searched"] = [(_name(path), why) for path, why in sorted(results.catch_up.failed.items())]
     partial = is_htmx(request) and request.headers.get("HX-History-Restore-Request") != "true"
     template = "sessions_app/partials/_search_results.html" if partial else "sessions_app/search.html"
     response = render(request, template, context, status=status)

@@ -97,3 +97,28 @@ def test_cli_write_prints_only_the_id(pitree_cli, sample) -> None:
     assert f'"id":"{new_id}"'.encode() in path.read_bytes().splitlines()[-1]
     done = pitree_cli("navigate", str(path), new_id)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_file_named_for_the_id_that_cannot_be_read_says_why(pitree, sessions_dir, sample, monkeypatch) -> None:
+    import errno
+    import os
+
+    sample("01-linear")
+    os.mkfifo(sessions_dir / "2026-03-02T09-00-00-000Z_0197aaaa-fifo.jsonl")
+    with pytest.raises(CommandError, match=r"_0197aaaa-fifo\.jsonl: a FIFO, not a session file"):
+        pitree("show", "0197aaaa-fifo")
+    with pytest.raises(CommandError, match="a FIFO, not a session file"):
+        pitree("show", "0197aaaa-fi")  # a prefix of it
+    locked = sessions_dir / "2026-03-02T09-00-00-000Z_0197aaaa-locked.jsonl"
+    locked.write_bytes(b'{"type":"session","version":3,"id":"0197aaaa-locked"}\n')
+    locked.chmod(0)
+    real_open = os.open
+
+    def as_a_user(path, *args, **kwargs):  # root reads a file whatever its mode; a user may not
+        if os.fspath(path) == str(locked):
+            raise PermissionError(errno.EACCES, "Permission denied", str(locked))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", as_a_user)
+    with pytest.raises(CommandError, match=r"_0197aaaa-locked\.jsonl: cannot be read: Permission denied"):
+        pitree("show", "0197aaaa-locked")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import orjson
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from support.hostile import HostileFolder, build_hostile_folder
+from support.hostile import GOOD, FileReads, HostileFolder, build_hostile_folder
 
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -102,19 +103,24 @@ def test_writers_write_to_every_good_session(hostile: HostileFolder) -> None:
                 printed, refusal = "", str(error)
             else:
                 refusal = ""
+            outside = path in hostile.outside
             if refusal:
-                # Read-only files, and ids a session does not have: refused, the file untouched.
-                assert session.index.read_only or "not found" in refusal, (path.name, command, refusal)
+                # Read-only files, links out of the folder, and ids a session does not have: refused, the
+                # file untouched (a fork goes next to the link, unless that folder leads out too).
+                assert session.index.read_only or outside or "not found" in refusal, (path.name, command, refusal)
+                if outside:
+                    assert "outside the sessions folder" in refusal, (path.name, command, refusal)
                 assert path.read_bytes() == before
                 refused += 1
                 continue
             assert not session.index.read_only or command[0] == "fork", (path.name, command)
+            assert not outside or (command[0] == "fork" and path.parent.resolve() == path.parent), (path.name, command)
             assert path.read_bytes().startswith(before)
             if command[0] == "fork":
                 assert SessionFile(Path(printed), max_line_bytes=hostile.line_limit).index.skipped() == []
             elif printed:
                 assert printed in SessionFile(path, max_line_bytes=hostile.line_limit).index.by_id  # its new line
-    assert refused < 40  # the read-only files, and the one without entries
+    assert refused < 60  # the read-only files, the links out of the folder, and the one without entries
 
 
 def test_every_command_refuses_every_bad_file_in_one_line(hostile: HostileFolder) -> None:
@@ -130,6 +136,13 @@ def test_every_command_refuses_every_bad_file_in_one_line(hostile: HostileFolder
             assert path.exists()  # nothing was written to a bad file, nothing removed
 
 
+def test_a_bad_file_named_for_an_id_says_why_it_does_not_open(hostile: HostileFolder) -> None:
+    for session_id, path in hostile.named_ids.items():
+        with pytest.raises(CommandError, match=re.escape(f"{path.name}: ")) as refused:
+            run("show", session_id)
+        assert hostile.bad[path] in str(refused.value)
+
+
 def test_sessions_are_named_by_id_on_the_command_line(hostile: HostileFolder) -> None:
     assert "the name lies" in run("show", "good-renamed")
     assert "the name lies" in run("show", "good-ren")
@@ -143,6 +156,18 @@ def test_ls_lists_the_good_and_reports_the_bad(hostile: HostileFolder) -> None:
     assert sorted(item["id"] for item in listed) == sorted(hostile.good.values())
     text = run("ls")
     assert "\x1b" not in text  # an id holding an escape sequence cannot recolour the terminal
+
+
+def test_search_finds_the_good_sessions_whatever_their_file_names(hostile: HostileFolder) -> None:
+    found = orjson.loads(run("search", "file name", "--json"))["hits"]
+    assert [hit["sessionId"] for hit in found] == ["good-undecodable-name"]  # its name is not UTF-8
+    assert "hello" in run("search", "hello")
+    every = {
+        hit["sessionId"]
+        for page in (1, 2, 3)
+        for hit in orjson.loads(run("search", "x", "--json", "--page", str(page)))["hits"]
+    }
+    assert every <= set(hostile.good.values())
 
 
 def manage(*args: str | bytes, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
@@ -191,3 +216,24 @@ def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder
     odd_name = next(path for path in hostile.good if "bad-name" in os.fsencode(path).decode("utf-8", "replace"))
     shown = manage("show", os.fsencode(odd_name), env=cli_env)
     assert shown.returncode == 0 and b"my file name is not UTF-8" in shown.stdout
+    searched = manage("search", "file name", env=cli_env)
+    assert searched.returncode == 0 and b"my **file** **name** is not UTF-8" in searched.stdout, searched.stderr
+
+
+@pytest.mark.django_db
+def test_a_command_as_a_user_opens_no_file_but_the_one_it_names(
+    hostile: HostileFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.contrib.auth import get_user_model
+
+    from sessions_app.models import Workspace
+
+    bob = get_user_model().objects.create_user("bob")
+    Workspace.objects.create(folder=GOOD, cwd="/srv/hostile", owner=bob)
+    plain = next(path for path, session_id in hostile.good.items() if session_id == "good-plain")
+    reads = FileReads(hostile.root, monkeypatch)
+    assert "hello" in run("--as", "bob", "show", "good-plain")
+    assert "hello" in run("--as", "bob", "show", "good-pl")  # a prefix of the id in the file's name
+    assert reads.files() == {os.path.realpath(plain)}
+    with pytest.raises(CommandError, match="no such file"):
+        run("--as", "bob", "show", "unreadable")  # a bad file in a folder bob does not own: nothing said

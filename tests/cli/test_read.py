@@ -59,6 +59,16 @@ def test_ls_groups_sessions_of_different_workspaces(pitree, write_session) -> No
     assert "1 msg " in text
 
 
+def test_ls_prints_every_field_on_its_line(pitree, write_session) -> None:
+    header = {"type": "session", "version": 3, "id": "0197cccc-0000-7000-8000-000000000003"}
+    header |= {"timestamp": "2026-03-02T09:00:00.000Z", "cwd": "/work/a\nfake group\x1b[31m"}
+    write_session(
+        "b.jsonl", [{"type": "message", "id": "b1", "message": {"role": "user", "content": "hi"}}], header=header
+    )
+    lines = pitree("ls").splitlines()
+    assert len(lines) == 2 and lines[0] == "/work/a fake group\ufffd[31m" and "hi" in lines[1]
+
+
 def test_ls_json(pitree, sample, expected) -> None:
     for key in ("02-tree-branches", "03-fork-of-02"):
         sample(key)

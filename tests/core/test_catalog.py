@@ -386,3 +386,55 @@ def test_find_reads_only_headers_of_files_named_for_the_prefix(
     assert info.id == "019cadd4-cb50-74dd-b0a5-3da75cdfe166"
     assert [path.name.partition("_")[2] for path in headers] == ["019cadd4-cb50-74dd-b0a5-3da75cdfe166.jsonl"]
     assert opened == []  # the one session found is opened through the per-process cache, nothing else
+
+
+def test_lineage_reads_each_header_once_and_after_a_restart_none(
+    new_session: Any, sessions_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = new_session()
+    parent.append(E.user_message("parent"))
+    child = fork_session(parent, fsync=False)
+    for number in range(4):
+        new_session(cwd=f"/other/{number}")
+    bad_folder = sessions_root / "--bad--"
+    bad_folder.mkdir()
+    bad = [bad_folder / "garbage.jsonl", bad_folder / "empty.jsonl", bad_folder / "no-header.jsonl"]
+    bad[0].write_bytes(os.urandom(2048))
+    bad[1].write_bytes(b"")
+    bad[2].write_bytes(b'{"type":"message","id":"a"}\n')
+    cache = tmp_path / "var"
+    opened, headers = _counting(monkeypatch)
+    catalog = Catalog(sessions_root, cache_folder=cache)
+    parent_info = catalog.info(parent.path)
+    assert [fork.path for fork in catalog.forks_of(parent_info)] == [child.path]
+    every = [path for path in sessions_root.rglob("*.jsonl") if path != parent.path]  # its own came with its info
+    assert sorted(headers) == sorted(every)
+    headers.clear()
+    for path in bad:  # bad files that change stay what they were for lineage: the listing looks again
+        with path.open("ab") as grown:
+            grown.write(b"more\n")
+    late = new_session(cwd="/other/late")
+    assert [fork.path for fork in catalog.forks_of(parent_info)] == [child.path]
+    assert headers == [late.path]  # only the file never seen
+    headers.clear()
+    restarted = Catalog(sessions_root, cache_folder=cache)
+    assert restarted.parent_of(restarted.info(child.path)) == restarted.info(parent.path)
+    assert restarted.forks_of(restarted.info(parent.path))[0].path == child.path
+    assert headers == [] and set(opened) <= {parent.path, child.path}  # everything else came from the cache
+
+
+def test_a_remembered_listing_remembers_its_failures(
+    samples_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = samples_root / FOLDER / "notes.jsonl"
+    bad.write_bytes(b'{"not": "a session"}\n')
+    cache = tmp_path / "var"
+    first = Catalog(samples_root, cache_folder=cache)
+    listed = first.sessions()
+    opened, headers = _counting(monkeypatch)
+    again = Catalog(samples_root, cache_folder=cache)
+    assert again.sessions() == listed and again.problems == first.problems and bad in again.problems
+    assert opened == [] and headers == []  # a restart reads no file, the bad one included
+    bad.write_bytes(b'{"not": "a session either"}\n')
+    Catalog(samples_root, cache_folder=cache).sessions()
+    assert opened == [bad]

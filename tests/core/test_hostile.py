@@ -141,3 +141,64 @@ def test_listing_and_reading_while_a_file_grows(hostile: HostileFolder) -> None:
     assert session.refresh() is not None
     fresh = SessionFile(hostile.growing)
     assert len(fresh.index) == len(session.index) and fresh.index.skipped() == []
+
+
+# ---------------------------------------------------------------------------------------------- links out of the folder
+
+
+def test_a_link_out_of_the_sessions_folder_is_read_and_never_written_through(tmp_path: Path) -> None:
+    from sessions_app.sessionfiles.errors import ReadOnlySession
+    from sessions_app.sessionfiles.fork import create_session, encode_cwd
+
+    root, elsewhere = tmp_path / "sessions", tmp_path / "elsewhere"
+    inside = create_session(root, "/srv/app", fsync=False)
+    inside.append(E.user_message("inside"))
+    outside = create_session(elsewhere, "/srv/app", fsync=False)
+    outside.append(E.user_message("outside"))
+    link = inside.path.parent / "2026-03-02T09-00-00-000Z_linked.jsonl"
+    link.symlink_to(outside.path)
+    secret = outside.path.read_bytes()
+
+    session = SessionFile.open(link, fsync=False, within=root)
+    assert session.outside and session.entries(session.path_rows())[0]["message"]["content"] == "outside"
+    with pytest.raises(ReadOnlySession, match="a link to a file outside the sessions folder: read-only"):
+        session.append(E.user_message("through the link"))
+    fork = fork_session(session, fsync=False)  # next to the link, in the folder: allowed
+    assert fork.path.parent == link.parent and not fork.outside
+    assert outside.path.read_bytes() == secret
+
+    # Retargeted after it was opened: the descriptor about to be written is what is checked.
+    other = create_session(root, "/srv/app", fsync=False)
+    retargeted = inside.path.parent / "2026-03-02T09-00-00-000Z_moving.jsonl"
+    retargeted.symlink_to(other.path)
+    moving = SessionFile.open(retargeted, fsync=False, within=root)
+    moving.append(E.user_message("inside, through a link that stays inside"))
+    retargeted.unlink()
+    retargeted.symlink_to(outside.path)
+    with pytest.raises(ReadOnlySession):
+        moving.append(E.user_message("now it leads out"))
+    assert outside.path.read_bytes() == secret
+
+    # A workspace folder that is a link out: its sessions are read-only, and nothing is created there.
+    (root / encode_cwd("/far")).symlink_to(elsewhere / encode_cwd("/srv/app"), target_is_directory=True)
+    far = SessionFile.open(root / encode_cwd("/far") / outside.path.name, fsync=False, within=root)
+    assert far.outside
+    with pytest.raises(ReadOnlySession, match="a link to a folder outside the sessions folder"):
+        create_session(root, "/far", fsync=False)
+    with pytest.raises(ReadOnlySession, match="a link to a folder outside the sessions folder"):
+        fork_session(far, fsync=False)
+    with pytest.raises(ReadOnlySession, match="a link to a folder outside the sessions folder"):
+        fork_session(inside, fsync=False, into=(root, "/far"))
+    assert sorted(p.name for p in (elsewhere / encode_cwd("/srv/app")).iterdir()) == [outside.path.name]
+
+
+def test_a_sessions_folder_that_is_itself_a_link_is_written_as_usual(tmp_path: Path) -> None:
+    from sessions_app.sessionfiles.fork import create_session
+
+    real = tmp_path / "real-sessions"
+    real.mkdir()
+    (tmp_path / "sessions").symlink_to(real, target_is_directory=True)
+    session = create_session(tmp_path / "sessions", "/srv/app", fsync=False)
+    assert not session.outside
+    session.append(E.user_message("fine"))
+    assert SessionFile(session.path, fsync=False).index.message_count == 1

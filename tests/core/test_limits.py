@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.properties import examples
 
+from sessions_app.sessionfiles import catalog, lines, listing, store, tree
 from sessions_app.sessionfiles import entries as E
-from sessions_app.sessionfiles import lines, store, tree
 from sessions_app.sessionfiles.errors import NotARegularFile, NotASession
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -183,7 +185,7 @@ def test_a_cached_file_replaced_by_a_fifo_is_refused_on_refresh(new_session: Any
 # ---------------------------------------------------------------------------------------------- JSON oddities
 
 DEEP = b"[" * 1000 + b"]" * 1000  # orjson reads 1024 levels; msgspec's Struct gives up about there
-DEEPER = b"[" * 100_000 + b"]" * 100_000  # JSON.parse reads it: so does pitree
+AT_THE_LIMIT = b"[" * 1022 + b"]" * 1022  # with the entry's object and its message's: 1,024 levels
 
 
 @pytest.mark.parametrize(
@@ -195,8 +197,8 @@ DEEPER = b"[" * 100_000 + b"]" * 100_000  # JSON.parse reads it: so does pitree
         (b'"\\\\ud800 is no escape"', "\\ud800 is no escape"),
         (b"[1e400, -1e400, 1e308]", [None, None, 1e308]),  # JSON.parse reads Infinity; it is written back as null
         (DEEP, 999),
-        (DEEPER, 99_999),
-        (b'[{"a":' * 2000 + b'"\\ud800 1e400"' + b"}]" * 2000, 4000),
+        (AT_THE_LIMIT, 1021),
+        (b'[{"a":' * 510 + b'"\\ud800 1e400"' + b"}]" * 510, 1020),
     ],
 )
 def test_oddities_json_parse_reads_are_entries(write_file: Any, L: Any, content: bytes, expected: Any) -> None:
@@ -226,7 +228,11 @@ def test_infinite_numbers_in_fields_the_index_reads(write_file: Any, L: Any) -> 
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        (user_line("a", None, b"[" * 2000 + b"]" * 1999), "not valid JSON"),
+        (user_line("a", None, b"[" * 1000 + b"]" * 999), "not valid JSON"),
+        (user_line("a", None, b"[" * 1023 + b"]" * 1023), "nested too deeply (more than 1,024 levels)"),
+        (user_line("a", None, b"[" * 100_000 + b"]" * 100_000), "nested too deeply (more than 1,024 levels)"),
+        (user_line("a", None, b'[{"a":' * 2000 + b"1" + b"}]" * 2000), "nested too deeply (more than 1,024 levels)"),
+        (user_line("a", None, b"[" * 2000 + b"]" * 1999), "nested too deeply (more than 1,024 levels)"),
         (user_line("a", None, b"NaN"), "not valid JSON"),
         (user_line("a", None, b"Infinity"), "not valid JSON"),
         (user_line("a", None, b'"nul \x00 inside"'), "not valid JSON"),
@@ -323,11 +329,14 @@ def test_the_index_and_the_decoder_agree_on_any_line(
     if accepted:
         assert session.entry("a") == decoded
         E.dump_line(decoded)
-    # The index's fast path never takes a line the decoder refuses (the index checks UTF-8 itself).
+    # The index's fast path never takes a line the decoder refuses (the index checks UTF-8 itself, and
+    # the depth of what msgspec accepted where it may nest deeper than the decoder reads).
     try:
         line.decode("utf-8")
         lines.decode_head(line)
     except (UnicodeDecodeError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return
+    if lines.fast_path_may_nest_deeper() and lines.nested_too_deeply(line):
         return
     assert decoded is not None, line[:120]
 
@@ -343,19 +352,50 @@ JSON_VALUES = st.recursive(
 )
 
 
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a decoded value (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, list | dict):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 @settings(max_examples=examples(200), deadline=None)
-@given(JSON_VALUES)
-def test_values_deeper_than_orjson_reads_come_back_whole(value: Any) -> None:
-    wrapped = b"[" * 1100 + orjson.dumps(value) + b"]" * 1100
+@given(JSON_VALUES, st.integers(-3, 3))
+def test_values_nested_up_to_the_limit_come_back_whole_and_deeper_ones_are_refused(value: Any, extra: int) -> None:
+    wraps = lines.MAX_DEPTH - _depth(value) + extra
+    wrapped = b"[" * wraps + orjson.dumps(value) + b"]" * wraps
+    assert lines.nested_too_deeply(wrapped) == (extra > 0)
+    if extra > 0:
+        with pytest.raises(lines.BadLine, match="nested too deeply"):
+            lines.loads_line(wrapped)
+        return
     got = lines.loads_line(wrapped)
-    for _ in range(1100):
+    for _ in range(wraps):
         (got,) = got
     assert got == orjson.loads(orjson.dumps(value))
     assert E.dump_json(lines.loads_line(wrapped)) == wrapped
 
 
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = orjson.dumps(["[" * 5000, '\\"[{' * 2000, {"k": "{" * 3000}])
+    assert not lines.nested_too_deeply(text)
+    assert lines.loads_line(text)[0] == "[" * 5000
+
+
+def test_a_huge_line_of_brackets_is_refused_quickly_and_small(write_file: Any, L: Any) -> None:
+    # 8 MB of "[" cost 6.6 s and 700 MB when any depth was read; refused now after a scan of its bytes.
+    line = user_line("a", None, b"[" * (8 << 20))
+    session = SessionFile(write_file(L.header(), line, L.user("b", None, "after")), fsync=False)
+    assert session.index.skipped() == [(2, "skipped: nested too deeply (more than 1,024 levels)")]
+    assert session.entry("b")["message"]["content"] == "after"
+
+
 def test_deep_nesting_reaches_no_caller_as_recursion_error(write_file: Any, L: Any) -> None:
-    line = user_line("a", None, b'[{"type":"text","text":' * 3000 + b'"x"' + b"}]" * 3000)
+    line = user_line("a", None, b'[{"type":"text","text":' * 510 + b'"x"' + b"}]" * 510)
     session = SessionFile(write_file(L.header(), line, L.user("b", "a", "ok")), fsync=False)
     assert session.index.skipped() == []
     assert math.isfinite(session.index.instant(session.row_of("b")))
@@ -366,3 +406,79 @@ def test_deep_nesting_reaches_no_caller_as_recursion_error(write_file: Any, L: A
 
     convert_to_llm(context.messages)
     assert estimate_tokens(context.messages) > 0
+
+
+@pytest.fixture
+def deep_recursion() -> Any:
+    """msgspec's Struct decoders as Python 3.12+ (or a raised recursion limit) have them: they skip an
+    unknown key of any depth."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    yield
+    sys.setrecursionlimit(previous)
+
+
+@pytest.mark.parametrize("neighbours", [0, 20])  # read line by line, and in bulk
+def test_a_deep_line_is_skipped_even_where_msgspec_would_read_it(
+    write_file: Any, L: Any, neighbours: int, deep_recursion: None
+) -> None:
+    deep = b'{"type":"custom","id":"deep","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","k":'
+    deep += b"[" * 3000 + b"]" * 3000 + b"}\n"
+    lines.decode_head(deep)  # msgspec reads it
+    before = [L.user(f"before-{n}", None, "x") for n in range(neighbours)]
+    after = [L.user(f"after-{n}", None, "x") for n in range(neighbours)]
+    session = SessionFile(write_file(L.header(), *before, deep, *after), fsync=False)
+    assert session.index.row("deep") is None
+    assert session.index.skipped() == [(neighbours + 2, "skipped: nested too deeply (more than 1,024 levels)")]
+    with pytest.raises(lines.BadLine, match="nested too deeply"):
+        lines.read_head(deep)
+
+
+# ---------------------------------------------------------------------------------------------- the header's 64 KiB
+
+
+@pytest.fixture
+def bytes_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many bytes each ``os.pread`` from now on read."""
+    sizes: list[int] = []
+    real = os.pread
+
+    def counting(fd: int, size: int, offset: int) -> bytes:
+        data = real(fd, size, offset)
+        sizes.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "pread", counting)
+    return sizes
+
+
+@pytest.mark.parametrize("content", [b"y" * (8 << 20), b"\n" * 70_000 + b"y" * (8 << 20), b"{" * (8 << 20) + b"\n"])
+def test_a_file_without_a_header_in_its_first_64_kib_is_refused_after_reading_them(
+    write_file: Any, content: bytes, bytes_read: list[int]
+) -> None:
+    path = write_file(content, name="2026-03-02T09-00-00-000Z_named.jsonl")
+    no_header = "not a pi session (no session header in its first 65,536 bytes)"
+    for read, reads in (
+        (lambda: SessionFile(path, fsync=False), 1),
+        (lambda: store.read_header(path), 1),
+        (lambda: listing.read_info(path), 2),  # its own reader first, then SessionFile's verdict
+        (lambda: catalog.Catalog(path.parent).locate("named"), 1),
+    ):
+        bytes_read.clear()
+        with pytest.raises(NotASession, match=re.escape(no_header)):
+            read()
+        assert sum(bytes_read) <= reads * store.HEADER_LIMIT
+
+
+def test_a_header_ending_within_the_first_64_kib_starts_the_session(write_file: Any, L: Any) -> None:
+    header = L.dump(L.header())
+    junk = b"not json\n" * ((store.HEADER_LIMIT - len(header)) // 9)
+    padding = b" " * (store.HEADER_LIMIT - len(junk) - len(header))  # the header's newline is byte 65,536
+    fits = write_file(junk + padding + header, L.user("a", None, "hi"), name="fits.jsonl")
+    assert SessionFile(fits, fsync=False).entry("a")["message"]["content"] == "hi"
+    assert listing.read_info(fits).message_count == 1
+    late = write_file(b" " + junk + padding + header, L.user("a", None, "hi"), name="late.jsonl")
+    with pytest.raises(NotASession, match="in its first 65,536 bytes"):
+        SessionFile(late, fsync=False)
+    with pytest.raises(NotASession, match="in its first 65,536 bytes"):
+        store.read_header(late)

@@ -118,3 +118,31 @@ def test_errors_are_one_line_and_a_nonzero_exit(root: Path, tmp_path: Path, fold
         assert done.returncode != 0 and done.stdout == ""
         assert len(done.stderr.strip().splitlines()) == 1 and expected in done.stderr
     assert bogus.read_bytes() == b"not sqlite" * 200
+
+
+def test_a_file_name_that_is_not_utf8_takes_nothing_down(pitree, folder) -> None:
+    folder.write("plain", folder.user("hello plain"))
+    odd = Path(os.fsdecode(os.fsencode(folder.path("plain").parent) + b"/2026_badutf\xff.jsonl"))
+    odd.write_bytes(folder.path("plain").read_bytes().replace(b'"plain"', b'"odd"', 1))
+    assert sorted(line.split()[0] for line in pitree("hello").splitlines() if not line.startswith(" ")) == [
+        "odd",
+        "plain",
+    ]
+    paths = sorted(hit["path"] for hit in json.loads(pitree("hello", "--json"))["hits"])
+    assert paths == sorted([str(folder.path("plain")), str(odd.parent / "2026_badutf\ufffd.jsonl")])
+
+
+def test_the_line_limit_setting_is_the_searchs_too(pitree, folder, settings) -> None:
+    settings.PITREE_MAX_LINE_BYTES = 4096
+    folder.write("s", folder.user("short needle"), folder.user("long needle " + "x" * 5000))
+    assert json.loads(pitree("needle", "--json"))["hits"][0]["snippet"] == "short needle"
+    assert len(json.loads(pitree("needle", "--json"))["hits"]) == 1  # the long line is skipped, as `show` skips it
+
+
+def test_every_field_of_a_hit_stays_on_its_line(pitree, folder) -> None:
+    folder.write(
+        "s\nx",
+        {"id": "e\n1", "timestamp": "2026\nfake", "message": {"role": "a\nrole", "content": "words here"}},
+    )
+    first, snippet = pitree("words").splitlines()
+    assert first.startswith("s x  e 1  a role  2026 fake") and snippet == "    **words** here"

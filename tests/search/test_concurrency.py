@@ -20,8 +20,8 @@ def test_a_query_sees_a_file_before_or_after_its_catch_up_never_half(folder, ind
     inside, release = threading.Event(), threading.Event()
     read_file = SearchIndex._read_file
 
-    def paused(self, db, info, report):  # every row of the file written, the transaction not committed
-        read_file(self, db, info, report)
+    def paused(self, db, info, report, *limit):  # every row of the file written, the transaction not committed
+        read_file(self, db, info, report, *limit)
         inside.set()
         assert release.wait(10)
 

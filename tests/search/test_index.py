@@ -396,3 +396,48 @@ def test_an_index_in_a_folder_that_cannot_be_created_is_a_clear_error(folder, ro
     blocker.write_text("x")
     with pytest.raises(SearchUnavailable, match="cannot be used"):
         search(SearchIndex(blocker / "index.sqlite3"), Catalog(root), "words")
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_and_found(folder, root, index, catalog, find) -> None:
+    folder.write("plain", folder.user("hello from a plain name"))
+    odd = Path(os.fsdecode(os.fsencode(folder.path("plain").parent) + b"/2026_odd\xff.jsonl"))
+    odd.write_bytes(folder.path("plain").read_bytes().replace(b'"plain"', b'"odd"', 1))
+    found = sorted(find("hello"))
+    assert [session for session, _ in found] == ["odd", "plain"]
+    (hit,) = [hit for hit in search(index, catalog, "hello").hits if hit.session_id == "odd"]
+    assert hit.path == str(odd)  # the name comes back as it is on disk
+    odd.unlink()
+    assert [session for session, _ in find("hello")] == ["plain"]
+
+
+def test_one_file_that_fails_is_skipped_and_reported_and_the_others_are_found(
+    folder, index, catalog, monkeypatch
+) -> None:
+    from sessions_app.search import index as search_index
+
+    folder.write("good", folder.user("needle in the good file"))
+    bad = folder.write("bad", folder.user("needle in the file that fails"))
+    real = search_index.searchable_text
+    tries: list[str] = []
+
+    def fails_on_bad(entry):
+        if "fails" in str(entry):
+            tries.append(entry["id"])
+            raise ValueError("an extraction bug")
+        return real(entry)
+
+    monkeypatch.setattr(search_index, "searchable_text", fails_on_bad)
+    results = search(index, catalog, "needle")
+    assert [hit.session_id for hit in results.hits] == ["good"]
+    assert results.catch_up.failed == {str(bad): "could not be indexed (ValueError: an extraction bug)"}
+    again = search(index, catalog, "needle")
+    assert again.catch_up.failed == results.catch_up.failed and len(tries) == 1  # not read again while unchanged
+    monkeypatch.setattr(search_index, "searchable_text", real)
+    folder.append(bad, folder.user("the file changed"))
+    assert sorted(hit.session_id for hit in search(index, catalog, "needle").hits) == ["bad", "good"]
+
+
+def test_lines_are_read_with_the_catalogs_line_limit(folder, root, index) -> None:
+    folder.write("s", folder.user("short needle"), {"id": "long", **folder.user("long needle " + "x" * 5000)})
+    catalog = Catalog(root, max_line_bytes=4096)
+    assert [hit.entry_id for hit in search(index, catalog, "needle").hits] == ["e0000001"]  # as the session shows

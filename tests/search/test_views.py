@@ -159,3 +159,27 @@ def test_an_entry_id_holding_a_slash_links_to_its_entry(client, folder) -> None:
 def test_the_session_list_has_a_box_that_searches_inside_sessions(client, folder) -> None:
     html = client.get(reverse("sessions:list")).content.decode()
     assert f'action="{URL}"' in html and 'aria-label="Search inside every session"' in html
+
+
+def test_a_file_name_that_is_not_utf8_takes_nothing_down(client, folder) -> None:
+    import os
+
+    folder.write("plain", folder.user("hello plain"))
+    odd = Path(os.fsdecode(os.fsencode(folder.path("plain").parent) + b"/2026_badutf\xff.jsonl"))
+    odd.write_bytes(folder.path("plain").read_bytes().replace(b'"plain"', b'"odd"', 1))
+    status, html = page(client, q="hello")
+    assert status == 200
+    assert reverse("sessions:session", args=["odd"]) in html and reverse("sessions:session", args=["plain"]) in html
+
+
+def test_a_file_that_cannot_be_indexed_is_named_to_the_owner_and_the_rest_found(client, folder, monkeypatch) -> None:
+    from sessions_app.search import index as search_index
+
+    folder.write("good", folder.user("needle here"))
+    folder.write("bad", folder.user("needle breaks"))
+    real = search_index.searchable_text
+    monkeypatch.setattr(search_index, "searchable_text", lambda entry: 1 / 0 if "breaks" in str(entry) else real(entry))
+    status, html = page(client, q="needle")
+    assert status == 200
+    assert reverse("sessions:session", args=["good"]) in html
+    assert "Not searched" in html and "<code>bad.jsonl</code>: could not be indexed (ZeroDivisionError" in html

@@ -7,12 +7,18 @@ which: good files with their header's session id, bad ones with a substring of t
 catalog reports. Read the folder with ``max_line_bytes=folder.line_limit``: the over-long lines are
 just over it, so that tests stay fast (the default limit is 64 MB).
 
-``folder.growing`` is a good session that ``keep_growing()`` appends to from a thread while a test
-reads the folder.
+``folder.outside`` are good sessions reached through a link (to the file, or to its folder) that leads
+out of the sessions folder: they are listed and read, and every write to them is refused.
+
+A bad file named ``<timestamp>_<id>.jsonl`` is what a lookup of that id finds: it must say why it does
+not open (``HostileFolder.named_ids``). ``folder.growing`` is a good session that ``keep_growing()`` appends to from a thread while a test
+reads the folder. ``FileReads`` records which files of the folder a test's code opened, and how many
+bytes it read of each, at the OS level.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import socket
@@ -23,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 LINE_LIMIT = 64 << 10
 T0 = "2026-03-02T09:00:00.000Z"
@@ -38,6 +46,12 @@ class HostileFolder:
     good: dict[Path, str] = field(default_factory=dict)  # session file -> the id in its header
     bad: dict[Path, str] = field(default_factory=dict)  # path -> part of the reason it is reported with
     growing: Path | None = None
+    outside: set[Path] = field(default_factory=set)  # good sessions behind a link out of the folder: read-only
+
+    @property
+    def named_ids(self) -> dict[str, Path]:
+        """The ids that bad files are named for (``<timestamp>_<id>.jsonl``), with the file."""
+        return {path.stem.partition("_")[2]: path for path in self.bad if "_" in path.stem}
 
     @contextmanager
     def keep_growing(self, pause: float = 0.001) -> Iterator[None]:
@@ -65,6 +79,50 @@ class HostileFolder:
         finally:
             stop.set()
             thread.join(timeout=10)
+
+
+class FileReads:
+    """Every file under the sessions folder opened through the OS (``os.open``, ``open``), and the bytes
+    ``os.pread`` read from each: what strace would show of the Python process."""
+
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.root = os.path.realpath(root)
+        self.opened: list[str] = []
+        self.read: dict[str, int] = {}
+        self._fds: dict[int, str] = {}
+        real_open, real_pread, real_builtin_open = os.open, os.pread, builtins.open
+
+        def spy_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            fd = real_open(path, flags, *args, **kwargs)
+            if self._inside(path):
+                self.opened.append(os.fsdecode(path))
+                self._fds[fd] = os.fsdecode(path)
+            return fd
+
+        def spy_pread(fd: int, size: int, offset: int) -> bytes:
+            data = real_pread(fd, size, offset)
+            if fd in self._fds:
+                self.read[self._fds[fd]] = self.read.get(self._fds[fd], 0) + len(data)
+            return data
+
+        def spy_builtin_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(file, str | bytes | os.PathLike) and self._inside(file):
+                self.opened.append(os.fsdecode(file))
+            return real_builtin_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", spy_open)
+        monkeypatch.setattr(os, "pread", spy_pread)
+        monkeypatch.setattr(builtins, "open", spy_builtin_open)
+
+    def _inside(self, path: Any) -> bool:
+        return os.path.abspath(os.fsdecode(path)).startswith(self.root) and os.fsdecode(path).endswith(".jsonl")
+
+    def clear(self) -> None:
+        self.opened.clear()
+        self.read.clear()
+
+    def files(self) -> set[str]:
+        return {os.path.realpath(path) for path in self.opened}
 
 
 def build_hostile_folder(root: Path, *, line_limit: int = LINE_LIMIT) -> HostileFolder:
@@ -151,7 +209,10 @@ def _good_sessions(folder: HostileFolder, where: Path) -> None:
         "good-deep",
         _raw_user("d1", None, b"[" * 1000 + b'"a thousand levels"' + b"]" * 1000),
         _raw_user("d2", "d1", b'[{"type":"text","text":' * 20_000 + b'"twenty thousand"' + b"}]" * 20_000),
-        _raw_user("d3", "d2", b"[" * 30_000 + b"]" * 29_999),  # unbalanced: skipped
+        _raw_user("d3", "d2", b"[" * 30_000 + b"]" * 29_999),  # nested too deeply (and unbalanced): skipped
+        _raw_user("d4", "d1", b'[{"type":"text","text":' * 1_500 + b'"x"' + b"}]" * 1_500),  # too deep: skipped
+        _raw_user("d5", "d1", b"[" * (limit - 200)),  # as deep as the line limit allows: refused, never built
+        _user("d6", "d1", "after the deep lines"),
     )
     good(
         "numbers.jsonl",
@@ -269,6 +330,23 @@ def _good_sessions(folder: HostileFolder, where: Path) -> None:
     flat.write_bytes(_line(_header("good-flat")) + _line(_user("f1", None, "a session in the root itself")))
     folder.good[flat] = "good-flat"
     (folder.root / "--self-loop--").symlink_to(folder.root / "--self-loop--")  # a folder link that loops
+    # Links out of the sessions folder, to a file and to a folder: listed and read, never written through.
+    elsewhere = folder.root.parent / f"{folder.root.name}-elsewhere"
+    (elsewhere / "--far--").mkdir(parents=True)
+    secret = elsewhere / "secret.jsonl"
+    secret.write_bytes(
+        _line(_header("good-outside-file"))
+        + _line(_user("o1", None, "a file outside the folder"))
+        + _line(_assistant("o2", "o1", "an answer to regenerate"))
+    )
+    link = where / "2026-03-02T09-00-00-000Z_good-outside-file.jsonl"
+    link.symlink_to(secret)
+    far = elsewhere / "--far--" / "2026-03-02T09-00-00-000Z_good-outside-folder.jsonl"
+    far.write_bytes(_line(_header("good-outside-folder")) + _line(_user("f1", None, "in a folder outside")))
+    (folder.root / "--far--").symlink_to(elsewhere / "--far--", target_is_directory=True)
+    for path, session_id in ((link, "good-outside-file"), (folder.root / "--far--" / far.name, "good-outside-folder")):
+        folder.good[path] = session_id
+        folder.outside.add(path)
     (folder.root / "notes.txt").write_text("not a .jsonl file: never looked at")
 
 
@@ -287,6 +365,7 @@ def _bad_files(folder: HostileFolder, where: Path) -> None:
         return path
 
     os.mkfifo(bad("fifo.jsonl", "a FIFO"))
+    os.mkfifo(bad("2026-03-02T09-00-00-000Z_fifo-named.jsonl", "a FIFO"))  # named for an id: found, and refused
     _socket_at(bad("socket.jsonl", "a socket"))
     bad("zero.jsonl", "a character device").symlink_to("/dev/zero")
     bad("random.jsonl", "a character device").symlink_to("/dev/urandom")
@@ -312,6 +391,9 @@ def _bad_files(folder: HostileFolder, where: Path) -> None:
         _line(_header("huge", padding="p" * 2 * limit)) + _line(_user("u", None, "x")),
     )
     bad("2026-03-02T09-00-00-000Z_broken-named.jsonl", "not a pi session", b"garbage named for an id\n")
+    late = b"\n" * (64 << 10) + _line(_header("late"))  # a header, but not within the first 64 KiB
+    bad("late-header.jsonl", "no session header in its first 65,536 bytes", late)
+    bad("no-newline.jsonl", "no session header in its first 65,536 bytes", b"y" * (4 << 20))  # read 64 KiB of it
 
 
 def _socket_at(path: Path) -> None:

@@ -89,3 +89,36 @@ def test_static_files_are_served_by_the_app_with_debug_off(client, name) -> None
     response = client.get(f"/static/pitree/{name}")
     assert response.status_code == 200
     assert b"".join(response.streaming_content)  # type: ignore[attr-defined]
+
+
+def test_no_part_of_a_sessions_folder_path_shows_whatever_characters_it_holds(client, tmp_path, settings) -> None:
+    root = tmp_path / "srv data, private" / "sessions"
+    folder = root / "--srv-app--"
+    folder.mkdir(parents=True)
+    header = b'{"type":"session","id":"%s","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/srv/app"}\n'
+    (folder / "2026-03-02T09-00-00-000Z_broken.jsonl").write_bytes(b"not a session\n")
+    (folder / "a_twice.jsonl").write_bytes(header % b"twice")
+    (folder / "b_twice.jsonl").write_bytes(header % b"twice")
+    (folder / "2026-03-02T09-00-00-000Z_old.jsonl").write_bytes(
+        header % b"old"
+        + b'{"type":"message","timestamp":"2026-03-02T09:00:01.000Z","message":{"role":"user","content":"v1"}}\n'
+    )
+    settings.PITREE_SESSIONS_DIR = root
+    from sessions_app.services.lookup import _catalog_for
+
+    _catalog_for.cache_clear()
+    answers = {
+        "/s/nosuch/": 404,
+        "/s/nosuch/tree/": 404,
+        "/s/twice/": 404,
+        "/s/broken/": 422,
+    }
+    for url, status in answers.items():
+        response = client.get(url)
+        html = response.content.decode()
+        assert response.status_code == status, (url, html[:300])
+        for part in ("srv data", "private", str(tmp_path)):
+            assert part not in html, (url, part)
+    sent = client.post("/s/old/send/", {"text": "hi", "parent": ""}, **HTMX)
+    assert sent.status_code in (403, 409, 422), sent.status_code
+    assert "srv data" not in sent.content.decode() and "private" not in sent.content.decode()

@@ -4,6 +4,7 @@ bad file does reaches another session or turns into a 500."""
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,11 +13,11 @@ from pathlib import Path
 import pytest
 from django.test import Client
 from django.urls import reverse
-from support.hostile import HostileFolder, build_hostile_folder
+from support.hostile import FileReads, HostileFolder, build_hostile_folder
 
 from sessions_app.services.lookup import catalog
 from sessions_app.sessionfiles.catalog import URL_SAFE_ID
-from sessions_app.sessionfiles.store import SessionFile
+from sessions_app.sessionfiles.store import HEADER_LIMIT, SessionFile
 
 SECONDS = 20  # generous on a loaded 2-core machine; a FIFO or /dev/zero would hang or grow for ever
 
@@ -99,20 +100,94 @@ def test_every_good_session_opens_with_its_tree_and_raw_lines(client: Client, ho
     assert opened >= 5
 
 
-def test_a_session_page_does_not_read_the_bad_files(client: Client, hostile, monkeypatch) -> None:
-    good_id = next(i for i in hostile.good.values() if URL_SAFE_ID.fullmatch(i))
-    bad = {str(path) for path in hostile.bad}
-    opened: list[str] = []
-    real_open = SessionFile.__init__
+def test_a_session_page_opens_no_file_but_its_own_its_parent_and_its_forks(
+    client: Client, hostile: HostileFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessions_app.services.lookup import _catalog_for
+    from sessions_app.sessionfiles.fork import fork_session
 
-    def spy(self: SessionFile, path: Path, **kwargs: object) -> None:
-        opened.append(str(path))
-        real_open(self, path, **kwargs)  # type: ignore[arg-type]
+    parent = next(path for path, session_id in hostile.good.items() if session_id == "good-plain")
+    child = fork_session(SessionFile.open(parent, max_line_bytes=hostile.line_limit), fsync=False)
+    reads = FileReads(hostile.root, monkeypatch)
+    pages = [
+        (parent, {parent, child.path}, [reverse("sessions:session", args=["good-plain"])]),
+        (child.path, {child.path, parent}, [reverse("sessions:session", args=[child.session_id])]),
+        (parent, {parent, child.path}, [reverse("sessions:map_data", args=["good-plain"])]),
+    ]
 
-    monkeypatch.setattr(SessionFile, "__init__", spy)
-    status, _ = _get(client, reverse("sessions:session", args=[good_id]))
+    # Nothing listed yet: a page learns every header once, reading at most a header's 64 KiB of each file.
+    status, _ = _get(client, pages[0][2][0])
     assert status == 200
-    assert not bad & set(opened)
+    assert all(size <= HEADER_LIMIT for path, size in reads.read.items() if os.path.realpath(path) != str(parent))
+
+    def only_their_own(when: str) -> None:
+        for _, allowed, urls in pages:
+            for url in urls:
+                reads.clear()
+                status, html = _get(client, url)
+                assert status == 200, (when, url, html[:300])
+                assert reads.files() <= {os.path.realpath(path) for path in allowed}, (when, url, reads.files())
+
+    only_their_own("once the headers are known")
+    for path in hostile.bad:  # every bad file changes (those that can be written to)
+        if path.is_file() and os.access(path, os.W_OK) and not path.is_symlink():
+            with path.open("ab") as grown:
+                grown.write(b"more bytes\n")
+    only_their_own("after every bad file changed")
+    _catalog_for.cache_clear()  # a restart: the header index comes back from the cache folder
+    only_their_own("after a restart")
+
+
+def test_a_bad_file_named_for_an_id_says_why_it_does_not_open(client: Client, hostile) -> None:
+    assert hostile.named_ids
+    for session_id, path in hostile.named_ids.items():
+        status, html = _get(client, reverse("sessions:session", args=[session_id]))
+        assert status == 422 and path.name in html and hostile.bad[path] in html, (session_id, status, html[:500])
+
+
+def test_a_session_behind_a_link_out_of_the_folder_is_shown_and_never_written(client: Client, hostile) -> None:
+    assert len(hostile.outside) == 2  # a link to a file outside, and a file in a folder link that leads out
+    for path in hostile.outside:
+        session_id = hostile.good[path]
+        before = path.read_bytes()
+        status, html = _get(client, reverse("sessions:session", args=[session_id]))
+        assert status == 200 and "a link to a file outside the sessions folder: read-only" in html, html[:500]
+        assert 'id="composer"' not in html  # nothing offers a write
+        leaf = SessionFile.open(path, max_line_bytes=hostile.line_limit).leaf_id or ""
+        writes = {
+            "send": {"text": "through the link?", "parent": leaf},
+            "label": {"entry": leaf, "label": "x", "at": leaf},
+            "rename": {"name": "renamed", "at": leaf},
+        }
+        for name, data in writes.items():
+            response = client.post(reverse(f"sessions:{name}", args=[session_id]), data, HTTP_HX_REQUEST="true")
+            text = response.content.decode()
+            assert response.status_code == 409, (session_id, name, response.status_code, text[:300])
+            assert "a link to a file outside the sessions folder: read-only" in text, (session_id, name, text[:300])
+        answered = SessionFile.open(path, max_line_bytes=hostile.line_limit).index
+        assistant = next(
+            (answered.ids[row] for row in range(len(answered)) if answered.roles[row] == "assistant"), None
+        )
+        if assistant is not None:
+            again = client.post(
+                reverse("sessions:regenerate", args=[session_id]), {"entry": assistant}, HTTP_HX_REQUEST="true"
+            )
+            assert again.status_code == 409
+        moved = client.post(
+            reverse("sessions:navigate", args=[session_id]), {"to": "", "at": leaf}, HTTP_HX_REQUEST="true"
+        )
+        assert moved.status_code == 200  # the tab moves, as a viewer's does; the file's position stays
+        assert path.read_bytes() == before  # and so is the file it leads to
+
+
+def test_search_answers_over_the_folder_and_finds_the_good_sessions(client: Client, hostile) -> None:
+    status, html = _get(client, reverse("sessions:search"), q="file name")
+    assert status == 200, html[:500]
+    assert reverse("sessions:session", args=["good-undecodable-name"]) in html  # a file name that is not UTF-8
+    for query in ("hello", "x", "levels"):
+        status, html = _get(client, reverse("sessions:search"), q=query)
+        assert status == 200, (query, html[:500])
+        assert "Not searched" not in html
 
 
 def test_a_session_growing_while_it_is_shown_keeps_answering(client: Client, hostile) -> None:

@@ -49,7 +49,7 @@ from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.context import estimate_tokens
 from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.fork import create_session
-from sessions_app.sessionfiles.store import AT_LEAF
+from sessions_app.sessionfiles.store import AT_LEAF, OUTSIDE
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
 
@@ -232,6 +232,10 @@ class Command(BaseCommand):
                 f"{session.path}: a version {session.index.version} session is read-only "
                 f"(pitree never rewrites it); continue it with: manage.py pitree fork {file} [ID]"
             )
+        if session.outside:
+            raise CommandError(
+                terminal_line(f"{session.path}: {OUTSIDE}; continue it with: manage.py pitree fork {file} [ID]")
+            )
         return session
 
     # ------------------------------------------------------------------ reading
@@ -349,7 +353,7 @@ class Command(BaseCommand):
         try:
             results = search(
                 index,
-                Catalog(self.sessions_dir),
+                self.catalog(),
                 query,
                 session=session,
                 page=page,
@@ -359,6 +363,9 @@ class Command(BaseCommand):
             raise CommandError(terminal_line(str(error))) from None
         finally:
             index.close()
+        failed = results.catch_up.failed if results.catch_up is not None and self.access.actor.sees_everything else {}
+        for path, reason in sorted(failed.items()):
+            self.stderr.write(terminal_line(f"not searched: {path}: {reason}"))
         if json:
             self.out(orjson.dumps(search_json(results)).decode())
             return
