@@ -1,5 +1,6 @@
-"""From a URL's session id to an open session file, through the catalog (ids are never joined onto
-a path, so a hostile id cannot reach a file outside the sessions folder)."""
+"""The catalog of the configured sessions folder, through which a URL's session id finds its file (ids
+are never joined onto a path, so a hostile id cannot reach a file outside the sessions folder; the
+access layer opens sessions through it), and an entry id's row or a 404."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.http import Http404
 
-from ..sessionfiles.catalog import AmbiguousId, Catalog, UnknownSession
+from ..sessionfiles.catalog import Catalog
 from ..sessionfiles.store import SessionFile
 
 
@@ -28,18 +29,6 @@ def catalog() -> Catalog:
         settings.PITREE_CACHE_DIR,
         settings.PITREE_WATCH != "poll",
     )
-
-
-def open_session(session_id: str) -> SessionFile:
-    """The session with this id, up to date; 404 when there is none (or the id is held twice).
-
-    A file named for this id that is not a readable session raises NotASession (from ``locate``) with
-    the reason, so the user learns why it does not open instead of seeing "not found"."""
-    try:
-        path = catalog().locate(session_id)
-    except (UnknownSession, AmbiguousId) as error:
-        raise Http404(str(error)) from None
-    return SessionFile.open(path, fsync=settings.PITREE_FSYNC, max_line_bytes=settings.PITREE_MAX_LINE_BYTES)
 
 
 def entry_row(session: SessionFile, entry_id: str) -> int:
