@@ -17,7 +17,6 @@ from typing import Protocol
 
 import orjson
 from django.conf import settings
-from django.template.loader import render_to_string
 
 from ..access.grants import Access, Actor
 from .watch import Watch, watch_tree
@@ -71,10 +70,10 @@ class ListFeed:
 def render_listing(actor: Actor, query: str, page: int) -> str:
     """The ``list`` message: the listing partial for a search and page, as the page renders it for
     ``actor`` (whose access is read afresh: a share made or revoked since shows)."""
-    from ..views.pages import list_context  # the list page and its push share one context
+    from ..views.pages import GROUPS_TEMPLATE, list_context, listing_html  # the list page's own
 
     context = list_context(query, page, Access(actor, settings.PITREE_SESSIONS_DIR))
-    html = render_to_string("sessions_app/partials/_session_groups.html", context)
+    html = listing_html(GROUPS_TEMPLATE, context)
     return orjson.dumps({"t": "list", "html": html}).decode()
 
 

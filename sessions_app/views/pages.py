@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from ..access.grants import Access
@@ -43,6 +46,7 @@ from ..sessionfiles.tree import ancestors
 from .responses import form_error, is_htmx
 
 LIST_PAGE_SIZE = 50
+GROUPS_TEMPLATE = "sessions_app/partials/_session_groups.html"
 
 
 @require_GET
@@ -56,6 +60,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access)
     context["new_form"] = NewSessionForm(initial={"cwd": default_cwd(access)})
     context["workspaces"] = writable(access)
+    context["listing"] = listing_html(GROUPS_TEMPLATE, context)
     return render(request, "sessions_app/list.html", context)
 
 
@@ -67,8 +72,8 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form, status=400)
     context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access_of(request))
-    context["current"] = form.cleaned_data["current"]
-    return render(request, "sessions_app/partials/_sidebar_list.html", context)
+    context["current"] = current = form.cleaned_data["current"]
+    return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request, current))
 
 
 def list_context(query: str, page_number: int | None, access: Access) -> dict[str, Any]:
@@ -79,31 +84,60 @@ def list_context(query: str, page_number: int | None, access: Access) -> dict[st
     if query:
         needle = query.casefold()
         infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
-    page = Paginator(_list_rows(cat, infos), LIST_PAGE_SIZE).get_page(page_number)
+    rows, generation = _list_rows(cat, infos, query)
+    page = Paginator(rows, LIST_PAGE_SIZE).get_page(page_number)
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
     for cwd, item in page:
         groups.setdefault(cwd, []).append(item)
     problems = sorted(cat.problems.items()) if access.actor.sees_everything else []
-    return {"groups": list(groups.items()), "page": page, "query": query, "problems": problems}
+    # What the listing partials show, as one key: the rows (their generation), the page, the search and
+    # the reports; their ages are in minutes.
+    shown = (generation, page.number, query, tuple((str(path), why) for path, why in problems))
+    return {"groups": list(groups.items()), "page": page, "query": query, "problems": problems, "shown": shown}
 
 
-# The last list's rows, with the listing they came from (the catalog hands out the same SessionInfo
-# objects while no file changed): nesting forks and grouping thousands of sessions cost more than the
-# rest of the list page.
-_last_list: dict[str, tuple[list[SessionInfo], list[tuple[str, tuple[SessionInfo, int]]]]] = {}
+def listing_html(template: str, context: dict[str, Any], request: HttpRequest | None = None, *extra: object) -> str:
+    """A listing partial (``list_context``'s, with ``extra`` naming whatever else it reads; a partial
+    building links from the request's query string is given the ``request``), rendered once per listing
+    state and minute: the list page, the sidebar and the list's push show the same rows again and again
+    while the folder does not change."""
+    asked = request.GET.urlencode() if request is not None else None
+    key = (template, context["shown"], int(time.time() // 60), asked, *extra)
+    html = _listing_html.get(key)
+    if html is None:
+        html = render_to_string(template, context, request=request)
+        while len(_listing_html) >= 64:
+            _listing_html.pop(next(iter(_listing_html)), None)
+        _listing_html[key] = html
+    return html
 
 
-def _list_rows(cat: Catalog, infos: list[SessionInfo]) -> list[tuple[str, tuple[SessionInfo, int]]]:
-    """(workspace, (session, fork depth)) in display order: workspaces by name, forks under parents."""
-    known, rows = _last_list.get("rows", ([], []))
+_listing_html: dict[tuple[object, ...], str] = {}
+
+# Recent lists' rows and their generation, by search, with the listing they came from (the catalog
+# hands out the same SessionInfo objects while no file changed): nesting forks and grouping thousands
+# of sessions cost more than the rest of the list page.
+_rows: dict[str, tuple[list[SessionInfo], list[tuple[str, tuple[SessionInfo, int]]], int]] = {}
+_generations = itertools.count(1)
+
+
+def _list_rows(
+    cat: Catalog, infos: list[SessionInfo], query: str
+) -> tuple[list[tuple[str, tuple[SessionInfo, int]]], int]:
+    """(workspace, (session, fork depth)) in display order: workspaces by name, forks under parents;
+    and a number that changes whenever the rows do."""
+    known, rows, generation = _rows.get(query, ([], [], 0))
     if infos and len(known) == len(infos) and all(a is b for a, b in zip(known, infos)):
-        return rows
+        return rows, generation
     by_workspace: dict[str, list[tuple[SessionInfo, int]]] = {}
     for info, depth in cat.forest(infos):
         by_workspace.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
     rows = [(cwd, item) for cwd, items in sorted(by_workspace.items()) for item in items]
-    _last_list["rows"] = (infos, rows)
-    return rows
+    generation = next(_generations)
+    while len(_rows) >= 16:
+        _rows.pop(next(iter(_rows)), None)
+    _rows[query] = (infos, rows, generation)
+    return rows, generation
 
 
 @require_GET

@@ -31,6 +31,24 @@ def test_list_search_filters_names_and_first_messages(client, pi) -> None:
     assert "Title validation experiments" not in html
 
 
+def test_a_listing_shown_again_follows_every_change_of_the_folder(client, pi) -> None:
+    """The list and the sidebar reuse what they rendered while nothing changed; any change shows at once."""
+    from sessions_app.sessionfiles.store import SessionFile
+
+    for _ in range(2):
+        assert "Title validation experiments" in client.get("/").content.decode()
+        assert "Title validation experiments" in client.get("/sidebar/", HTTP_HX_REQUEST="true").content.decode()
+    SessionFile.open(pi.path(TREE)).rename("Renamed while listed")
+    assert "Renamed while listed" in client.get("/").content.decode()
+    assert "Renamed while listed" in client.get("/sidebar/", HTTP_HX_REQUEST="true").content.decode()
+    junk = pi.folder / "2026-01-01T00-00-00-000Z_notes.jsonl"
+    junk.write_bytes(b'{"hello": "world"}\n')
+    assert junk.name in client.get("/").content.decode()  # a report is part of what is shown
+    searched = client.get("/", {"q": "todos table"}).content.decode()
+    assert "Rename the todos table" in searched and "Renamed while listed" not in searched
+    assert "Renamed while listed" in client.get("/").content.decode()
+
+
 def test_list_reports_files_that_are_not_sessions_and_leaves_them(client, pi) -> None:
     junk = pi.folder / "2026-01-01T00-00-00-000Z_notes.jsonl"
     junk.write_bytes(b'{"hello": "world"}\n')
