@@ -43,6 +43,7 @@ from ..sessionfiles.catalog import session_info
 from ..sessionfiles.fork import fork_point
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors, siblings
+from .responses import form_error
 
 # All word diffs of one page together; each diff alone gets at most worddiff.DIFF_SECONDS.
 DIFF_PAGE_SECONDS = 1.5
@@ -198,11 +199,14 @@ def _query(*, refs: list[str], end: str | None = None) -> str:
 def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """The page that draws the map (map.js fetches the data and lays it out, and again whenever the
     file grows). Without ``?at=`` it follows the file's own position."""
+    form = PositionForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
     session = open_session(request, session_id)
     follow = _follow([session])
-    at = _position(request, session)
+    at = _position(session, form)
     query = QueryDict(mutable=True)
-    if request.GET.get("at") and at is not None:
+    if form.cleaned_data["at"] and at is not None:
         query["at"] = session.index.ids[at]
     return render(
         request,
@@ -228,10 +232,13 @@ def _follow(sessions: list[SessionFile]) -> str:
 
 
 @require_GET
-def map_data(request: HttpRequest, session_id: str) -> JsonResponse:
+def map_data(request: HttpRequest, session_id: str) -> HttpResponse:
     """The map as JSON: nodes with their drawn parent, kind, label, preview text and links."""
+    form = PositionForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"errors": {name: list(errors) for name, errors in form.errors.items()}}, status=400)
     session = open_session(request, session_id)
-    data = tree_map(session, _position(request, session), _forks(session))
+    data = tree_map(session, _position(session, form), _forks(session))
     return JsonResponse(
         {
             "session": session.session_id,
@@ -249,11 +256,8 @@ def map_data(request: HttpRequest, session_id: str) -> JsonResponse:
     )
 
 
-def _position(request: HttpRequest, session: SessionFile) -> int | None:
-    """The tab's position from ``?at=`` (404 for an entry not in the session), else the file's leaf."""
-    form = PositionForm(request.GET)
-    if not form.is_valid():
-        raise Http404("Not an entry id")
+def _position(session: SessionFile, form: PositionForm) -> int | None:
+    """The position a valid ``?at=`` names (404 for an entry not in the session), else the file's leaf."""
     at = form.cleaned_data["at"]
     return entry_row(session, at) if at else session.index.leaf_row
 

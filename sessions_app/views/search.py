@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
 
 from ..access.listing import search_scope
 from ..access.web import access_of
@@ -21,7 +22,7 @@ from ..converters import SessionIdConverter
 from ..search.index import SearchIndex, SearchUnavailable
 from ..search.results import search
 from ..services.lookup import catalog
-from .responses import is_htmx
+from .responses import HtmxHttpRequest
 
 MAX_QUERY_CHARS = 500
 MAX_PAGE = 500  # 10,000 results: far enough for anyone paging by hand, and OFFSET stays cheap
@@ -51,6 +52,7 @@ def _name(path: str) -> str:
 
 
 @require_GET
+@vary_on_headers("HX-Request")  # the same URL answers htmx with the results alone
 def search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     context: dict[str, object] = {"form": form, "query": request.GET.get("q", "")[:MAX_QUERY_CHARS]}
@@ -76,8 +78,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
         else:
             if results.catch_up is not None and access.actor.sees_everything:  # as the list's problems
                 context["not_searched"] = [(_name(path), why) for path, why in sorted(results.catch_up.failed.items())]
-    partial = is_htmx(request) and request.headers.get("HX-History-Restore-Request") != "true"
+    htmx = cast(HtmxHttpRequest, request).htmx
+    partial = bool(htmx) and not htmx.history_restore_request
     template = "sessions_app/partials/_search_results.html" if partial else "sessions_app/search.html"
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render(request, template, context, status=status)

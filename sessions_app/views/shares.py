@@ -21,7 +21,7 @@ from django_ratelimit.decorators import ratelimit
 from ..access.scoped import SessionView
 from ..access.shares import BRANCH, LIVE, MODES, SNAPSHOT, ShareError, make_share, open_link, revoke
 from ..access.web import open_session, remember_link
-from ..forms import EntryIdField
+from ..forms import EntryIdField, PositionForm
 from ..models import Share
 from .responses import form_error, permalink
 
@@ -97,7 +97,10 @@ def share_page(request: HttpRequest, session_id: str) -> HttpResponse:
             made_link = request.build_absolute_uri(reverse("teams:link", args=[made.token]))
         form = ShareForm(initial={"entry": data["entry"], "mode": data["mode"]})
     else:
-        at = request.GET.get("at", "")
+        position = PositionForm(request.GET)
+        if not position.is_valid():
+            return form_error(request, position, status=400)
+        at = position.cleaned_data["at"]
         entry = at if at and session.index.row(at) is not None else ""
         form = ShareForm(initial={"entry": entry, "mode": BRANCH if entry else LIVE})
     return _page(request, session, form, made_link=made_link)

@@ -94,7 +94,9 @@ def test_the_position_comes_from_at(client, samples, make) -> None:
     nodes = by_id(data(client, sid, at="de4f0d3a"))
     assert nodes["de4f0d3a"]["isPosition"] and nodes["37bad775"]["onPath"] and not nodes["750a4556"]["onPath"]
     assert client.get(f"/s/{sid}/map/data/", {"at": "nope"}).status_code == 404
-    assert client.get(f"/s/{sid}/map/data/", {"at": "bad\x01"}).status_code == 404
+    assert (
+        client.get(f"/s/{sid}/map/data/", {"at": "bad\x01"}).status_code == 400
+    )  # not an entry id at all: refused as every bad query string is
     assert client.get(f"/s/{sid}/map/", {"at": "nope"}).status_code == 404
 
 

@@ -166,6 +166,8 @@ def test_ids_no_url_can_carry_are_shown_without_links(client, sessions_dir) -> N
         ("older/?before=a%00b", "before"),
         ("older/?before=a&unfold=1&fold_id=%01", "fold_id"),
         ("e/abc/actions/?at=%00", "at"),
+        ("map/?at=%00", "at"),
+        ("share/?at=%00", "at"),
     ],
 )
 def test_malformed_query_strings_are_400s_that_name_the_parameter(client, chain, url, parameter) -> None:
@@ -177,6 +179,12 @@ def test_malformed_query_strings_are_400s_that_name_the_parameter(client, chain,
     fragment = client.get(f"/s/{session_id}/{url}", **HTMX)
     assert fragment.status_code == 400 and fragment["HX-Retarget"] == "#flash"
     assert path.read_bytes() == before
+
+
+def test_malformed_map_data_queries_are_400s_in_json(client, chain) -> None:
+    session_id, _, _ = chain
+    response = client.get(f"/s/{session_id}/map/data/?at=%00")
+    assert response.status_code == 400 and "at" in response.json()["errors"]
 
 
 @pytest.mark.parametrize("query", ["page=abc", "page=0", f"page={10**30}", "q=%00", f"q={'x' * 600}"])
