@@ -100,7 +100,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "pitree_web.cookies.SecureCookiesMiddleware",  # before those that set the cookies: it sees them leave
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "pitree_web.staticfiles.StaticFilesMiddleware",  # WhiteNoise, its file index made once
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
