@@ -65,7 +65,7 @@ class Guard:
             self._timer = loop.call_later(delay, self.end, GONE)
         layer = get_channel_layer()
         if grant.share_id is not None and layer is not None:
-            channel = await layer.new_channel("pitree-share.")
+            channel = await layer.new_channel()  # the default prefix, as every channel of a process (live/layer.py)
             await layer.group_add(share_group(grant.share_id), channel)
             self._tasks.append(loop.create_task(self._watch(layer, channel, grant.share_id)))
 

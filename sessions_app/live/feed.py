@@ -192,7 +192,7 @@ class SessionFeed:
             return None
         inbox = Inbox(layer, self._relay, f"pitree-relay {self.path.name}")
         try:
-            channel = await inbox.open("pitree-feed.")
+            channel = await inbox.open()
             await call(layer.group_add(session_group(self.session_id), channel))
         except BaseException:
             await inbox.close()

@@ -9,7 +9,11 @@ channel-layer call:
 - sends and group changes go through ``call``: the call runs as a task of its own, and the caller
   waits for it at most ``TIMEOUT`` seconds; the caller may be cancelled meanwhile, the call is not;
 - a channel that a task reads in a loop is an ``Inbox``, which ends when it reads the message that
-  ``close`` sends to it, never by being cancelled.
+  ``close`` sends to it, never by being cancelled;
+- every channel of a process has the layer's default name prefix: channels_redis reads all of a
+  process's channels under one lock, but each prefix from its own Redis key, so a reader of a channel
+  with another prefix holds the lock, waiting on a key nothing arrives at, while messages for the
+  others wait (the replies' progress reached no tab of their own process until the reply ended).
 
 Every wait here is bounded, so a Redis that stops answering costs the live view, never a reply being
 stored or a server that has to stop.
@@ -64,9 +68,9 @@ class Inbox:
         self.channel = ""
         self._reader: asyncio.Task[None] | None = None
 
-    async def open(self, prefix: str) -> str:
-        """Make the channel and start reading it; returns its name."""
-        self.channel = await call(self.layer.new_channel(prefix))
+    async def open(self) -> str:
+        """Make the channel (default prefix: see above) and start reading it; returns its name."""
+        self.channel = await call(self.layer.new_channel())
         self._reader = asyncio.get_running_loop().create_task(self._read(), name=self.name)
         return self.channel
 

@@ -135,7 +135,7 @@ class RunningReply:
     async def _listen(self, stops: Inbox) -> None:
         """Stop requests from any server process arrive on a channel of this reply's own."""
         try:
-            channel = await stops.open("pitree-reply.")
+            channel = await stops.open()
             await call(stops.layer.group_add(replies_group(self.session_id), channel))
         except Exception:
             logger.warning("reply %s cannot be stopped from other processes", self.id, exc_info=True)
@@ -197,7 +197,7 @@ async def _stopped_elsewhere(layer: BaseChannelLayer, session_id: str, reply_id:
 
     inbox = Inbox(layer, on_answer, f"pitree-stop {reply_id}")
     try:
-        channel = await inbox.open("pitree-stop.")
+        channel = await inbox.open()
         request = {"type": "reply.stop", "reply": reply_id, "reply_to": channel}
         await call(layer.group_send(replies_group(session_id), request))
         with contextlib.suppress(TimeoutError):

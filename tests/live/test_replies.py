@@ -8,8 +8,11 @@ import asyncio
 
 from channels.layers import get_channel_layer
 
+from sessions_app.assistants import OfflineAssistant
 from sessions_app.live.feed import running_feeds
 from sessions_app.live.groups import session_group
+from sessions_app.services import replies
+from sessions_app.sessionfiles.store import SessionFile
 
 LINEAR = "01-linear"
 TIMEOUT = 10  # seconds: a generous bound, never a speed assertion
@@ -109,3 +112,28 @@ async def test_the_last_tab_leaving_ends_the_feed_even_if_a_cancelled_receive_wo
     (left,) = list(feed.tabs)
     await asyncio.wait_for(feed.leave(left), TIMEOUT)
     assert running_feeds() == [] and feed._inbox is None
+
+
+async def test_with_redis_a_reply_reaches_the_tabs_of_its_own_process_as_it_is_written(
+    open_tab, sessions, redis_url, settings
+) -> None:
+    """A reply at a tenth of a second a chunk, a tab of the same process, channels_redis: the tab sees
+    the text grow while the reply is written (all channels of a process share channels_redis's one
+    receive lock), and the reply is stored and ends in the tab."""
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": redis_url, "socket_timeout": 30}]},
+        }
+    }
+    path = sessions.copy(LINEAR)
+    tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
+    session = SessionFile(path, fsync=False)
+    reply = OfflineAssistant(delay=0.1).reply([{"role": "user", "content": "Slowly, please"}])
+    running = replies.start(session, "db26dc72", reply)
+    await tab.until(lambda m: m["t"] == "reply" and "Offline responder" in m["html"])
+    assert not running.task.done()  # it came while the reply was being written, not at its end
+    entry = await asyncio.wait_for(running.join(), TIMEOUT * 3)
+    assert entry["message"]["stopReason"] == "stop" and sessions.last(path)["id"] == entry["id"]
+    ends = await tab.until(lambda m: m["t"] == "reply-end")
+    assert ends[-1] == {"t": "reply-end", "reply": running.id, "entry": entry["id"]}
