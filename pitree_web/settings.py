@@ -94,9 +94,11 @@ INSTALLED_APPS = [
     "sessions_app.apps.SessionsAppConfig",
 ]
 
+# Every middleware is async-capable (pitree_web/middleware.py says why), so async views run on the
+# event loop, not in a worker thread.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "pitree_web.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -110,7 +112,7 @@ MIDDLEWARE = [
     "sessions_app.middleware.SessionErrorMiddleware",
     "sessions_app.middleware.ContentSecurityPolicyMiddleware",
     "sessions_app.access.web.RefusalMiddleware",
-    "django_ratelimit.middleware.RatelimitMiddleware",
+    "pitree_web.middleware.RatelimitMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
