@@ -64,15 +64,17 @@ class RunningReply:
     """A reply being written: its id, the entry it answers, its text so far (``reply.text``) and model
     (``reply.model``), and the task that writes, stores and announces it.
 
-    One task (``task``) does everything but read the stream, in order: it announces the reply, sends its
-    progress, appends it the moment the stream ends, then says it has finished. It never waits for
-    anything unbounded: every channel-layer call is bounded (``live.layer``), so the append never
-    depends on the layer."""
+    One task (``task``) does everything but read the stream, in order: it announces the reply and
+    listens for Stop (only then may the stream begin, so a Stop for a reply with text always finds it),
+    sends its progress, appends it the moment the stream ends, then says it has finished. It never
+    waits for anything unbounded: every channel-layer call is bounded (``live.layer``), so the append
+    never depends on the layer."""
 
     def __init__(self, session: SessionFile, parent_id: str, reply: Reply, reply_id: str) -> None:
         self.id, self.session_id, self.parent_id, self.reply = reply_id, session.session_id, parent_id, reply
         self._changed = asyncio.Event()
-        self.task = asyncio.create_task(self._live(session))  # first: it announces the reply before any text
+        self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
+        self.task = asyncio.create_task(self._live(session))
         self._stream = asyncio.create_task(self._read())
         # However the stream ends (even cancelled before it began), the announcer wakes to see it.
         self._stream.add_done_callback(lambda _: self._changed.set())
@@ -87,6 +89,7 @@ class RunningReply:
         return await asyncio.shield(self.task)
 
     async def _read(self) -> None:
+        await self._ready.wait()
         async for _ in self.reply:
             self._changed.set()
 
@@ -98,6 +101,7 @@ class RunningReply:
             await self._send(layer, self._progress())
             if stops is not None:
                 await self._listen(stops)
+            self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
             entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id)
             return entry
