@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 import warnings
 from datetime import timedelta
 from pathlib import Path
@@ -61,26 +62,28 @@ ALLOWED_HOSTS = env.list("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::
 
 # Behind a TLS-terminating proxy: the header it sets (``X-Forwarded-Proto``) and the origins users
 # type, so that CSRF and the websocket origin check accept https pages.
-_behind_tls_proxy = env.bool("PITREE_BEHIND_TLS_PROXY", False)
-if _behind_tls_proxy:
+PITREE_BEHIND_TLS_PROXY: bool = env.bool("PITREE_BEHIND_TLS_PROXY", False)
+if PITREE_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
 
-# Sign-in and CSRF cookies travel over https only, except while debugging and when serving plain http
-# on a loopback address (./scripts/run's default: nothing leaves the machine, and a browser would
-# drop secure cookies there). PITREE_SECURE_COOKIES says otherwise either way.
-_bind_host = env.str("PITREE_BIND", "127.0.0.1:8000").rpartition(":")[0].strip("[]")
-_loopback = _bind_host in {"127.0.0.1", "localhost", "::1"}
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool(
-    "PITREE_SECURE_COOKIES", _behind_tls_proxy or not (DEBUG or _loopback)
-)
+# Sign-in and CSRF cookies travel over https only. Unset, PITREE_SECURE_COOKIES decides per request
+# (pitree_web.cookies): secure, except for plain http from this machine (./scripts/run's 127.0.0.1)
+# and while debugging; behind a TLS proxy always. Set, it says so for every request.
+_secure_cookies: bool | None = env.bool("PITREE_SECURE_COOKIES", None)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _secure_cookies if _secure_cookies is not None else PITREE_BEHIND_TLS_PROXY
+PITREE_SECURE_COOKIES_AUTO: bool = _secure_cookies is None and not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 # Share links carry their token in the path: no page may tell another site where it came from.
 SECURE_REFERRER_POLICY = "same-origin"
 
+# daphne's app only replaces ``runserver`` with one that serves ASGI (websockets included). Loaded for
+# every command it would import Twisted into each ``manage.py pitree`` call (~0.3 s), so it is there
+# for ``runserver`` alone; ./scripts/run starts daphne itself.
+_RUNSERVER = ["daphne"] if sys.argv[1:2] == ["runserver"] else []
 INSTALLED_APPS = [
-    "daphne",  # first: its runserver serves ASGI (websockets included)
+    *_RUNSERVER,
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -98,6 +101,7 @@ INSTALLED_APPS = [
 # event loop, not in a worker thread.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "pitree_web.cookies.SecureCookiesMiddleware",  # before those that set the cookies: it sees them leave
     "pitree_web.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -118,9 +122,11 @@ MIDDLEWARE = [
 
 # --- accounts ----------------------------------------------------------------------------
 
-# django-axes counts failed sign-ins (per user name and address) and refuses more for a while.
+# django-axes counts failed sign-ins per user name and address and refuses more for a while; pitree
+# counts them per address alone too, with a higher limit (password spraying: sessions_app.access.guessing).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    "sessions_app.access.guessing.AddressLimitBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("PITREE_SIGNIN_ATTEMPTS", 5, validate=validate.Range(min=1))
@@ -129,6 +135,12 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# No access log of sign-ins: it stores each one's path, and a one-time link's path is its token.
+AXES_DISABLE_ACCESS_LOG = True
+PITREE_SIGNIN_ADDRESS_ATTEMPTS: int = env.int("PITREE_SIGNIN_ADDRESS_ATTEMPTS", 20, validate=validate.Range(min=1))
+# Both count the visitor's address: behind a TLS proxy, the one the proxy forwards (pitree_web.addresses).
+AXES_CLIENT_IP_CALLABLE = "pitree_web.addresses.client_address"
+RATELIMIT_IP_META_KEY = "pitree_web.addresses.client_address"
 
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "sessions:list"
@@ -222,7 +234,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+    "loggers": {
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # django-axes names each successful sign-in's path at INFO: a one-time link's is its token.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 
@@ -267,7 +283,9 @@ if PITREE_ASSISTANT not in {"offline", "openai"}:
 PITREE_OPENAI_BASE_URL: str = env.str("PITREE_OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
 PITREE_OPENAI_MODEL: str = env.str("PITREE_OPENAI_MODEL", "gpt-4o-mini")
 PITREE_OPENAI_API_KEY: str = env.str("PITREE_OPENAI_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "").strip()
-PITREE_OPENAI_TIMEOUT: float = env.float("PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0))
+PITREE_OPENAI_TIMEOUT: float = env.float(
+    "PITREE_OPENAI_TIMEOUT", 60.0, validate=validate.Range(min=0, min_inclusive=False)
+)
 # Provider name stored on replies (default: the base URL's host); the SDK's retries of a failed request
 # (0: an error shows at once rather than after every retry's timeout).
 PITREE_OPENAI_PROVIDER: str = env.str("PITREE_OPENAI_PROVIDER", "")

@@ -10,5 +10,7 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # A share revoked or deleted anywhere (a page, the admin, a command) closes its open sockets.
-        from .access import shares  # noqa: F401
+        # A grant changed anywhere (a page, the admin, a command: shares, teams, workspaces, users,
+        # signing out) makes the sockets it may concern ask again what they may receive; a failed
+        # sign-in, from whichever page, is counted per address (password spraying).
+        from .access import changes, guessing  # noqa: F401

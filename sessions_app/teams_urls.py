@@ -8,7 +8,7 @@ from . import urls as _sessions_urls  # noqa: F401 - registers the "sid" and "ei
 from .views import accounts, shares, transfer
 
 accounts_patterns = [
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("login/", accounts.SignInView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("once/<str:token>/", accounts.once, name="once"),
     path("password/", accounts.password, name="password"),

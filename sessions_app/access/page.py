@@ -1,7 +1,13 @@
-"""What the session page shows about access, for one actor: the lineage they may see (the parent and
-the forks they may open are links; every fork is told by who made it and when, so the owner learns
-that a viewer forked even where the fork is not theirs to open; a parent they may not open is not
-mentioned), who started the session, and the name its download gets."""
+"""What the session page shows about access, for one actor: the lineage they may see, who started the
+session, and the name its download gets.
+
+Lineage tells no more than the sessions it names would: the parent and the forks appear as the actor
+sees them (a parent shared with them in part is titled as their share shows it, and where the fork
+parts from it is an entry of that share; a parent they may not open is not mentioned), and who forked
+the session, and when, is told to the members of its workspace only, so its owners learn that a viewer
+forked even where the fork is not theirs to open, while a reader of a share learns of no fork they
+cannot open themselves.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from ..sessionfiles.catalog import SessionInfo
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.fork import fork_point
 from ..sessionfiles.store import SessionFile
 from .authorship import creators
+from .listing import visible_sessions
 from .scoped import SessionView
 from .transfer import download_name
 
@@ -27,16 +36,20 @@ class ForkNote:
 
 
 def page_context(session: SessionFile, parent: SessionInfo | None, forks: list[SessionInfo]) -> dict[str, Any]:
-    """``parent`` and ``forks`` (those the actor may open), ``fork_notes`` (every fork, as ``ForkNote``:
-    the owner learns who forked even where they may not look), ``created_by`` (who made this file
-    through the app) and ``download_name``."""
+    """``parent`` and ``forks`` (those the actor may open, as they see them), ``forked_at`` (the last
+    entry this session shares with its parent), ``fork_notes`` (for the workspace's members: every
+    fork, as ``ForkNote``), ``created_by`` (who made this file through the app) and ``download_name``."""
     access = session.access if isinstance(session, SessionView) else None
-    if access is not None and parent is not None and access.grant(parent.id, parent.path) is None:
-        parent = None
-    opens = {fork.id for fork in forks if access is None or access.grant(fork.id, fork.path) is not None}
-    made = creators([session.session_id, *(fork.id for fork in forks)])
+    if access is not None:
+        parent = next(iter(visible_sessions(access, [parent])), None) if parent is not None else None
+        shown = visible_sessions(access, forks)
+    else:
+        shown = forks
+    opens = {fork.id for fork in shown}
+    members = not isinstance(session, SessionView) or session.grant.can_share
+    made = creators([session.session_id, *(fork.id for fork in forks)] if members else [session.session_id])
     notes = []
-    for fork in forks:
+    for fork in forks if members else []:
         row = made.get(fork.id)
         if row is not None or fork.id not in opens:
             by = row.user.get_username() if row and row.user else None
@@ -44,8 +57,24 @@ def page_context(session: SessionFile, parent: SessionInfo | None, forks: list[S
     mine = made.get(session.session_id)
     return {
         "parent": parent,
-        "forks": [fork for fork in forks if fork.id in opens],
+        "forked_at": _forked_at(session, parent) if parent is not None else None,
+        "forks": shown,
         "fork_notes": notes,
         "created_by": mine.user.get_username() if mine and mine.user else None,
         "download_name": download_name(session, None, "jsonl"),
     }
+
+
+def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
+    """Where this fork and the session it came from part, in the parent as the actor sees it (None when
+    it cannot be read)."""
+    try:
+        source = SessionFile.open(parent.path)
+    except (OSError, SessionError):
+        return None
+    if isinstance(session, SessionView) and session.access is not None:
+        grant = session.access.grant(parent.id, parent.path)
+        if grant is None:
+            return None
+        source = SessionView(source, grant, access=session.access)
+    return fork_point(session, source)

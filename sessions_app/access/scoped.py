@@ -14,7 +14,9 @@ sees, and an entry id from elsewhere is simply unknown (404).
   SHA-256 is kept with the share) shows nothing.
 
 Labels are pi's global state (a label line may sit anywhere in the tree): a view keeps the labels the
-file had (had then, for a snapshot) on the entries it shows, and no other.
+file had (had then, for a snapshot) on the entries it shows, and no other. A line it holds that names
+an entry it does not (a label set from this branch on another, a summary's ``fromId``) is shown without
+that reference (``references.py``).
 
 Writes go to the file itself, through its one write path, after the grant allows them; the parent a
 write names must be in the view, and each write is recorded with its author.
@@ -26,20 +28,22 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 from django.core.exceptions import PermissionDenied
 
+from ..display.tools import FORK, WRITE
 from ..sessionfiles.entries import Draft
-from ..sessionfiles.index import NO_PARENT, IndexBuilder, SessionIndex
+from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
 from ..sessionfiles.store import LongLine, SessionFile, read_chunks, reopen_regular
 from ..sessionfiles.tree import path as tree_path
 from ..sessionfiles.tree import subtree
 from .authorship import record
 from .grants import FULL, Access, Grant, Scope
+from .references import DROP, REFERENCES, cleaned_line
 
 _CACHED_PARTS = 64
 _CHUNK = 1 << 20
@@ -62,10 +66,25 @@ class SessionView(SessionFile):
         self.fsync = full.fsync
         self.max_line_bytes = full.max_line_bytes
         self._part = None if grant.scope is None else _part(full.path, grant.scope)
+        self._cleaned: dict[int, bytes] = {}  # line offset -> what the view shows of that line
         self.index = self._current()
 
     def _current(self) -> SessionIndex:
-        return self.full.index if self._part is None else self._part.follow(self.full)
+        if self._part is None:
+            return self.full.index
+        index, self._cleaned = self._part.follow(self.full)
+        return index
+
+    def raw_lines(self, rows: Iterable[int]) -> Iterable[bytes]:
+        """The stored lines, except those that name an entry the view does not hold: those as cleaned."""
+        if not self._cleaned:
+            yield from super().raw_lines(rows)
+            return
+        rows = list(rows)
+        offsets, cleaned = self.index.offsets, self._cleaned
+        for row, line in zip(rows, super().raw_lines(rows)):
+            shown = cleaned.get(offsets[row])
+            yield line if shown is None else shown.rstrip(b" ")
 
     def refresh(self) -> list[int]:
         """The file's new lines as the view sees them (all rows when the file was read again)."""
@@ -86,7 +105,13 @@ class SessionView(SessionFile):
             # The file has just caught up under its lock: so does the view, and the plan (the parent
             # it names, the position it moves) is checked against what the grant sees.
             self.index = self._current()
-            return plan(self.index)
+            planned = plan(self.index)
+            if planned is not None and self._part is not None and not self._part.takes(self.full.index, *planned):
+                raise PermissionDenied(
+                    f"You may write only in the branch shared with you (entry {self._part.scope.entry_id} and what "
+                    "follows it), and move only to entries it holds. Nothing was written."
+                )
+            return planned
 
         written = self.full._append(within_view)
         self.index = self._current()
@@ -100,9 +125,26 @@ def can_write(session: SessionFile) -> bool:
     return not session.index.read_only and (not isinstance(session, SessionView) or session.grant.can_write)
 
 
+def may_fork(session: SessionFile) -> bool:
+    """Whether the reader has a workspace a fork of ``session`` could go to (a link holder who is not
+    signed in has none)."""
+    access = session.access if isinstance(session, SessionView) else None
+    return access is None or access.actor.signed_in or access.actor.sees_everything
+
+
+def tools_of(session: SessionFile) -> frozenset[str]:
+    """The entry tools a page of ``session`` offers its reader (``display.tools``)."""
+    return frozenset([*([WRITE] if can_write(session) else []), *([FORK] if may_fork(session) else [])])
+
+
 def write_context(session: SessionFile) -> dict[str, Any]:
-    """What a page needs to offer writes (``can_write``) or say what the reader may do (``grant``)."""
-    return {"can_write": can_write(session), "grant": session.grant if isinstance(session, SessionView) else FULL}
+    """What a page needs to offer writes (``can_write``) and the entry tools the reader may use
+    (``tools``), or say what the reader may do (``grant``)."""
+    return {
+        "can_write": can_write(session),
+        "tools": tools_of(session),
+        "grant": session.grant if isinstance(session, SessionView) else FULL,
+    }
 
 
 # ------------------------------------------------------------------------------- scoped parts
@@ -122,9 +164,11 @@ class _Part:
         self._below: set[int] = set()  # file rows at or under the anchor (a live branch)
         self._shown: set[int] = set()  # file rows fed to the builder
         self._labels: dict[str, tuple[str, str]] = {}
+        self._cleaned: dict[int, bytes] = {}  # offset -> a shown line without its hidden reference
         self._index: SessionIndex | None = None
 
-    def follow(self, full: SessionFile) -> SessionIndex:
+    def follow(self, full: SessionFile) -> tuple[SessionIndex, dict[int, bytes]]:
+        """The view's index now, and its cleaned lines (grown along with it; replaced when it is)."""
         source = full.index
         with self._lock:
             if self._index is None or source.header is not self._source or len(source) < self._consumed:
@@ -132,7 +176,7 @@ class _Part:
             elif len(source) > self._consumed and not self.scope.snapshot:
                 self._grow(full, source)
             assert self._index is not None
-            return self._index
+            return self._index, self._cleaned
 
     def _start(self, full: SessionFile, source: SessionIndex) -> None:
         self._source = source.header
@@ -140,6 +184,7 @@ class _Part:
         self._builder = builder = IndexBuilder(str(full.path), max_line_bytes=full.max_line_bytes)
         builder.feed(orjson.dumps(source.header or {}) + b"\n", 0, at_eof=False)
         self._below, self._shown = set(), set()
+        self._cleaned = {}
         spans: list[tuple[int, int]] = []
         self._labels = {}
         anchor = source.row(self.scope.entry_id)
@@ -147,23 +192,25 @@ class _Part:
             pass  # scoped shares are made of version 3 files only; an anchor gone shows nothing
         elif self.scope.snapshot_offset is not None:
             if prefix_digest(full.path, self.scope.snapshot_offset) == self.scope.snapshot_digest:
-                spans, self._labels = _snapshot(full, self.scope.entry_id, self.scope.snapshot_offset)
+                then, rows, self._labels = _snapshot(full, self.scope.entry_id, self.scope.snapshot_offset)
+                on_path = {then.ids[row] for row in rows}
+                spans = self._clean(full.path, then, rows, on_path.__contains__)
         else:
-            spans = self._branch(source, anchor)
+            spans = self._clean(full.path, source, self._branch(source, anchor), self._holds(source))
             self._labels = source.labels
-        _feed(full.path, builder, spans)
+        _feed(full.path, builder, spans, self._cleaned)
         self._publish(builder)
 
-    def _branch(self, source: SessionIndex, anchor: int) -> list[tuple[int, int]]:
+    def _branch(self, source: SessionIndex, anchor: int) -> list[int]:
         self._below = set(subtree(source, anchor))
         self._shown = set(tree_path(source, anchor)) | self._below
         for marker in source.leaf_rows:
             if source.leaf_target_row(marker) in self._shown:
                 self._shown.add(marker)
-        return [(source.offsets[row], source.lengths[row]) for row in sorted(self._shown)]
+        return sorted(self._shown)
 
     def _grow(self, full: SessionFile, source: SessionIndex) -> None:
-        spans: list[tuple[int, int]] = []
+        rows: list[int] = []
         for row in range(self._consumed, len(source)):
             if source.is_node(row):
                 if source.parents[row] == NO_PARENT or source.parents[row] not in self._below:
@@ -172,12 +219,52 @@ class _Part:
             elif source.leaf_target_row(row) not in self._shown:
                 continue
             self._shown.add(row)
-            spans.append((source.offsets[row], source.lengths[row]))
+            rows.append(row)
         self._consumed = len(source)
         self._labels = source.labels
         assert self._builder is not None
-        _feed(full.path, self._builder, spans)
+        _feed(full.path, self._builder, self._clean(full.path, source, rows, self._holds(source)), self._cleaned)
         self._publish(self._builder)
+
+    def takes(self, source: SessionIndex, draft: Draft, parent_id: str | None) -> bool:
+        """Whether a write stays in this (live branch) scope: an entry under the anchor or below it,
+        or a move of the file's position to an entry the view holds (never "before the first entry",
+        nor a new root: neither is in the branch)."""
+        if draft.type == LEAF:
+            target = draft.fields.get("targetId")
+            return isinstance(target, str) and self._holds(source)(target)
+        row = None if parent_id is None else source.row(parent_id)
+        return row is not None and row in self._below
+
+    def _holds(self, source: SessionIndex) -> Callable[[str], bool]:
+        """Whether a live branch shows the entry with this id."""
+
+        def holds(entry_id: str) -> bool:
+            row = source.row(entry_id)
+            return row is not None and row in self._shown
+
+        return holds
+
+    def _clean(
+        self, path: Path, index: SessionIndex, rows: list[int], holds: Callable[[str], bool]
+    ) -> list[tuple[int, int]]:
+        """The spans of ``rows`` (file order) to feed; a line naming an entry that ``holds`` refuses is
+        noted in ``_cleaned`` without that reference, or left out when it cannot be (``references``)."""
+        naming = [row for row in rows if index.types[row] in REFERENCES]
+        lines = dict(zip(naming, _read_lines(path, [(index.offsets[row], index.lengths[row]) for row in naming])))
+        spans: list[tuple[int, int]] = []
+        for row in rows:
+            offset = index.offsets[row]
+            if row in lines:
+                cleaned = cleaned_line(index.types[row], lines[row], holds)
+                if cleaned == DROP:
+                    self._shown.discard(row)
+                    self._below.discard(row)
+                    continue
+                if cleaned is not None:
+                    self._cleaned[offset] = cleaned
+            spans.append((offset, index.lengths[row]))
+        return spans
 
     def _publish(self, builder: IndexBuilder) -> None:
         builder.commit()
@@ -187,37 +274,52 @@ class _Part:
         self._index = index
 
 
-def _feed(path: Path, builder: IndexBuilder, spans: list[tuple[int, int]]) -> None:
-    """Feed the builder each line at its own offset (file order). Lines that follow each other in the
-    file are read and fed as one run (a linear history is mostly one run), up to ``_CHUNK`` bytes."""
+def _feed(path: Path, builder: IndexBuilder, spans: list[tuple[int, int]], cleaned: dict[int, bytes]) -> None:
+    """Feed the builder each line at its own offset (file order), a cleaned line as cleaned. Lines that
+    follow each other in the file are read and fed as one run (a linear history is mostly one run), up
+    to ``_CHUNK`` bytes; a cleaned line is a run of its own."""
     if not spans:
         return
     fd, _ = reopen_regular(path)
     try:
-        for start, end in _runs(spans):
-            data = os.pread(fd, end - start, start)
+        for start, end in _runs(spans, cleaned):
+            shown = cleaned.get(start)
+            data = shown + b"\n" if shown is not None else os.pread(fd, end - start, start)
             builder.feed(data if data.endswith(b"\n") else data + b"\n", start, at_eof=False)
     finally:
         os.close(fd)
 
 
-def _runs(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _runs(spans: list[tuple[int, int]], apart: dict[int, bytes]) -> list[tuple[int, int]]:
     """``(offset, length)`` spans of lines as ``[start, end)`` runs of adjacent whole lines (their
-    newlines included)."""
+    newlines included); a line starting at an offset of ``apart`` is a run of its own."""
     runs: list[tuple[int, int]] = []
     for offset, length in spans:
         end = offset + length + 1
-        if runs and runs[-1][1] == offset and end - runs[-1][0] <= _CHUNK:
+        joins = runs and runs[-1][1] == offset and end - runs[-1][0] <= _CHUNK
+        if joins and offset not in apart and runs[-1][0] not in apart:
             runs[-1] = (runs[-1][0], end)
         else:
             runs.append((offset, end))
     return runs
 
 
+def _read_lines(path: Path, spans: list[tuple[int, int]]) -> list[bytes]:
+    """The bytes of each ``(offset, length)`` line, read with one open file."""
+    if not spans:
+        return []
+    fd, _ = reopen_regular(path)
+    try:
+        return [os.pread(fd, length, offset) for offset, length in spans]
+    finally:
+        os.close(fd)
+
+
 def _snapshot(
     full: SessionFile, entry_id: str, offset: int
-) -> tuple[list[tuple[int, int]], dict[str, tuple[str, str]]]:
-    """The lines of the path to ``entry_id`` and the labels, in the file's first ``offset`` bytes.
+) -> tuple[SessionIndex, list[int], dict[str, tuple[str, str]]]:
+    """The rows of the path to ``entry_id`` (in the index they are rows of) and the labels, in the
+    file's first ``offset`` bytes.
 
     Usually the file's own index tells: its rows before ``offset`` are those bytes, linked as they were,
     unless a later line reused an id or named a parent that came later (either may relink earlier
@@ -226,7 +328,7 @@ def _snapshot(
     anchor = now.row(entry_id)
     relinked = now.forward_parents or now.node_count + len(now.leaf_rows) != len(now)
     if anchor is not None and not relinked and now.offsets[anchor] + now.lengths[anchor] < offset:
-        return [(now.offsets[row], now.lengths[row]) for row in tree_path(now, anchor)], _labels_before(full, offset)
+        return now, tree_path(now, anchor), _labels_before(full, offset)
     builder = IndexBuilder(str(full.path), max_line_bytes=full.max_line_bytes)
     fd, _ = reopen_regular(full.path)
     try:
@@ -243,9 +345,8 @@ def _snapshot(
     then = builder.snapshot()
     anchor = then.row(entry_id)
     if anchor is None:
-        return [], {}
-    rows = tree_path(then, anchor)
-    return [(then.offsets[row], then.lengths[row]) for row in rows], then.labels
+        return then, [], {}
+    return then, tree_path(then, anchor), then.labels
 
 
 def _labels_before(full: SessionFile, offset: int) -> dict[str, tuple[str, str]]:

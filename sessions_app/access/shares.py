@@ -1,30 +1,22 @@
-"""Sharing a session: making a share, opening a link, revoking, and closing the sockets a share kept
-open once it no longer grants anything.
+"""Sharing a session: making a share, opening a link, revoking.
 
 A link's token is shown once, when it is made; the database keeps its SHA-256 only. A revoked or
-expired share answers 404 from the next request on (``Share.active``), and its open sockets are told
-to close through the channel layer (``share_group``), in this process and, with Redis, in the others.
+expired share answers 404 from the next request on (``Share.active``), and its open sockets ask again
+what they may receive (``changes.py``), in this process and, with Redis, in the others.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 from django.utils import timezone
 
 from ..live.fragments import cursor_of
 from ..models import Share, new_token, token_hash
 from .grants import Role
 from .scoped import SessionView, prefix_digest
-
-log = logging.getLogger(__name__)
 
 LIVE, BRANCH, SNAPSHOT = "live", "branch", "snapshot"
 MODES = [
@@ -99,33 +91,3 @@ def revoke(share: Share) -> None:
     if share.revoked_at is None:
         share.revoked_at = timezone.now()
         share.save(update_fields=["revoked_at"])
-
-
-def share_group(share_id: int) -> str:
-    """The channel-layer group of the sockets a share keeps open."""
-    return f"pitree-share.{share_id}"
-
-
-CLOSED = "share.closed"
-
-
-def close_sockets(share_id: int) -> None:
-    """Tell every socket that a share opened (in any process) to close."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(share_group(share_id), {"type": CLOSED})
-    except Exception:  # the share is revoked either way; its sockets also close at their next check
-        log.exception("could not reach the sockets of share %s", share_id)
-
-
-@receiver(post_save, sender=Share)
-def _closed_on_revoke(sender: type[Share], instance: Share, **_: Any) -> None:
-    if instance.revoked_at is not None or (instance.expires_at is not None and instance.expires_at <= timezone.now()):
-        close_sockets(instance.pk)
-
-
-@receiver(post_delete, sender=Share)
-def _closed_on_delete(sender: type[Share], instance: Share, **_: Any) -> None:
-    close_sockets(instance.pk)

@@ -1,11 +1,16 @@
-"""A session's websocket under a grant (``Guard``): it closes when the share that opened it is revoked,
-deleted or expires, and a tab that sees part of a session receives only that part.
+"""Websockets under a grant: a session's socket (``Guard``) and the session list's (``ListGuard``) ask the
+permission function again whenever their grant may have changed (``changes.py``: a share saved or
+deleted, team membership, a workspace's owner, the user, signing out) and when it expires. A socket
+whose grant is gone closes with 4404; one whose grant changed otherwise (narrowed to a branch, say)
+closes with 1012, which the browser answers by connecting again, under the grant as it is now, from
+the cursor it reached. While the question is asked again nothing is sent.
 
 A feed renders what the file gained once for every tab of the process (``live/feed.py``). A tab of a
 scoped grant takes only the batch's byte range from it and renders that range again from its own view
 (``SessionView``), so entries, "‹ 2/3 ›" counts, labels and the header it receives are those of its
 view, exactly as its page would render them; a snapshot's tab receives nothing at all (a snapshot does
-not change). Replies being written reach it only when they answer an entry it sees.
+not change). Replies being written reach it only when they answer an entry it sees. Every tab's
+entries offer only the tools its reader may use, as its page does.
 """
 
 from __future__ import annotations
@@ -13,28 +18,50 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import logging
 from collections.abc import Callable
+from importlib import import_module
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.auth import get_user
+from django.http import Http404
 from django.utils import timezone
 
+from ..display.tools import offered
 from ..live import fragments
 from ..live.fragments import Batch
-from .grants import Access, Actor
-from .scoped import SessionView
-from .shares import CLOSED, share_group
-from .web import links_of, open_for
+from ..sessionfiles.errors import SessionError
+from .changes import CHANGED, browser_group, folder_group, share_group, user_group
+from .grants import Access, Actor, Grant, folder_of
+from .scoped import SessionView, tools_of
+from .web import has_working_link, links_of, open_for
+
+log = logging.getLogger(__name__)
 
 GONE = 4404  # what a socket of a session it may not see is closed with (htmx does not retry it)
+AGAIN = 1012  # "service restart": htmx connects again, and the new socket has the grant as it is now
 
 
 def actor_for_socket(scope: dict[str, Any]) -> Actor:
-    """The socket's user (its session cookie) and the share links its browser opened."""
+    """The socket's user (its session cookie) and the share links its browser opened, as they were
+    when it connected."""
     user = scope.get("user")
     return Actor(user if user is not None and user.is_authenticated else None, links_of(scope.get("session")))
+
+
+def current_actor(scope: dict[str, Any]) -> Actor:
+    """The socket's user and links as its browser's Django session holds them now (read again: the
+    user may have signed out, been deactivated or changed their password since it connected)."""
+    key = getattr(scope.get("session"), "session_key", None)
+    if key is None:
+        return Actor()
+    stored = import_module(settings.SESSION_ENGINE).SessionStore(key)
+    user = get_user(SimpleNamespace(session=stored))  # type: ignore[arg-type]
+    return Actor(user if user.is_authenticated else None, links_of(stored))
 
 
 def open_for_socket(scope: dict[str, Any], session_id: str) -> SessionView:
@@ -42,13 +69,88 @@ def open_for_socket(scope: dict[str, Any], session_id: str) -> SessionView:
     return open_for(Access(actor_for_socket(scope), settings.PITREE_SESSIONS_DIR), session_id)
 
 
-class Guard:
-    """What a socket of ``view`` may receive, and when it must close (``end(code)``)."""
+class _Revocable:
+    """A socket that asks again what it may receive when told its grant may have changed, and closes
+    (``end(code)``) when the answer says so. Subclasses say how to ask (``_ask``)."""
 
-    def __init__(self, view: SessionView, end: Callable[[int], None]) -> None:
-        self.view = view
-        self.end = end
+    def __init__(self, scope: dict[str, Any], end: Callable[[int], None]) -> None:
+        self.scope = scope
+        self._end = end
+        self.ended = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._asking: asyncio.Task[None] | None = None
+
+    def groups(self) -> list[str]:
+        """The channel-layer groups whose changes may concern this socket."""
+        actor = actor_for_socket(self.scope)
+        key = getattr(self.scope.get("session"), "session_key", None)
+        return [*([user_group(actor.user.pk)] if actor.signed_in else []), *([browser_group(key)] if key else [])]
+
+    async def listen(self) -> None:
+        layer = get_channel_layer()
+        groups = sorted(set(self.groups()))
+        if layer is None or not groups:
+            return
+        channel = await layer.new_channel("pitree-grant.")
+        for group in groups:
+            await layer.group_add(group, channel)
+        self._tasks.append(asyncio.get_running_loop().create_task(self._watch(layer, channel, groups)))
+
+    async def _watch(self, layer: Any, channel: str, groups: list[str]) -> None:
+        try:
+            while not self.ended:
+                event = await layer.receive(channel)
+                if event.get("type") != CHANGED:
+                    continue
+                if event.get("ended"):
+                    self.end(GONE)
+                else:
+                    self.ask_again()
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(asyncio.gather(*(layer.group_discard(group, channel) for group in groups)))
+
+    def ask_again(self) -> None:
+        """Ask the permission function again (what is sent meanwhile waits for the answer)."""
+        if self._asking is None or self._asking.done():
+            self._asking = asyncio.get_running_loop().create_task(self._asked())
+
+    async def _asked(self) -> None:
+        try:
+            await self._ask()
+        except Exception:  # no answer (the database is away, say): connect again, which asks afresh
+            log.exception("could not ask again what a socket may receive")
+            self.end(AGAIN)
+
+    async def _ask(self) -> None:
+        raise NotImplementedError
+
+    async def settled(self) -> bool:
+        """Whether the socket may still be sent something (once any question in progress is answered)."""
+        if self._asking is not None:
+            await asyncio.shield(self._asking)
+        return not self.ended
+
+    def end(self, code: int) -> None:
+        if not self.ended:
+            self.ended = True
+            self._end(code)
+
+    async def stop(self) -> None:
+        tasks = [*self._tasks, *([self._asking] if self._asking is not None else [])]
+        self._tasks, self._asking = [], None
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class Guard(_Revocable):
+    """What a socket of ``view`` may receive, and when it must close."""
+
+    def __init__(self, view: SessionView, scope: dict[str, Any], end: Callable[[int], None]) -> None:
+        super().__init__(scope, end)
+        self.view = view
+        self.tools = tools_of(view)  # the entry tools its pushes offer, as its page does
         self._timer: asyncio.TimerHandle | None = None
 
     @property
@@ -57,43 +159,61 @@ class Guard:
         scope = self.view.grant.scope
         return scope is None or not scope.snapshot
 
+    def groups(self) -> list[str]:
+        grant, folder = self.view.grant, folder_of(self.view.path, settings.PITREE_SESSIONS_DIR)
+        return [
+            *super().groups(),
+            *([share_group(grant.share_id)] if grant.share_id is not None else []),
+            *([folder_group(folder)] if folder is not None else []),
+        ]
+
     async def start(self) -> None:
-        grant = self.view.grant
-        loop = asyncio.get_running_loop()
+        self._arm(self.view.grant)
+        await self.listen()
+
+    def _arm(self, grant: Grant) -> None:
+        """Ask again when the grant expires (a timer that fires early finds it unchanged and is set again)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if grant.expires_at is not None:
             delay = max(0.0, (grant.expires_at - timezone.now()).total_seconds())
-            self._timer = loop.call_later(delay, self.end, GONE)
-        layer = get_channel_layer()
-        if grant.share_id is not None and layer is not None:
-            channel = await layer.new_channel()  # the default prefix, as every channel of a process (live/layer.py)
-            await layer.group_add(share_group(grant.share_id), channel)
-            self._tasks.append(loop.create_task(self._watch(layer, channel, grant.share_id)))
+            self._timer = asyncio.get_running_loop().call_later(delay, self.ask_again)
 
-    async def _watch(self, layer: Any, channel: str, share_id: int) -> None:
+    async def _ask(self) -> None:
+        now = await asyncio.to_thread(self._grant_now)
+        held = self.view.grant
+        if now is None:
+            self.end(GONE)
+        elif now == held:
+            self._arm(held)
+        elif (now.role, now.scope, now.share_id) == (held.role, held.scope, held.share_id):
+            self.view.grant = now  # only its expiry moved
+            self._arm(now)
+        else:
+            self.end(AGAIN)
+
+    def _grant_now(self) -> Grant | None:
+        access = Access(current_actor(self.scope), settings.PITREE_SESSIONS_DIR)
         try:
-            while True:
-                event = await layer.receive(channel)
-                if event.get("type") == CLOSED:
-                    self.end(GONE)
-                    return
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(layer.group_discard(share_group(share_id), channel))
+            return open_for(access, self.view.session_id).grant
+        except (Http404, SessionError, OSError):
+            return None
 
     async def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await super().stop()
 
     async def batch(self, batch: Batch, sent: int) -> Batch | None:
         """``batch`` (already cut to what the tab lacks, after ``sent`` bytes) as this tab may see it;
         None when it holds nothing the tab may see (not even that something was written)."""
+        if not await self.settled():
+            return None
         if self.view.grant.whole or batch.resync:
-            return batch
-        return await asyncio.to_thread(self._render, batch, sent)
+            return batch.offering(self.tools)
+        found = await asyncio.to_thread(self._render, batch, sent)
+        return found.offering(self.tools) if found is not None else None
 
     def _render(self, batch: Batch, sent: int) -> Batch | None:
         view = self.view
@@ -103,13 +223,42 @@ class Guard:
         rows = [row for row in range(first, len(index)) if index.offsets[row] < batch.end]
         return fragments.render_batch(view, rows, batch.start, batch.end, batch.epoch) if rows else None
 
-    async def passes(self, message: str) -> bool:
-        """Whether a reply piece may reach the tab: it answers an entry the view holds."""
-        if self.view.grant.whole or not message.startswith('{"t":"reply"'):
-            return True
-        parent = orjson.loads(message).get("parent")
-        if not isinstance(parent, str):
-            return False
-        if self.view.index.row(parent) is None:
-            await asyncio.to_thread(self.view.refresh)
-        return self.view.index.row(parent) is not None
+    async def shown(self, message: str) -> str | None:
+        """A message for the tab as it may see it; None when it may not: a reply piece reaches it when
+        it answers an entry the view holds, offering Stop only to a reader who writes."""
+        if not await self.settled():
+            return None
+        if not message.startswith('{"t":"reply"'):
+            return message
+        if not self.view.grant.whole:
+            parent = orjson.loads(message).get("parent")
+            if not isinstance(parent, str):
+                return None
+            if self.view.index.row(parent) is None:
+                await asyncio.to_thread(self.view.refresh)
+            if self.view.index.row(parent) is None:
+                return None
+        # A marked tool is a whole piece of the JSON string holding the HTML: cutting it keeps the JSON.
+        return offered(message, self.tools)
+
+
+class ListGuard(_Revocable):
+    """The session list's socket: open while its browser has a user or a link that works; connected
+    again when who it is changed (another user, other links), so the listing follows."""
+
+    def __init__(self, actor: Actor, scope: dict[str, Any], end: Callable[[int], None]) -> None:
+        super().__init__(scope, end)
+        self.actor = actor
+
+    def groups(self) -> list[str]:
+        return [*super().groups(), *(share_group(link) for link in sorted(self.actor.links))]
+
+    async def _ask(self) -> None:
+        now = await asyncio.to_thread(current_actor, self.scope)
+        if not now.signed_in and not await asyncio.to_thread(has_working_link, now.links):
+            self.end(GONE)
+        elif now.key != self.actor.key:
+            self.end(AGAIN)
+
+    async def passes(self) -> bool:
+        return await self.settled()

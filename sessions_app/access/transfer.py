@@ -18,7 +18,7 @@ from django.core.exceptions import PermissionDenied
 from ..cli.transcript import content_as_shown, tool_call
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles import entries as E
-from ..sessionfiles.catalog import URL_SAFE_ID, AmbiguousId, SessionInfo, UnknownSession, session_info
+from ..sessionfiles.catalog import URL_SAFE_ID, SessionInfo, UnknownSession, session_info
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.fork import create_session, encode_cwd, fork_session
 from ..sessionfiles.lines import BadLine, loads_line
@@ -26,6 +26,7 @@ from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import path as tree_path
 from .authorship import FILE, record
 from .grants import Access, folder_of
+from .listing import visible_sessions
 from .scoped import SessionView
 from .workspaces import may_create_in, personal_workspace
 
@@ -186,14 +187,19 @@ def _file_bytes(path: Path, end: int) -> bytes:
 @dataclass(frozen=True)
 class Uploaded:
     session: SessionFile
-    forked_from: SessionInfo | None  # the visible session whose id the upload held
+    forked_from: SessionInfo | None  # the session it is a fork of, as the uploader sees it
     skipped: int  # lines the core cannot read, kept as they were
 
 
 def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
-    """Store an uploaded ``.jsonl`` as a new session in ``cwd``'s folder: under its own id when no
-    session has it, else as a fork (a new id; ``parentSession`` names the session with that id when the
-    uploader may see it). Refused (nothing written) unless the core reads it as a session."""
+    """Store an uploaded ``.jsonl`` as a new session in ``cwd``'s folder. Refused (nothing written)
+    unless the core reads it as a session.
+
+    What is stored depends only on what the uploader may see, so an upload tells nothing of sessions
+    they may not see: their id is given to a new session of its own (a fork of the session with that
+    id when they may see it: ``parentSession`` names it), and a ``parentSession`` naming a session they
+    may not see is dropped, so nobody can claim a fork of a session that is not theirs. Only an
+    uploader who sees every session keeps the file whole, when no session has its id."""
     if not may_create_in(access, cwd):
         raise PermissionDenied("You may add sessions only to your own or your teams' workspaces.")
     if len(data) > settings.PITREE_MAX_UPLOAD_BYTES:
@@ -201,19 +207,19 @@ def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
     checked = _check(data)
     header = dict(checked.index.header or {})
     session_id = str(header.get("id"))
-    existing = _existing(session_id)
-    forked_from = None
-    body = data[_header_end(data) :]
-    if existing is not None or not URL_SAFE_ID.fullmatch(session_id):
-        header["id"] = session_id = E.new_session_id()
-        header["timestamp"] = E.now_iso()
-        header.pop("parentSession", None)
-        if existing is not None and access.grant(existing.id, existing.path) is not None:
-            forked_from = existing
-            header["parentSession"] = str(existing.path.absolute())
-        content = E.dump_line(header) + body
+    taken, existing = _existing(session_id)
+    same_id = _as_seen(access, existing)
+    if access.actor.sees_everything and not taken and URL_SAFE_ID.fullmatch(session_id):
+        content, forked_from = data, None
     else:
-        content = data
+        header["id"] = session_id = E.new_session_id()
+        if same_id is not None:
+            header["timestamp"] = E.now_iso()  # a fork by upload, made now
+        named = header.pop("parentSession", None)
+        forked_from = same_id or _as_seen(access, _lineage_parent(named))
+        if forked_from is not None:
+            header["parentSession"] = str(forked_from.path.absolute())
+        content = E.dump_line(header) + data[_header_end(data) :]
     stamp = header.get("timestamp")
     folder = Path(catalog().root) / encode_cwd(cwd)
     path = folder / E.session_file_name(
@@ -222,6 +228,23 @@ def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
     _write_new(path, content)
     _created_by(access, session_id)
     return Uploaded(SessionFile.open(path), forked_from, len(checked.index.skipped()))
+
+
+def _as_seen(access: Access, info: SessionInfo | None) -> SessionInfo | None:
+    """``info`` as the actor sees it (titled as their share shows it); None when they may not see it."""
+    return next(iter(visible_sessions(access, [info])), None) if info is not None else None
+
+
+def _lineage_parent(named: object) -> SessionInfo | None:
+    """The session a ``parentSession`` names, as the listing links them (docs/format.md §7.3): the file
+    at that absolute path, else the only file with that name."""
+    if not isinstance(named, str) or not named:
+        return None
+    infos = catalog().sessions()
+    wanted = os.path.abspath(named)
+    by_path = [info for info in infos if os.path.abspath(info.path) == wanted]
+    by_name = [info for info in infos if info.path.name == os.path.basename(named)]
+    return by_path[0] if by_path else (by_name[0] if len(by_name) == 1 else None)
 
 
 def _check(data: bytes) -> SessionFile:
@@ -240,14 +263,15 @@ def _check(data: bytes) -> SessionFile:
         return session
 
 
-def _existing(session_id: str) -> SessionInfo | None:
+def _existing(session_id: str) -> tuple[bool, SessionInfo | None]:
+    """Whether a file here is named for this session id, and the session it holds when it is one."""
     try:
         path = catalog().locate(session_id)
-    except (UnknownSession, AmbiguousId):
-        return None
+    except UnknownSession:
+        return False, None
     except SessionError:
-        return None  # a file named for it that is no session: the upload gets an id of its own anyway
-    return catalog().info(path)
+        return True, None  # several files hold it, or one named for it is no session
+    return True, catalog().info(path)
 
 
 def _header_end(data: bytes) -> int:

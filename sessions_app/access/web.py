@@ -87,10 +87,19 @@ def open_for(access: Access, session_id: str, *, write: bool = False) -> Session
     return SessionView(full, grant, access=access)
 
 
+def has_working_link(links: frozenset[int]) -> bool:
+    """Whether any of these link shares still grants something (not revoked, not expired)."""
+    return bool(links) and Share.active().filter(pk__in=links, token_hash__isnull=False).exists()
+
+
 class LoginOrLinkMiddleware(LoginRequiredMiddleware):
     """Every view needs a signed-in user or a share link that still works, except those marked
     ``login_not_required`` (sign-in, opening a link). What a link holder may see is then decided per
-    session by the views themselves, through ``open_session`` and ``access_of``."""
+    session by the views themselves, through ``open_session`` and ``access_of``.
+
+    A browser whose links were all revoked or expired is still answered per session where a session
+    is asked for: 404, as a stranger is (the session is not theirs any more), not a sign-in page that
+    would tell it apart from a session that never existed for them. Elsewhere it signs in."""
 
     def process_view(
         self,
@@ -101,7 +110,7 @@ class LoginOrLinkMiddleware(LoginRequiredMiddleware):
     ) -> HttpResponseBase | None:
         if not request.user.is_authenticated and getattr(view_func, "login_required", True):
             links = actor_of(request).links
-            if links and Share.active().filter(pk__in=links, token_hash__isnull=False).exists():
+            if has_working_link(links) or (links and "session_id" in view_kwargs):
                 return None
         return super().process_view(request, view_func, view_args, view_kwargs)
 

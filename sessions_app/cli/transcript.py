@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..sessionfiles.entries import dump_json, one_line
+from ..sessionfiles.entries import as_text, content_text, dump_json, one_line
 
 Entry = dict[str, Any]
 INDENT = "  "
@@ -23,12 +23,6 @@ _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 def raw_json(value: Any) -> str:
     """Compact JSON, as stored (non-ASCII raw), at any depth."""
     return dump_json(value).decode()
-
-
-def text(value: Any) -> str:
-    """A stored value where text is expected: a string as is, other scalars as ``str`` writes them,
-    lists and objects as JSON (``str`` of a value nested a thousand levels deep would overflow)."""
-    return raw_json(value) if isinstance(value, list | dict) else str(value)
 
 
 def printable(line: str) -> str:
@@ -46,7 +40,7 @@ def terminal_line(text: str, width: int | None = None) -> str:
 def when(timestamp: Any) -> str:
     """An entry's ISO timestamp, shortened for reading (``2026-03-02 09:15:09``)."""
     if not isinstance(timestamp, str) or len(timestamp) < 19 or timestamp[10] != "T":
-        return text(timestamp) if timestamp else "?"
+        return as_text(timestamp) if timestamp else "?"
     return f"{timestamp[:10]} {timestamp[11:19]}"
 
 
@@ -56,9 +50,9 @@ def block_text(block: Any) -> str:
         return raw_json(block)
     kind = block.get("type")
     if kind == "text":
-        return text(block.get("text", ""))
+        return as_text(block.get("text", ""))
     if kind == "image":
-        return f"[image {text(block.get('mimeType', ''))}]".replace(" ]", "]")
+        return f"[image {as_text(block.get('mimeType', ''))}]".replace(" ]", "]")
     return raw_json(block)
 
 
@@ -84,11 +78,11 @@ def tool_call(block: Mapping[str, Any]) -> str:
         inner = ""
     else:
         inner = raw_json(arguments)
-    return f"{text(block.get('name', '?'))}({inner})"
+    return f"{as_text(block.get('name', '?'))}({inner})"
 
 
 def _model_name(provider: Any, model: Any) -> str:
-    return "/".join(text(part) for part in (provider, model) if part)
+    return "/".join(as_text(part) for part in (provider, model) if part)
 
 
 # ---------------------------------------------------------------------------------- previews (tree)
@@ -113,37 +107,37 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
             return "assistant", _assistant_preview(content)
         if role == "toolResult":
             error = " (error)" if message.get("isError") else ""
-            return f"toolResult {text(message.get('toolName', '?'))}{error}", content_as_shown(content)
+            return f"toolResult {as_text(message.get('toolName', '?'))}{error}", content_as_shown(content)
         if role == "bashExecution":
-            return "bash", f"$ {text(message.get('command', ''))}{_exit_note(message)}"
+            return "bash", f"$ {as_text(message.get('command', ''))}{_exit_note(message)}"
         if role == "custom":
-            return f"custom {text(message.get('customType', ''))}".strip(), content_as_shown(content)
+            return f"custom {as_text(message.get('customType', ''))}".strip(), content_as_shown(content)
         if role in ("user", "system"):
             return str(role), content_as_shown(content)
         return f"message {role}" if isinstance(role, str) else "message", raw_json(message)
     if kind == "model_change":
         return kind, _model_name(entry.get("provider"), entry.get("modelId"))
     if kind == "thinking_level_change":
-        return kind, text(entry.get("thinkingLevel"))
+        return kind, as_text(entry.get("thinkingLevel"))
     if kind == "compaction":
-        return kind, text(entry.get("summary", ""))
+        return kind, as_text(entry.get("summary", ""))
     if kind == "branch_summary":
-        return kind, text(entry.get("summary", ""))
+        return kind, as_text(entry.get("summary", ""))
     if kind == "custom_message":
-        return f"custom_message {text(entry.get('customType', ''))}".strip(), content_as_shown(entry.get("content"))
+        return f"custom_message {as_text(entry.get('customType', ''))}".strip(), content_as_shown(entry.get("content"))
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return "custom", f"{text(entry.get('customType', ''))}{data}"
+        return "custom", f"{as_text(entry.get('customType', ''))}{data}"
     if kind == "label":
         return kind, _label_text(entry)
     if kind == "session_info":
         name = entry.get("name")
-        return kind, f"name {text(name)!r}" if name else "name cleared"
+        return kind, f"name {as_text(name)!r}" if name else "name cleared"
     if kind == "context_edit":
         return kind, _context_edit_text(entry)
     if kind == "usage":
         return kind, _usage_text(entry)
-    return text(kind), raw_json(entry)
+    return as_text(kind), raw_json(entry)
 
 
 def _assistant_preview(content: Any) -> str:
@@ -151,9 +145,8 @@ def _assistant_preview(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    if any(text(part).strip() for part in texts):
-        return " ".join(text(part) for part in texts)
+    if written := content_text(content).strip():
+        return written
     calls = [tool_call(b) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
     if calls:
         return "→ " + ", ".join(calls)
@@ -166,32 +159,34 @@ def _exit_note(message: Mapping[str, Any]) -> str:
     if message.get("cancelled"):
         return "  (cancelled)"
     code = message.get("exitCode")
-    return f"  (exit {text(code)})" if code is not None else ""
+    return f"  (exit {as_text(code)})" if code is not None else ""
 
 
 def _label_text(entry: Entry) -> str:
+    if "targetId" not in entry:
+        return "of no entry shown here"  # a share's view of a label on an entry it does not hold
     label = entry.get("label")
     target = entry.get("targetId")
-    return f"{text(label)!r} on {text(target)}" if label else f"cleared on {text(target)}"
+    return f"{as_text(label)!r} on {as_text(target)}" if label else f"cleared on {as_text(target)}"
 
 
 def _context_edit_text(entry: Entry) -> str:
     replacement = entry.get("replacement")
     target = entry.get("targetId")
     if replacement is None:
-        return f"{text(target)} dropped from the context"
+        return f"{as_text(target)} dropped from the context"
     content = replacement.get("content") if isinstance(replacement, dict) else replacement
-    return f"{text(target)} replaced by {terminal_line(content_as_shown(content))!r}"
+    return f"{as_text(target)} replaced by {terminal_line(content_as_shown(content))!r}"
 
 
 def _usage_text(entry: Entry) -> str:
     usage = entry.get("usage")
     total = usage.get("totalTokens") if isinstance(usage, dict) else None
-    parts = [text(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
+    parts = [as_text(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
     if total is not None:
-        parts.append(f"{text(total)} tokens")
+        parts.append(f"{as_text(total)} tokens")
     if entry.get("note"):
-        parts.append(text(entry["note"]))
+        parts.append(as_text(entry["note"]))
     return " · ".join(part for part in parts if part)
 
 
@@ -224,7 +219,7 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
 
     Settings changes and other metadata are single lines starting with ``·``.
     """
-    entry_id = text(entry.get("id", "?"))
+    entry_id = as_text(entry.get("id", "?"))
     label_note = f"  (label: {label})" if label else ""
     one_liner = _one_liner(entry)
     if one_liner is not None:
@@ -244,15 +239,15 @@ def _one_liner(entry: Entry) -> str | None:
     if kind == "model_change":
         return f"model → {_model_name(entry.get('provider'), entry.get('modelId'))}"
     if kind == "thinking_level_change":
-        return f"thinking level → {text(entry.get('thinkingLevel'))}"
+        return f"thinking level → {as_text(entry.get('thinkingLevel'))}"
     if kind == "label":
         return f"label {_label_text(entry)}"
     if kind == "session_info":
         name = entry.get("name")
-        return f"session name → {text(name)!r}" if name else "session name cleared"
+        return f"session name → {as_text(name)!r}" if name else "session name cleared"
     if kind == "custom":
         data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return f"custom {text(entry.get('customType', ''))}{data}"
+        return f"custom {as_text(entry.get('customType', ''))}{data}"
     if kind == "context_edit":
         return f"context edit: {_context_edit_text(entry)}"
     if kind == "usage":
@@ -267,18 +262,18 @@ def _block(entry: Entry) -> tuple[str, list[str], list[str]]:
         return _message_block(entry["message"], entry)
     if kind == "compaction":
         details = [
-            f"keeps from {text(entry.get('firstKeptEntryId'))}",
-            f"{text(entry.get('tokensBefore'))} tokens before",
+            f"keeps from {as_text(entry.get('firstKeptEntryId'))}",
+            f"{as_text(entry.get('tokensBefore'))} tokens before",
         ]
-        return "compaction", details, [text(entry.get("summary", ""))]
+        return "compaction", details, [as_text(entry.get("summary", ""))]
     if kind == "branch_summary":
-        return "branch summary", [f"from {text(entry.get('fromId'))}"], [text(entry.get("summary", ""))]
+        return "branch summary", [f"from {as_text(entry.get('fromId'))}"], [as_text(entry.get("summary", ""))]
     if kind == "custom_message":
-        details = [text(entry.get("customType", ""))]
+        details = [as_text(entry.get("customType", ""))]
         if not entry.get("display"):
             details.append("not displayed")
         return "custom message", details, [content_as_shown(entry.get("content"))]
-    return text(kind), ["unknown entry type, raw"], [raw_json(entry)]
+    return as_text(kind), ["unknown entry type, raw"], [raw_json(entry)]
 
 
 def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[str], list[str]]:
@@ -290,13 +285,13 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
         details = [_model_name(message.get("provider"), message.get("model"))]
         stop = message.get("stopReason")
         if stop not in (None, "stop", "toolUse"):
-            details.append(f"stopped: {text(stop)}")
+            details.append(f"stopped: {as_text(stop)}")
         body = _assistant_body(content)
         if message.get("errorMessage"):
-            body.append(f"[error] {text(message['errorMessage'])}")
+            body.append(f"[error] {as_text(message['errorMessage'])}")
         return "assistant", [d for d in details if d], body
     if role == "toolResult":
-        details = [text(message.get("toolName", "?"))]
+        details = [as_text(message.get("toolName", "?"))]
         if message.get("isError"):
             details.append("ERROR")
         return "tool result", details, [content_as_shown(content)]
@@ -305,22 +300,22 @@ def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[
         if message.get("cancelled"):
             details.append("cancelled")
         elif message.get("exitCode") is not None:
-            details.append(f"exit code {text(message.get('exitCode'))}")
+            details.append(f"exit code {as_text(message.get('exitCode'))}")
         if message.get("truncated"):
             details.append("output truncated")
         if message.get("excludeFromContext"):
             details.append("not in context")
-        output = text(message.get("output") or "").rstrip("\n")
-        body = [f"$ {text(message.get('command', ''))}"] + ([output] if output else [])
+        output = as_text(message.get("output") or "").rstrip("\n")
+        body = [f"$ {as_text(message.get('command', ''))}"] + ([output] if output else [])
         return "bash", details, body
     if role == "custom":
-        details = [text(message.get("customType", ""))]
+        details = [as_text(message.get("customType", ""))]
         if message.get("display") is False:
             details.append("not displayed")
         return "custom", [d for d in details if d], [content_as_shown(content)]
     if role == "system":
         return "system", [], [content_as_shown(content)]
-    return f"message {text(role)}", ["unknown role, raw"], [raw_json(entry)]
+    return f"message {as_text(role)}", ["unknown role, raw"], [raw_json(entry)]
 
 
 def _assistant_body(content: Any) -> list[str]:
@@ -335,7 +330,7 @@ def _assistant_body(content: Any) -> list[str]:
             if block.get("redacted"):
                 body.append("(thinking, redacted)")
             else:
-                body.append("(thinking) " + text(block.get("thinking", "")))
+                body.append("(thinking) " + as_text(block.get("thinking", "")))
         elif kind == "toolCall":
             body.append("→ " + tool_call(block))
         else:

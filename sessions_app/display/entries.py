@@ -294,6 +294,8 @@ def preview(entry: dict[str, Any], limit: int = 80) -> str:
         return markdown_text(content_text(entry.get("content")), limit)
     if kind == "session_info":
         text = f"name: {entry.get('name')}"
+    elif kind == "label" and "targetId" not in entry:
+        text = "label of no entry shown here"  # a share's view of a label on an entry it does not hold
     elif kind == "label":
         text = f"label {entry.get('targetId')}: {entry.get('label') or '(cleared)'}"
     elif kind == "model_change":

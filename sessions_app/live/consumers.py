@@ -22,7 +22,8 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from ..access.sockets import Guard, actor_for_socket, open_for_socket
+from ..access.sockets import Guard, ListGuard, actor_for_socket, open_for_socket
+from ..access.web import has_working_link
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
@@ -103,7 +104,7 @@ class SessionConsumer(_Outbox):
             await self.close(code=NOT_FOUND)
             return
         self.path = view.path
-        self.guard = Guard(view, self.end)
+        self.guard = Guard(view, self.scope, self.end)
         await self.guard.start()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -139,8 +140,9 @@ class SessionConsumer(_Outbox):
 
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
-            if self.guard is None or await self.guard.passes(item):
-                await self.send(text_data=item)
+            shown = item if self.guard is None else await self.guard.shown(item)
+            if shown is not None:
+                await self.send(text_data=shown)
         else:
             await self._send_batch(item)
 
@@ -163,6 +165,7 @@ class SessionListConsumer(_Outbox):
     and listings as the folder changes."""
 
     feed: ListFeed | None = None
+    guard: ListGuard | None = None
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         query, page = _field(text_data, "q", str), _field(text_data, "page", int) or 1
@@ -170,15 +173,23 @@ class SessionListConsumer(_Outbox):
             await self.close(code=BAD_REQUEST)
             return
         actor = await sync_to_async(actor_for_socket, thread_sensitive=False)(self.scope)
-        if not actor.signed_in and not actor.links:
-            await self.close(code=NOT_FOUND)
+        if not actor.signed_in and not await sync_to_async(has_working_link, thread_sensitive=False)(actor.links):
+            await self.close(code=NOT_FOUND)  # as the list page sends such a browser to sign in
             return
+        self.guard = ListGuard(actor, self.scope, self.end)
+        await self.guard.listen()
         self.feed = list_feed()
         await self.feed.join(self, actor, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
+    async def send_item(self, item: str) -> None:
+        if self.guard is None or await self.guard.passes():
+            await self.send(text_data=item)
+
     async def leave(self) -> None:
+        if self.guard is not None:
+            await self.guard.stop()
         if self.feed is not None:
             feed, self.feed = self.feed, None
             await feed.leave(self)

@@ -34,6 +34,7 @@ from django.template.loader import render_to_string
 
 from ..display.entries import EntryView, Navigator, entry_kind, navigator_for, present
 from ..display.markdown import title_text
+from ..display.tools import EVERY, offered
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
@@ -74,6 +75,7 @@ class Batch:
     tree: bool = False
     resync: bool = False
     _text: str | None = field(default=None, repr=False, compare=False)
+    _offering: dict[frozenset[str], Batch] = field(default_factory=dict, repr=False, compare=False)
 
     def text(self) -> str:
         """The websocket message (serialised once, however many tabs receive it)."""
@@ -81,13 +83,24 @@ class Batch:
             self._text = _dumps(self._payload())
         return self._text
 
+    def offering(self, tools: frozenset[str]) -> Batch:
+        """This batch for a reader offered only ``tools`` under its entries (``display.tools``): made
+        once per set of tools, however many tabs receive it."""
+        if tools >= EVERY or self.resync:
+            return self
+        found = self._offering.get(tools)
+        if found is None:
+            entries = [replace(e, html=offered(e.html, tools)) for e in self.entries]
+            found = self._offering[tools] = replace(self, entries=entries, _text=None, _offering={})
+        return found
+
     def after(self, offset: int) -> Batch | None:
         """This batch for a tab whose content reflects the file up to ``offset``: None when it has it all."""
         if self.resync or offset <= self.start:
             return self
         if offset >= self.end:
             return None
-        return replace(self, entries=[e for e in self.entries if e.end > offset], _text=None)
+        return replace(self, entries=[e for e in self.entries if e.end > offset], _text=None, _offering={})
 
     def _payload(self) -> dict[str, Any]:
         if self.resync:

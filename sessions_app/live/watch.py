@@ -27,19 +27,13 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
+from ..sessionfiles.changes import sees_every_change
+
 if TYPE_CHECKING:
     from asyncinotify import Inotify
     from asyncinotify import Watch as InotifyWatch
 
 POLL_INTERVAL = 0.25
-
-# Filesystems whose changes may come from another machine, which local inotify never hears about.
-_NETWORK_FILESYSTEMS = frozenset(
-    {
-        *("nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "9p", "afs", "lustre", "glusterfs", "gpfs", "ncpfs"),
-        *("fuse.sshfs", "fuse.rclone", "fuse.s3fs", "fuse.gcsfuse", "fuse.glusterfs", "fuse.cephfs", "davfs"),
-    }
-)
 
 
 class Watch:
@@ -127,28 +121,7 @@ def _tree_signature(root: Path) -> frozenset[tuple[str, int, int, int]]:
 def _inotify_usable(path: Path) -> bool:
     if settings.PITREE_WATCH == "poll":
         return False
-    return _filesystem_type(path) not in _NETWORK_FILESYSTEMS
-
-
-def _filesystem_type(path: Path) -> str:
-    """The type of the filesystem holding ``path`` (from /proc/self/mountinfo; "" when unknown)."""
-    try:
-        target = os.path.realpath(path)
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
-            lines = mounts.read().splitlines()
-    except OSError:
-        return ""
-    best, kind = "", ""
-    for line in lines:
-        fields = line.split()
-        if " - " not in line or len(fields) < 5:
-            continue
-        mount_point = fields[4].replace("\\040", " ")
-        inside = target == mount_point or target.startswith(mount_point.rstrip("/") + "/")
-        if inside and len(mount_point) >= len(best):
-            best = mount_point
-            kind = line.split(" - ", 1)[1].split()[0]
-    return kind
+    return sees_every_change(path)
 
 
 Listener = Callable[[Path, str | None], None]

@@ -14,14 +14,20 @@ from ..sessionfiles.store import SessionFile
 
 
 @lru_cache(maxsize=4)
-def _catalog_for(root: Path, max_line_bytes: int, cache_folder: Path) -> Catalog:
-    return Catalog(root, max_line_bytes=max_line_bytes, cache_folder=cache_folder)
+def _catalog_for(root: Path, max_line_bytes: int, cache_folder: Path, watch: bool) -> Catalog:
+    return Catalog(root, max_line_bytes=max_line_bytes, cache_folder=cache_folder, watch=watch)
 
 
 def catalog() -> Catalog:
     """The catalog of the configured sessions folder (one per folder, so its caches are shared); its
-    listing is remembered in PITREE_CACHE_DIR across restarts."""
-    return _catalog_for(Path(settings.PITREE_SESSIONS_DIR), settings.PITREE_MAX_LINE_BYTES, settings.PITREE_CACHE_DIR)
+    listing is remembered in PITREE_CACHE_DIR across restarts, and inotify tells it which files changed
+    since its last look (unless ``PITREE_WATCH=poll``)."""
+    return _catalog_for(
+        Path(settings.PITREE_SESSIONS_DIR),
+        settings.PITREE_MAX_LINE_BYTES,
+        settings.PITREE_CACHE_DIR,
+        settings.PITREE_WATCH != "poll",
+    )
 
 
 def open_session(session_id: str) -> SessionFile:

@@ -4,7 +4,8 @@ A sessions folder is shared with other programs, so anything may be in it. Only 
 opened; FIFOs, sockets, devices, folders and broken or looping links named ``*.jsonl`` are reported,
 never opened. Whatever one file holds, the others are listed: each file's failure is its own report.
 
-Three caches keep the folder from being read again and again:
+Three caches keep the folder from being read again and again (and, with ``watch``, a fourth keeps it
+from being even looked at):
 
 - the listing (pi's SessionInfo fields, docs/format.md §10) re-reads only files whose (device, inode,
   size, mtime) changed since the last listing, and reads only what it shows (``listing``); a file that
@@ -16,19 +17,25 @@ Three caches keep the folder from being read again and again:
   change once written: it is rebuilt only when a file is added or removed, which a folder's mtime
   tells, and then reads only the headers of files it has not seen. Parents are matched by path, then
   by file name (the name carries the session id), so a sessions folder copied from elsewhere still
-  nests its forks.
+  nests its forks;
+- with ``watch`` on a local filesystem, the files' stats themselves: inotify tells which names changed
+  since the last look (``changes``), so only those are looked at again, and an unchanged folder of
+  thousands of sessions lists without a single ``stat``. Symbolic links are looked at every time (what
+  they point to changes out of the watches' sight).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .changes import FolderChanges, sees_every_change
 from .errors import NotASession, SessionError
 from .index import MAX_LINE_BYTES
 from .listcache import ListingCache
@@ -83,9 +90,17 @@ class _Folder:
 class Catalog:
     """The sessions under one root folder."""
 
-    def __init__(self, root: Path, *, max_line_bytes: int = MAX_LINE_BYTES, cache_folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        cache_folder: Path | None = None,
+        watch: bool = False,
+    ) -> None:
         """``cache_folder``: where to remember the listing between processes (``listcache``); None
-        keeps it in this object only."""
+        keeps it in this object only. ``watch``: learn from inotify which files changed (a long-lived
+        catalog, such as a server's; ignored where inotify cannot see every change)."""
         self.root = Path(root).expanduser()
         self.max_line_bytes = max_line_bytes
         self.problems: dict[Path, str] = {}  # what was not listed at the last listing, and why
@@ -97,6 +112,12 @@ class Catalog:
         self._headers: dict[str, tuple[Stamp, _Header | str]] = {}
         self._folder: _Folder | None = None
         self._located: dict[str, str] = {}
+        self._changes = FolderChanges.open() if watch and sees_every_change(self.root) else None
+        self._scan_lock = threading.Lock()
+        self._seen: dict[str, _Seen] | None = None  # with ``_changes``: each folder as last looked at
+        self._generation = 0  # grows whenever a look found something changed
+        self._listed: tuple[int, list[SessionInfo]] | None = None  # the last listing, and its generation
+        self._flat: tuple[dict[str, _Seen], list[tuple[str, os.stat_result]], dict[Path, str]] | None = None
 
     # ------------------------------------------------------------------ the folder
 
@@ -113,29 +134,60 @@ class Catalog:
     def _scan(self) -> tuple[list[tuple[str, os.stat_result]], dict[Path, str]]:
         """The regular ``*.jsonl`` files with their stat (plain string paths: a ``Path`` per file is
         most of a warm listing's cost), and the other ``*.jsonl`` names of sub-folders with what they are."""
-        files: list[tuple[str, os.stat_result]] = []
-        odd: dict[Path, str] = {}
+        if self._changes is None:
+            self._generation += 1
+            seen = {folder: _look(folder, folder == str(self.root)) for folder in self._folders()}
+        else:
+            seen = self._watched_scan()
+            flat = self._flat
+            if flat is not None and flat[0] is seen:
+                return flat[1], dict(flat[2])
+        files = [item for folder in sorted(seen) for item in seen[folder].files]
+        odd = {path: reason for folder in sorted(seen) for path, reason in seen[folder].odd.items()}
+        self._flat = (seen, files, odd)
+        return files, dict(odd)
+
+    def _watched_scan(self) -> dict[str, _Seen]:
+        """Each folder as it is now, looking again only at what inotify says changed since the last look."""
+        changes = self._changes
+        assert changes is not None
         root = str(self.root)
-        for folder in self._folders():
-            try:
-                with os.scandir(folder) as it:
-                    found = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
-            except OSError:
-                continue
-            for item in found:
-                try:
-                    st = item.stat()  # follows symbolic links
-                except FileNotFoundError:
-                    odd[Path(item.path)] = "a broken symbolic link"
+        with self._scan_lock:
+            changed = changes.take()
+            previous = self._seen
+            if previous is None or changed is None:
+                self._generation += 1
+                seen = {}
+                for folder in self._folders():
+                    changes.watch(folder)  # first, so that nothing written during the look is missed
+                    seen[folder] = _look(folder, folder == root)
+                self._seen = seen
+                return seen
+            seen = dict(previous)
+            for folder, names in changed.items():
+                if folder != root:
+                    if folder in seen:
+                        seen[folder] = _look_again(seen[folder], folder, names, False)
                     continue
-                except OSError as error:
-                    odd[Path(item.path)] = f"cannot be opened: {error.strerror or error}"
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    files.append((item.path, st))
-                elif not (folder == root and stat.S_ISDIR(st.st_mode)):  # a root sub-folder is a folder of sessions
-                    odd[Path(item.path)] = f"{file_kind(st.st_mode)}, not a session file"
-        return files, odd
+                for name in names:
+                    path = os.path.join(root, name)
+                    if path in seen or _is_folder(path):  # a workspace folder came, went or was replaced
+                        seen.pop(path, None)
+                        if _is_folder(path) and changes.watch(path):
+                            seen[path] = _look(path, False)
+                        else:
+                            changes.forget(path)
+                if root in seen:
+                    files = {n for n in names if os.path.join(root, n) not in seen}
+                    seen[root] = _look_again(seen[root], root, files, True)
+            for folder, looked in list(seen.items()):
+                if looked.links:  # what a link points to changes without an event here
+                    seen[folder] = _look_again(looked, folder, set(looked.links), folder == root)
+            if seen.keys() == previous.keys() and all(seen[folder] is was for folder, was in previous.items()):
+                return previous  # nothing changed: the same object, which callers may recognise
+            self._generation += 1
+            self._seen = seen
+            return seen
 
     # ------------------------------------------------------------------ listing
 
@@ -145,6 +197,9 @@ class Catalog:
         A file is read only when its stamp differs from the one it had when this catalog, or (with a
         cache folder) any process, last read it."""
         files, problems = self._scan()
+        generation, last = self._generation, self._listed
+        if last is not None and last[0] == generation and self._changes is not None:
+            return list(last[1])  # no file changed since the last listing
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
         read: dict[str, tuple[Stamp, SessionInfo]] = {}
@@ -171,7 +226,9 @@ class Catalog:
         if self._cache is not None and (read or self._cached != listed.keys()):
             self._cache.save(read, self._cached - listed.keys() if self._cached else ())
             self._cached = set(listed)
-        return sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
+        ordered = sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
+        self._listed = (generation, ordered)
+        return list(ordered)
 
     def _read_info(self, path: str) -> SessionInfo | str:
         """A file's SessionInfo, or what is wrong with it."""
@@ -344,6 +401,88 @@ class Catalog:
             ordered.append((info, depth))
             stack.extend((fork, depth + 1) for fork in reversed(lineage.forks.get(info.path, [])))
         return ordered
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One folder's ``*.jsonl`` names as last looked at: the regular files with their stat, in name
+    order; the others with what they are; which of the names are symbolic links."""
+
+    files: list[tuple[str, os.stat_result]]
+    odd: dict[Path, str]
+    links: frozenset[str]
+
+
+def _look(folder: str, is_root: bool) -> _Seen:
+    """Every ``*.jsonl`` name of ``folder`` (in the root, a folder so named is a workspace, not odd).
+    The directory entries tell which names are links without a syscall; each name costs one ``stat``."""
+    files: list[tuple[str, os.stat_result]] = []
+    odd: dict[Path, str] = {}
+    links: set[str] = set()
+    try:
+        with os.scandir(folder) as it:
+            found = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
+    except OSError:
+        return _Seen([], {}, frozenset())
+    for item in found:
+        if item.is_symlink():
+            links.add(item.name)
+        _classify(item.path, item.stat, is_root, files, odd)
+    return _Seen(files, odd, frozenset(links))
+
+
+def _look_again(was: _Seen, folder: str, names: set[str], is_root: bool) -> _Seen:
+    """``was`` with ``names`` of ``folder`` looked at again (each may have appeared, changed or gone);
+    ``was`` itself when none changed."""
+    names = {name for name in names if name.endswith(".jsonl")}
+    if not names:
+        return was
+    paths = {os.path.join(folder, name) for name in names}
+    kept = {path: st for path, st in was.files if path not in paths}
+    odd = {path: reason for path, reason in was.odd.items() if str(path) not in paths}
+    links = {name for name in was.links if name not in names}
+    found: list[tuple[str, os.stat_result]] = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.islink(path):
+            links.add(name)
+        _classify(path, functools.partial(os.stat, path), is_root, found, odd)
+    now = _Seen(sorted([*kept.items(), *found]), odd, frozenset(links))
+    same = now.odd == was.odd and now.links == was.links and len(now.files) == len(was.files)
+    if same and all(a[0] == b[0] and _stamp(a[1]) == _stamp(b[1]) for a, b in zip(now.files, was.files)):
+        return was
+    return now
+
+
+def _classify(
+    path: str,
+    stat_of: Callable[[], os.stat_result],
+    is_root: bool,
+    files: list[tuple[str, os.stat_result]],
+    odd: dict[Path, str],
+) -> None:
+    """Put ``path`` among the regular files (with its stat, links followed) or the odd names (with what
+    it is); a name that vanished meanwhile goes nowhere."""
+    try:
+        st = stat_of()
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            odd[Path(path)] = "a broken symbolic link"
+        return
+    except OSError as error:
+        odd[Path(path)] = f"cannot be opened: {error.strerror or error}"
+        return
+    if stat.S_ISREG(st.st_mode):
+        files.append((path, st))
+    elif not (is_root and stat.S_ISDIR(st.st_mode)):  # a root sub-folder is a folder of sessions
+        odd[Path(path)] = f"{file_kind(st.st_mode)}, not a session file"
+
+
+def _is_folder(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 @dataclass

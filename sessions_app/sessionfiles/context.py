@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import dump_json
+from .entries import as_text, dump_json
 from .instants import iso_to_ms
 
 Entry = dict[str, Any]
@@ -187,20 +187,12 @@ def convert_to_llm(messages: Sequence[Message]) -> list[Message]:
                 content = [{"type": "text", "text": content}]
             converted.append({"role": "user", "content": content, "timestamp": timestamp})
         elif role == "branchSummary":
-            converted.append(_user_text(BRANCH_PREFIX + _text(message.get("summary")) + BRANCH_SUFFIX, timestamp))
+            converted.append(_user_text(BRANCH_PREFIX + as_text(message.get("summary")) + BRANCH_SUFFIX, timestamp))
         elif role == "compactionSummary":
             converted.append(
-                _user_text(COMPACTION_PREFIX + _text(message.get("summary")) + COMPACTION_SUFFIX, timestamp)
+                _user_text(COMPACTION_PREFIX + as_text(message.get("summary")) + COMPACTION_SUFFIX, timestamp)
             )
     return converted
-
-
-def _text(value: Any) -> str:
-    """A stored value where text is expected: a string as is, other scalars as ``str`` writes them,
-    lists and objects as JSON (``str`` of a value nested a thousand levels deep would overflow)."""
-    if isinstance(value, list | dict):
-        return dump_json(value).decode()
-    return str(value)
 
 
 def _user_text(text: str, timestamp: Any) -> Message:
@@ -209,16 +201,16 @@ def _user_text(text: str, timestamp: Any) -> Message:
 
 def bash_execution_text(message: Message) -> str:
     """How a ``!command`` run by the user reads to the model."""
-    text = f"Ran `{_text(message.get('command'))}`\n"
+    text = f"Ran `{as_text(message.get('command'))}`\n"
     output = message.get("output")
-    text += f"```\n{_text(output)}\n```" if output else "(no output)"
+    text += f"```\n{as_text(output)}\n```" if output else "(no output)"
     exit_code = message.get("exitCode")
     if message.get("cancelled"):
         text += "\n\n(command cancelled)"
     elif exit_code is not None and exit_code != 0:
-        text += f"\n\nCommand exited with code {_text(exit_code)}"
+        text += f"\n\nCommand exited with code {as_text(exit_code)}"
     if message.get("truncated") and message.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {_text(message['fullOutputPath'])}]"
+        text += f"\n\n[Output truncated. Full output: {as_text(message['fullOutputPath'])}]"
     return text
 
 
@@ -234,7 +226,7 @@ def estimate_tokens(messages: Iterable[Message]) -> int:
 def _chars(message: dict[str, Any]) -> int:
     role = message.get("role")
     if role in ("branchSummary", "compactionSummary"):
-        return len(_text(message.get("summary") or ""))
+        return len(as_text(message.get("summary") or ""))
     if role == "bashExecution":
         return len(bash_execution_text(message))
     return _content_chars(message.get("content"))
@@ -251,11 +243,11 @@ def _content_chars(content: Any) -> int:
             continue
         kind = block.get("type")
         if kind == "text":
-            total += len(_text(block.get("text") or ""))
+            total += len(as_text(block.get("text") or ""))
         elif kind == "thinking":
-            total += len(_text(block.get("thinking") or ""))
+            total += len(as_text(block.get("thinking") or ""))
         elif kind == "toolCall":
-            total += len(_text(block.get("name") or "")) + len(dump_json(block.get("arguments")))
+            total += len(as_text(block.get("name") or "")) + len(dump_json(block.get("arguments")))
         elif kind == "image":
             total += IMAGE_CHARS
     return total

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from .entries import clip
 from .instants import MAX_MS, iso_to_ms, js_date_ms
 from .lines import (
     DECODE_ERRORS,
@@ -190,7 +191,7 @@ def _shown(value: Any) -> str:
         text = orjson.dumps(value).decode()
     except orjson.JSONEncodeError:  # nested too deep, or an integer beyond 64 bits
         text = f"({type(value).__name__})"
-    return text if len(text) <= 40 else text[:39] + "…"
+    return clip(text, 40)
 
 
 def _instant(timestamps: Texts, odd_timestamps: dict[int, Any], row: int) -> float:

@@ -422,7 +422,7 @@ class LongLine(NamedTuple):
 def read_chunks(
     fd: int, offset: int, stop: int, max_line: int = MAX_LINE_BYTES, *, skip_from: int | None = None
 ) -> Iterator[tuple[bytes, int, int] | LongLine]:
-    """Bytes ``offset`` to ``stop`` of the file, 1 MB at a time, as ``(buffer, its file offset, end of
+    """Bytes ``offset`` to ``stop`` of the file, 256 KB (``_CHUNK``) at a time, as ``(buffer, its file offset, end of
     its last whole line)``; a line longer than a chunk is carried into the next one. The last item is
     whatever follows the last newline (often ``b""``), with end 0. Buffers are handed on uncut, and a
     carried line is joined once, when its newline arrives.

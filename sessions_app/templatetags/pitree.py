@@ -22,6 +22,7 @@ from django.utils.timesince import timesince
 
 from ..display.entries import EntryView
 from ..display.markdown import markdown_text, render_markdown, title_text
+from ..display.tools import READING, offered
 from ..display.treepanel import TreeRow
 
 register = template.Library()
@@ -112,7 +113,8 @@ def entry_html(context: template.Context, e: EntryView) -> SafeString:
 
     A stored line never changes, so its fragment depends only on what the key holds: the line itself,
     its label and navigator, and the page's session and read-only state. The per-request parts are
-    cached as slots and filled in here: the CSRF token of its forms, and the tab's position, which its
+    cached as slots and filled in here: the tools the reader may use (the page's ``tools``; the others
+    are cut out, ``display.tools``), the CSRF token of its forms, and the tab's position, which its
     forms and links name (``at``) and which marks the entry the tab stands on (``is-position``). So a
     tab that moves (every message sent) renders only its new entries: rendering forty entries through
     the template engine was most of a session page's cost."""
@@ -131,6 +133,7 @@ def entry_html(context: template.Context, e: EntryView) -> SafeString:
         html = render_to_string("sessions_app/partials/_entry.html", {**values, "csrf_token": _CSRF_SLOT})
         cache.set(key, html)
     token = context.get("csrf_token")
+    html = offered(html, context.get("tools") or READING)
     html = html.replace(_CSRF_SLOT, str(token) if token else "")
     # In a query string (links' ``at=``) the position is URL-encoded; elsewhere (inputs) it is text.
     html = html.replace(f"at={_POSITION_SLOT}", f"at={escape(quote(position, safe=''))}")

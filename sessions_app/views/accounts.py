@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth.decorators import login_not_required, login_required
 from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm
 from django.contrib.auth.models import User
+from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
@@ -16,9 +17,22 @@ from django_ratelimit.decorators import ratelimit
 
 from ..access import signin
 from ..access.authorship import author_of
+from ..access.guessing import address_locked_out
 from ..access.web import open_session
 from ..services.lookup import entry_row
 from .shares import LINK_GROUP, link_rate
+
+
+class SignInView(LoginView):
+    """Django's sign-in page; from an address whose sign-ins failed too often lately, whatever the user
+    names (``access.guessing``), it says so (429) instead of trying."""
+
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if address_locked_out(request):
+            return render(request, "registration/locked_out.html", {"from_address": True}, status=429)
+        return super().post(request, *args, **kwargs)
 
 
 @login_not_required

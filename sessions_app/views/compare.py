@@ -11,6 +11,8 @@ The comparison URL is a permalink: ``/s/<session>/compare/?e=<ref>&e=<ref>[&e=<r
 - ``diff=<n>&diff=<m>``: a word diff from column n to column m (1-based) instead of the columns.
 - ``branches=<entry id>[&at=<entry id>]``: the sibling branches of that entry; answered with a
   redirect to the ``e=`` URL of (up to 4 of) them, always including the one holding ``at``.
+- ``older=<entry id>``: a page of the shared trunk, the entries above that one (the fragment the
+  trunk's "Show earlier entries" loads; the same route, so the same permission, as the comparison).
 
 The map: ``/s/<session>/map/[?at=<entry id>]``, its data at ``/s/<session>/map/data/``.
 """
@@ -28,10 +30,10 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
 from ..access.listing import visible_sessions
-from ..access.scoped import SessionView
+from ..access.scoped import SessionView, can_write, may_fork
 from ..access.web import open_for, open_session
 from ..converters import MAX_ID_CHARS, SessionIdConverter
-from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, compare, diff_rows
+from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, compare, diff_rows, trunk_page
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField
@@ -77,10 +79,11 @@ class CompareForm(forms.Form):
     )
     branches = EntryIdField(required=False)
     at = EntryIdField(required=False)
+    older = EntryIdField(required=False)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if self.errors or data.get("branches"):
+        if self.errors or data.get("branches") or data.get("older"):
             return data
         refs = data.get("e") or []
         if not MIN_COLUMNS <= len(refs) <= MAX_COLUMNS:
@@ -117,10 +120,17 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     data = form.cleaned_data
     if data["branches"]:
         return redirect(_branches_url(session, data["branches"], data["at"] or None))
+    if data["older"]:
+        page = trunk_page(session, entry_row(session, data["older"]))
+        return render(
+            request, "sessions_app/partials/_compare_trunk.html", {"session_id": session.session_id, "page": page}
+        )
     picks = [_pick(request, session, ref) for ref in data["e"]]
     follow = _follow([pick.session for pick in picks])
     latest = data["end"] != "exact"
     comparison = compare(picks, latest=latest)
+    for column, pick in zip(comparison.columns, picks):
+        column.read_only = not can_write(pick.session)  # a column the reader may not write offers no Label
     pair = data["diff"]
     diffs = diff_rows(comparison, pair[0] - 1, pair[1] - 1, Budget(DIFF_PAGE_SECONDS)) if pair else None
     return render(
@@ -138,6 +148,7 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
             "coarse": any(d.coarse for row in diffs or () for _, d in row.parts),
             "base_query": _query(refs=data["e"], end=None if latest else "exact"),
             "follow": follow,
+            "may_fork": may_fork(session),
         },
     )
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 from ..access.grants import Access
 from ..access.listing import visible_sessions
 from ..access.page import page_context
-from ..access.scoped import can_write, write_context
+from ..access.scoped import can_write, may_fork, tools_of, write_context
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import AssistantError, get_assistant
@@ -37,8 +37,6 @@ from ..forms import (
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
-from ..sessionfiles.errors import SessionError
-from ..sessionfiles.fork import fork_point
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
@@ -120,14 +118,11 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
     """Everything the session page and its transcript partial need, for the tab at ``position``."""
     cat = catalog()
     info = session_info(session)
-    seen = page_context(session, cat.parent_of(info), cat.forks_of(info))
-    parent = seen["parent"]
     return {
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
-        "forked_at": _forked_at(session, parent) if parent else None,
-        **seen,
+        **page_context(session, cat.parent_of(info), cat.forks_of(info)),
         **transcript_context(session, position),
         **extra,
     }
@@ -167,15 +162,6 @@ def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
     ]
 
 
-def _forked_at(session: SessionFile, parent: SessionInfo) -> str | None:
-    """Where this fork and the session it came from part (None when the source cannot be read)."""
-    try:
-        source = SessionFile.open(parent.path)
-    except (OSError, SessionError):
-        return None
-    return fork_point(session, source)
-
-
 @require_GET
 def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     """The page of path entries before ``?before=`` (scrolled into view), or, with ``unfold``, the
@@ -199,7 +185,7 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(
         request,
         "sessions_app/partials/_older.html",
-        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None},
+        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None, "tools": tools_of(session)},
     )
 
 
@@ -238,6 +224,8 @@ def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
         "e": present(session, session.entries([row])[0], row),
         "position": session.index.ids[position] if position is not None else None,
         "read_only": not can_write(session),
+        "may_fork": may_fork(session),
+        "tools": tools_of(session),
         "do": form.cleaned_data["do"],
         "branch_length": sum(1 for _ in ancestors(session.index, row)),
         "panel": is_htmx(request),

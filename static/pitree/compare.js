@@ -1,53 +1,41 @@
-// The comparison page: the branch columns scroll in step, at most four branches can be picked, a label
-// saved from a column's head reloads the page (which then shows it), and the columns are fetched again
-// when a compared file grows. No inline script: the CSP allows only the app's own files.
+// The comparison page: long messages fold to a few lines ("Show all"), at most four branches can be
+// picked, a label saved from a column's head reloads the page (which then shows it), and the grid is
+// fetched again when a compared file grows. The columns need no script to stay in step: they are one
+// grid, which scrolls as one. No inline script: the CSP allows only the app's own files.
 (function () {
   "use strict";
 
-  // ---- synced scroll ---------------------------------------------------------------------------
-  // The pane being scrolled leads; every other pane shows the same turn at its top, as far through
-  // that turn as the leader is through its own, so turns start together however long each is.
-  function syncPanes() {
-    const panes = Array.from(document.querySelectorAll(".compare__pane"));
-    if (panes.length < 2) return;
-    let leader = null;
-    let queued = false;
+  // ---- long messages ---------------------------------------------------------------------------
+  // The server marks them (a capped height that scrolls, which is how they read without a script);
+  // here they are cut off instead, with a button to show them whole.
+  function setFold(button, open) {
+    button.previousElementSibling.dataset.fold = open ? "open" : "closed";
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Fold" : "Show all";
+  }
 
-    function follow() {
-      queued = false;
-      const rows = leader.querySelectorAll(":scope > .compare__row");
-      const top = leader.scrollTop;
-      let current = rows[0];
-      for (const row of rows) {
-        if (row.offsetTop <= top + 1) current = row;
-        else break;
-      }
-      if (!current) return;
-      const through = Math.min(1, Math.max(0, (top - current.offsetTop) / Math.max(1, current.offsetHeight)));
-      for (const pane of panes) {
-        if (pane === leader) continue;
-        const twin = pane.querySelector(`:scope > .compare__row[data-row="${current.dataset.row}"]`);
-        if (twin) pane.scrollTop = twin.offsetTop + through * twin.offsetHeight;
-      }
-    }
-
-    for (const pane of panes) {
-      const lead = () => (leader = pane);
-      for (const name of ["pointerenter", "pointerdown", "wheel", "touchstart", "focusin", "keydown"]) {
-        pane.addEventListener(name, lead, { passive: true });
-      }
-      pane.addEventListener(
-        "scroll",
-        () => {
-          if (leader === null) leader = pane;
-          if (pane !== leader || queued) return;
-          queued = true;
-          requestAnimationFrame(follow);
-        },
-        { passive: true },
-      );
+  function foldLong(root, open) {
+    for (const button of root.querySelectorAll("[data-show-all]")) {
+      const clip = button.previousElementSibling;
+      const entry = button.closest("[data-entry]");
+      clip.removeAttribute("tabindex"); // no longer a scrolling region of its own
+      clip.removeAttribute("role");
+      clip.removeAttribute("aria-label");
+      setFold(button, Boolean(entry && open.has(entry.dataset.entry)));
+      button.hidden = false;
     }
   }
+
+  function openEntries() {
+    return new Set(
+      Array.from(document.querySelectorAll("[data-show-all][aria-expanded=true]"), (b) => b.closest("[data-entry]")?.dataset.entry),
+    );
+  }
+
+  document.addEventListener("click", (ev) => {
+    const button = ev.target.closest && ev.target.closest("[data-show-all]");
+    if (button) setFold(button, button.getAttribute("aria-expanded") !== "true");
+  });
 
   // ---- picking branches --------------------------------------------------------------------------
   function limitPicks(form) {
@@ -107,8 +95,8 @@
   });
 
   // ---- live -------------------------------------------------------------------------------------
-  // follow.js says when a compared session's file grew: the page is fetched again and its columns
-  // (and the branch choice) replaced, each pane kept where it was scrolled to.
+  // follow.js says when a compared session's file grew: the page is fetched again and its grid (and
+  // the branch choice) replaced, scrolled where it was, with the messages opened still open.
   let refreshes = 0;
 
   function replace(selector, page) {
@@ -128,21 +116,29 @@
     const response = await fetch(window.location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
-    const scrolled = Array.from(document.querySelectorAll(".compare__pane"), (pane) => pane.scrollTop);
+    const scroller = document.querySelector(".compare__scroll");
+    const [top, left] = scroller ? [scroller.scrollTop, scroller.scrollLeft] : [0, 0];
+    const open = openEntries();
     replace(".compare", page);
     replace(".compare-pick", page);
-    document.querySelectorAll(".compare__pane").forEach((pane, i) => {
-      if (scrolled[i] !== undefined) pane.scrollTop = scrolled[i];
-    });
-    start();
+    const fresh = document.querySelector(".compare__scroll");
+    if (fresh) {
+      fresh.scrollTop = top;
+      fresh.scrollLeft = left;
+    }
+    foldLong(document.querySelector(".compare"), open);
+    document.querySelectorAll("form[data-pick-limit]").forEach(limitPicks);
     refreshes += 1;
     document.querySelector(".compare").dataset.refreshed = String(refreshes);
   }
 
   document.addEventListener("pitree:grew", refresh);
 
+  // The trunk's earlier pages arrive through htmx: their long messages fold too.
+  document.addEventListener("htmx:afterSettle", () => foldLong(document, openEntries()));
+
   function start() {
-    syncPanes();
+    foldLong(document, new Set());
     document.querySelectorAll("form[data-pick-limit]").forEach(limitPicks);
   }
 

@@ -66,7 +66,9 @@
     const ready = picked.length >= 2 && picked.length <= MAX_PICKS;
     const query = new URLSearchParams(picked.map((ref) => ["e", ref]));
     query.append("end", "exact");
-    compareLink.href = ready ? `${compareUrl}?${query}` : "";
+    // Not ready, the link has no href (an empty one would reload the map and lose the picks).
+    if (ready) compareLink.href = `${compareUrl}?${query}`;
+    else compareLink.removeAttribute("href");
     compareLink.setAttribute("aria-disabled", ready ? "false" : "true");
     clearButton.hidden = picked.length === 0;
     if (pickBox.checked) {
@@ -106,16 +108,24 @@
       .stratify()
       .id((d) => String(d.key))
       .parentId((d) => (d.parentKey === null ? null : String(d.parentKey)))(data.nodes);
-    // A node's caption runs to its right, a branch point's "compare" link sits to its left: neighbours
-  // keep clear of both.
+    // A node's caption (or its edge's "+N") runs to its right, a branch point's "compare" link sits to
+    // its left: the left one of two neighbours needs room for the first, the right one for the second.
+    // d3's tree calls separation(a, b) with a left of b when it compares the contours of two subtrees,
+    // but with a right of b when it places a node after its left sibling (tree.js in d3-hierarchy
+    // 3.1.3). It only ever separates nodes of one depth, and of those the left one comes first in
+    // pre-order: that says which is which.
+    const order = new Map();
+    root.eachBefore((n) => order.set(n, order.size));
     const room = (n) => {
       const text = caption(n.data) ? Math.min(caption(n.data).length, CAPTION_CHARS) * 6.4 + 14 : 0;
       const count = n.data.folded ? String(n.data.folded).length * 6 + 14 : 0;
       return Math.max(text, count) / SIBLING_GAP;
     };
-    d3.tree()
-      .nodeSize([SIBLING_GAP, LEVEL_GAP])
-      .separation((a, b) => (a.parent === b.parent ? 1 : 1.5) + room(a) + (b.data.branchesUrl ? 0.5 : 0))(root);
+    const separation = (a, b) => {
+      const [leftNode, rightNode] = order.get(a) < order.get(b) ? [a, b] : [b, a];
+      return (a.parent === b.parent ? 1 : 1.5) + room(leftNode) + (rightNode.data.branchesUrl ? 0.5 : 0);
+    };
+    d3.tree().nodeSize([SIBLING_GAP, LEVEL_GAP]).separation(separation)(root);
     let left = Infinity;
     let right = -Infinity;
     root.each((n) => {

@@ -109,6 +109,59 @@ def test_compare_and_map_pages(axe_context, axe, ui, sessions) -> None:
     _themes(page, axe, "map page")
 
 
+def _branchy_session(sessions):
+    """A prompt with three answers, the first long and followed by eight short prompts, each labelled
+    (more labels on one branch than a column's summary shows)."""
+    stamp = "2026-03-02T09:00:{:02d}.000Z".format
+
+    def message(entry_id, parent, role, text, second):
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        return {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": stamp(second),
+            "message": {"role": role, "content": content, "timestamp": 1772442000000 + second * 1000},
+        }
+
+    lines = [message("u0000001", None, "user", "Which way?", 1)]
+    for i, text in enumerate(["Paragraph of the first way.\n\n" * 120, "The second way.", "The third way."]):
+        lines.append(message(f"a000000{i}", "u0000001", "assistant", text, 2 + i))
+    parent = "a0000000"
+    for i in range(8):
+        lines.append(message(f"p000000{i}", parent, "user", f"and then {i}?", 10 + i))
+        parent = f"p000000{i}"
+    for i in range(8):
+        label = {"type": "label", "id": f"l000000{i}", "parentId": parent, "timestamp": stamp(20 + i)}
+        lines.append({**label, "targetId": f"p000000{i}", "label": f"tag {i}"})
+        parent = f"l000000{i}"
+    return sessions.write_lines(lines)
+
+
+def test_compare_grid_word_diff_and_map_picks_at_phone_width(axe_context, axe, ui, sessions) -> None:
+    seeded = _branchy_session(sessions)
+    page = axe_context.new_page()
+    ui.open(page, f"/s/{seeded.id}/compare/?e=a0000000&e=a0000001")
+    for summary in page.locator(
+        ".compare-trunk > summary, .compare-pick > summary, .compare__more-labels > summary"
+    ).all():
+        summary.click()
+    expect(page.locator(".compare__more-labels[open] .tag")).to_have_count(2)
+    page.get_by_role("button", name="Show all").click()
+    _themes(page, axe, "compare page: trunk, picker and a long message open")
+    ui.open(page, f"/s/{seeded.id}/compare/?e=a0000000&e=a0000001&diff=1&diff=2")
+    expect(page.locator(".compare-diff__row").first).to_be_visible()
+    _themes(page, axe, "word diff")
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, f"/s/{seeded.id}/compare/?e=a0000000&e=a0000001&e=a0000002")
+    axe.check(page, "compare page at 390 px")
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("#map[data-loaded=true]").wait_for()
+    page.locator("#map-pick").check()
+    page.locator(".map-node[data-entry]").first.click()
+    _themes(page, axe, "map at 390 px, one node picked")
+
+
 def test_focus_is_visible_and_the_shell_works_from_the_keyboard(page, ui, sessions) -> None:
     seeded = sessions.seed("02-tree-branches")
     page.set_viewport_size({"width": 390, "height": 844})

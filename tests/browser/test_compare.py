@@ -1,5 +1,7 @@
 """Comparing branches and the tree map, in a real browser: opening a comparison from the navigator and
-from the tree panel's branch points, synced scrolling, acting on a column, and picking two nodes on the map."""
+from the tree panel's branch points, turns aligned in one grid that scrolls as one (on a phone too),
+long messages folded, the trunk read page by page, acting on a column, following appends, and the map:
+picking two nodes, captions clear of their neighbours."""
 
 from __future__ import annotations
 
@@ -12,20 +14,31 @@ from playwright.sync_api import expect
 U2, SUMMARY, LEAF, BRANCH_END = "97690895", "07721729", "750a4556", "de4f0d3a"
 
 
-def _top_row(page, column: int) -> str:
-    """The turn at the top of a column's pane."""
-    return page.evaluate(
-        """(n) => { const pane = document.querySelector(`.compare__pane[data-column="${n}"]`);
-        let top = null;
-        for (const row of pane.querySelectorAll(':scope > .compare__row')) {
-          if (row.offsetTop <= pane.scrollTop + 1) top = row.dataset.row; }
-        return top; }""",
-        column,
-    )
+def _in_column(page, column: int, text: str):
+    """The cells of a column that hold ``text`` (a column is its cells of the grid)."""
+    return page.locator(f'.compare__cell[data-column="{column}"]', has_text=text)
 
 
-def _long_branches(sessions):
-    """Two sibling branches of twelve turns: long answers on one, short ones on the other."""
+# Where each prompt and answer cell of the grid is on the screen: {"part turn column": [top, left]}.
+_CELLS = """() => Object.fromEntries([...document.querySelectorAll('.compare__cell[data-row]')].map((cell) => {
+  const box = cell.getBoundingClientRect();
+  const part = cell.classList.contains('compare__cell--prompt') ? 'prompt' : 'answer';
+  return [`${part} ${cell.dataset.row} ${cell.dataset.column}`, [Math.round(box.top), Math.round(box.left)]];
+}))"""
+
+
+def _aligned(cells: dict) -> dict:
+    """Per (part, turn): the distinct tops of its cells across the columns (one, when they line up)."""
+    tops: dict = {}
+    for key, (top, _) in cells.items():
+        part, turn, _column = key.split()
+        tops.setdefault((part, turn), set()).add(top)
+    return tops
+
+
+def _uneven_branches(sessions):
+    """Three sibling branches: 6 turns with prompts that wrap to several lines and long answers, 3
+    short turns, and 5 turns of middling ones."""
     lines = [
         {
             "type": "message",
@@ -36,12 +49,12 @@ def _long_branches(sessions):
         },
     ]
     second = 2
-    for branch, size in (("a", 40), ("b", 3)):
+    for branch, turns, prompt_words, answer_lines in (("a", 6, 60, 14), ("b", 3, 2, 1), ("c", 5, 15, 5)):
         parent = "root0001"
-        for turn in range(12):
+        for turn in range(turns):
             for role, text in (
-                ("user", f"Next part {turn}"),
-                ("assistant", "\n\n".join(f"{branch} line {i} of turn {turn}" for i in range(size))),
+                ("user", " ".join(f"{branch}-word{i}" for i in range(prompt_words)) + f" (turn {turn})"),
+                ("assistant", "\n\n".join(f"{branch} line {i} of turn {turn}" for i in range(answer_lines))),
             ):
                 entry_id = f"{branch}{role[0]}{turn:06d}"
                 content = text if role == "user" else [{"type": "text", "text": text}]
@@ -64,37 +77,120 @@ def test_a_comparison_opens_from_the_navigator(page, ui, sessions, server, recor
     ui.open(page, seeded.url)
     page.locator(f"#entry-{U2} .navigator__compare").click()
     page.wait_for_url(f"{server.url}/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
-    expect(page.locator(".compare__pane")).to_have_count(2)
-    expect(page.locator('.compare__pane[data-column="1"]')).to_contain_text("Add a docstring")
-    expect(page.locator('.compare__pane[data-column="2"]')).to_contain_text("I will run the tests next.")
+    expect(page.locator(".compare__col-title")).to_have_count(2)
+    expect(_in_column(page, 1, "Add a docstring")).to_have_count(1)
+    expect(_in_column(page, 2, "I will run the tests next.")).to_have_count(1)
     expect(page.locator('.compare__head[data-column="2"] [data-summary="labels"]')).to_contain_text("regex-approach")
     # The word diff of the two, from the page's own form.
     page.locator(".compare-modes__diff button").click()
-    expect(page.locator(".compare-diff")).to_contain_text("Make it reject")
+    expect(page.locator(".compare-diff__row", has_text="Make it reject").first).to_be_visible()
     expect(page.locator(".compare-diff del").first).to_be_visible()
     assert record.errors == [] and record.console_errors == []
 
 
-def test_the_columns_scroll_in_step_turn_by_turn(page, ui, sessions, server, record):
-    seeded = _long_branches(sessions)
+def test_turns_line_up_row_by_row_and_scroll_as_one(page, ui, sessions, server, record):
+    seeded = _uneven_branches(sessions)
     page.set_viewport_size({"width": 1200, "height": 700})
-    ui.open(page, f"/s/{seeded.id}/compare/?e=au000000&e=bu000000")
-    first, second = page.locator('.compare__pane[data-column="1"]'), page.locator('.compare__pane[data-column="2"]')
-    expect(first.locator(".compare__row")).to_have_count(12)
-    first.scroll_into_view_if_needed()
-    box = first.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
-    page.mouse.wheel(0, 4000)
-    page.wait_for_function("() => document.querySelector('.compare__pane[data-column=\"2\"]').scrollTop > 0")
-    page.wait_for_timeout(200)  # let the follower settle on the leader's last position
-    assert _top_row(page, 1) not in (None, "1")
-    assert _top_row(page, 2) == _top_row(page, 1)
-    # The other column leads too: scrolling it back up brings the first one along.
-    box = second.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
-    page.mouse.wheel(0, -100000)
-    page.wait_for_function("() => document.querySelector('.compare__pane[data-column=\"1\"]').scrollTop === 0")
-    assert _top_row(page, 1) == _top_row(page, 2) == "1"
+    ui.open(page, f"/s/{seeded.id}/compare/?e=au000000&e=bu000000&e=cu000000")
+    expect(page.locator(".compare__turn")).to_have_count(6)
+    before = page.evaluate(_CELLS)
+    # Each turn's prompts start at one height in every column, and so do its answers, however much
+    # the cells above them hold (a shorter branch's cells are there, empty).
+    assert all(len(tops) == 1 for tops in _aligned(before).values()), _aligned(before)
+    assert {key for key in before if key.startswith("prompt 6 ")} == {"prompt 6 1", "prompt 6 2", "prompt 6 3"}
+    assert before["answer 2 1"][0] - before["prompt 2 1"][0] > 80  # the long prompt wrapped: its answer is lower…
+    assert before["answer 2 2"][0] == before["answer 2 1"][0]  # …and so is the short one's beside it
+    # Scrolling over the shortest column scrolls them all: the grid is one.
+    page.locator(".compare__scroll").scroll_into_view_if_needed()
+    short = page.locator('.compare__cell--prompt[data-column="2"][data-row="1"]').bounding_box()
+    page.mouse.move(short["x"] + short["width"] / 2, short["y"] + 10)
+    page.mouse.wheel(0, 900)
+    page.wait_for_function("() => document.querySelector('.compare__scroll').scrollTop > 0")
+    page.wait_for_timeout(200)
+    before = page.evaluate(_CELLS)  # the page itself may have scrolled first: measure from here
+    page.mouse.wheel(0, 600)
+    page.wait_for_timeout(300)
+    after = page.evaluate(_CELLS)
+    assert all(len(tops) == 1 for tops in _aligned(after).values()), _aligned(after)
+    moved = {before[key][0] - after[key][0] for key in before}
+    assert len(moved) == 1 and moved.pop() > 0  # every cell moved up by the same distance
+    # The column titles stay at the grid's top.
+    titles = page.evaluate(
+        "() => [...document.querySelectorAll('.compare__col-title')].map(t => Math.round(t.getBoundingClientRect().top))"
+    )
+    grid_top = page.evaluate("() => Math.round(document.querySelector('.compare__scroll').getBoundingClientRect().top)")
+    assert len(set(titles)) == 1 and abs(titles[0] - grid_top) <= 1
+    assert record.errors == []
+
+
+def test_on_a_phone_the_grid_scrolls_sideways_under_its_titles(page, ui, sessions, server, record):
+    seeded = _uneven_branches(sessions)
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, f"/s/{seeded.id}/compare/?e=au000000&e=bu000000&e=cu000000")
+    scroller = page.locator(".compare__scroll")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # the page itself does not widen
+    width = scroller.evaluate("(el) => el.clientWidth")
+    assert 250 <= page.locator('.compare__col-title[data-column="1"]').bounding_box()["width"] <= width
+    scroller.evaluate("(el) => { el.scrollLeft = el.scrollWidth; }")
+    page.wait_for_timeout(200)
+    title = page.locator('.compare__col-title[data-column="3"]').bounding_box()
+    cell = page.locator('.compare__cell--prompt[data-column="3"][data-row="1"]').bounding_box()
+    frame = scroller.bounding_box()
+    assert frame["x"] <= title["x"] and title["x"] + title["width"] <= frame["x"] + frame["width"] + 1
+    assert abs(title["x"] - cell["x"]) < 1  # each title stays over its column
+    heading = page.locator(".compare__turn").first.bounding_box()
+    assert frame["x"] <= heading["x"] < frame["x"] + 40  # turn headings stay in view too
+    assert record.errors == []
+
+
+def test_long_messages_fold_and_open(page, ui, sessions, server, record):
+    long_answer = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog." for i in range(200))
+    seeded = sessions.write_lines(
+        [
+            _message("u0000001", None, "user", "q", 1),
+            _message("a0000001", "u0000001", "assistant", long_answer, 2),
+            _message("a0000002", "u0000001", "assistant", "short", 3),
+        ]
+    )
+    ui.open(page, f"/s/{seeded.id}/compare/?e=a0000001&e=a0000002&end=exact")
+    entry = page.locator('[data-entry="a0000001"]')
+    button = entry.get_by_role("button", name="Show all")
+    expect(button).to_be_visible()
+    expect(button).to_have_attribute("aria-expanded", "false")
+    clip = entry.locator(".compare__clip")
+    folded = clip.bounding_box()["height"]
+    assert folded < 400
+    assert clip.evaluate("(el) => getComputedStyle(el).overflowY") == "hidden"
+    button.click()
+    expect(entry.get_by_role("button", name="Fold")).to_have_attribute("aria-expanded", "true")
+    assert clip.bounding_box()["height"] > 4 * folded
+    expect(page.locator('[data-entry="a0000002"] [data-show-all]')).to_have_count(0)
+    assert record.errors == []
+
+
+def test_the_trunk_opens_a_page_at_a_time(page, ui, sessions, server, record):
+    lines, parent = [], None
+    for i in range(30):
+        lines += [
+            _message(f"u{i:07d}", parent, "user", f"question {i}", 2 * i),
+            _message(f"a{i:07d}", f"u{i:07d}", "assistant", f"answer {i}", 2 * i + 1),
+        ]
+        parent = f"a{i:07d}"
+    lines += [_message("x0000001", parent, "user", "one way", 70), _message("y0000001", parent, "user", "another", 71)]
+    seeded = sessions.write_lines(lines)
+    ui.open(page, f"/s/{seeded.id}/compare/?e=x0000001&e=y0000001")
+    trunk = page.locator(".compare-trunk")
+    trunk.locator("> summary").click()
+    entries = trunk.locator("article.entry")
+    expect(entries).to_have_count(2)  # its last turn
+    trunk.get_by_role("link", name="Show earlier entries of the trunk").click()
+    expect(entries).to_have_count(42)
+    trunk.get_by_role("link", name="Show earlier entries of the trunk").click()
+    expect(entries).to_have_count(60)
+    expect(trunk.get_by_role("link", name="Show earlier entries of the trunk")).to_have_count(0)
+    ids = entries.evaluate_all("(els) => els.map((el) => el.dataset.entry)")
+    assert ids == [f"{kind}{i:07d}" for i in range(30) for kind in "ua"]
+    assert page.url.endswith("/compare/?e=x0000001&e=y0000001")  # loaded in place
     assert record.errors == []
 
 
@@ -139,8 +235,8 @@ def test_pick_two_nodes_on_the_map_and_compare_them(page, ui, sessions, server, 
     assert page.url == f"{server.url}/s/{seeded.id}/map/"  # picking does not navigate
     page.locator("#map-compare").click()
     page.wait_for_url(re.compile(rf"/s/{seeded.id}/compare/\?e={LEAF}&e={BRANCH_END}&end=exact$"))
-    expect(page.locator(".compare__pane")).to_have_count(2)
-    expect(page.locator('.compare__pane[data-column="2"]')).to_contain_text("I will run the tests next.")
+    expect(page.locator(".compare__col-title")).to_have_count(2)
+    expect(_in_column(page, 2, "I will run the tests next.")).to_have_count(1)
     assert record.errors == [] and record.console_errors == []
 
 
@@ -204,10 +300,10 @@ def test_a_comparison_follows_what_is_appended_to_a_compared_branch(page, ui, se
     ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
     page.locator("header[data-live=live]").wait_for()
     new_id = _append_elsewhere(seeded, "Appended by <em>another writer</em>", BRANCH_END)
-    second = page.locator('.compare__pane[data-column="2"]')
+    second = page.locator('.compare__cell[data-column="2"]')
     expect(second.locator(f'[data-entry="{new_id}"]')).to_contain_text("Appended by <em>another writer</em>")
     expect(page.locator('.compare__head[data-column="2"] [data-summary="turns"]')).to_have_text("2")
-    expect(page.locator('.compare__pane[data-column="1"]')).not_to_contain_text("another writer")
+    expect(_in_column(page, 1, "another writer")).to_have_count(0)
     assert record.errors == []
 
 
@@ -254,9 +350,9 @@ def test_a_comparison_opens_from_a_branch_point_of_the_tree_by_keyboard(page, ui
     assert _focused_entry(page) == "2f760a8d"
     page.keyboard.press("c")
     page.wait_for_url(f"{server.url}/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
-    expect(page.locator(".compare__pane")).to_have_count(2)
-    expect(page.locator('.compare__pane[data-column="1"]')).to_contain_text("Add a docstring")
-    expect(page.locator('.compare__pane[data-column="2"]')).to_contain_text("I will run the tests next.")
+    expect(page.locator(".compare__col-title")).to_have_count(2)
+    expect(_in_column(page, 1, "Add a docstring")).to_have_count(1)
+    expect(_in_column(page, 2, "I will run the tests next.")).to_have_count(1)
     assert posts == []  # the tab did not move: Compare only opens the comparison
     assert record.errors == [] and record.console_errors == []
 
@@ -272,9 +368,9 @@ def test_a_filtered_tree_compares_the_branches_it_draws(page, ui, sessions, serv
     expect(page.locator("#tree-panel .tree__compare")).to_have_count(1)
     _tree_row(page, "f87f9c1c").locator(".tree__compare").click()
     page.wait_for_url(f"{server.url}/s/{seeded.id}/compare/?e={U2}&e=4b928ed4")
-    expect(page.locator(".compare__pane")).to_have_count(2)
-    expect(page.locator('.compare__pane[data-column="1"]')).to_contain_text("Make it reject titles longer")
-    expect(page.locator('.compare__pane[data-column="2"]')).to_contain_text("Make it reject empty titles only")
+    expect(page.locator(".compare__col-title")).to_have_count(2)
+    expect(_in_column(page, 1, "Make it reject titles longer")).to_have_count(1)
+    expect(_in_column(page, 2, "Make it reject empty titles only")).to_have_count(1)
     assert posts == []  # a click on the link is not a click on the row
     assert record.errors == [] and record.console_errors == []
 
@@ -291,6 +387,89 @@ def test_the_trees_compare_follows_a_new_branch(page, ui, sessions, server, reco
     link.click()
     page.wait_for_url(re.compile(r"/compare/\?"))
     assert sorted(parse_qs(urlsplit(page.url).query)["e"]) == sorted(["ab506f7f", new_id])
-    expect(page.locator(".compare__pane")).to_have_count(2)
-    expect(page.locator(".compare__pane")).to_contain_text(["Add a docstring", "Or keep it plain"])
+    expect(page.locator(".compare__col-title")).to_have_count(2)
+    expect(page.locator(".compare__cell", has_text="Add a docstring")).to_have_count(1)
+    expect(page.locator(".compare__cell", has_text="Or keep it plain")).to_have_count(1)
+    assert record.errors == []
+
+
+def _message(entry_id: str, parent: str | None, role: str, text: str, second: int) -> dict:
+    content = text if role == "user" else [{"type": "text", "text": text}]
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
+        "message": {"role": role, "content": content, "timestamp": 1772442000000 + second * 1000},
+    }
+
+
+def _label(entry_id: str, parent: str, target: str, text: str, second: int) -> dict:
+    return {
+        "type": "label",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
+        "targetId": target,
+        "label": text,
+    }
+
+
+# Every caption's box against every other node's circle and every other caption, in page pixels.
+_OVERLAPS = """() => {
+  const box = (el) => el.getBoundingClientRect();
+  const hit = (a, b) => a.left < b.right && a.right > b.left && a.top < b.bottom && a.bottom > b.top;
+  const nodes = [...document.querySelectorAll('#map .map-node')];
+  const found = [];
+  for (const node of nodes) {
+    const text = node.querySelector('text');
+    if (!text) continue;
+    for (const other of nodes) {
+      if (other === node) continue;
+      if (hit(box(text), box(other.querySelector('circle')))) found.push(`${text.textContent} over a node`);
+      const caption = other.querySelector('text');
+      if (caption && hit(box(text), box(caption))) found.push(`${text.textContent} over ${caption.textContent}`);
+    }
+  }
+  return found;
+}"""
+
+
+def test_map_captions_keep_clear_of_their_neighbours(page, ui, sessions, server, record):
+    lines = [_message("u", None, "user", "q", 1), _message("a", "u", "assistant", "a", 2)]
+    for k in range(5):
+        lines += [
+            _message(f"c{k}", "a", "user", f"child {k}", 3 + k),
+            _message(f"r{k}", f"c{k}", "assistant", "ok", 10 + k),
+        ]
+    lines += [
+        _label("l1", "r4", "c1", "a fairly long label here", 30),
+        _label("l2", "l1", "r3", "second long label", 31),
+        _label("l3", "l2", "c0", "and one on the first", 32),
+    ]
+    seeded = sessions.write_lines(lines)
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("#map[data-loaded=true]").wait_for()
+    expect(page.locator("#map .map-label")).to_have_count(3)
+    assert page.evaluate(_OVERLAPS) == []
+    assert record.errors == []
+
+
+def test_the_compare_link_of_the_map_waits_for_two_picks(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/map/")
+    page.locator("#map[data-loaded=true]").wait_for()
+    link = page.locator("#map-compare")
+    assert link.get_attribute("href") is None  # no link yet: an empty href would reload the page
+    page.locator("#map-pick").check()
+    page.locator(f'.map-node[data-entry="{LEAF}"]').click()
+    link.dispatch_event("click")  # as a click that reached it would
+    page.wait_for_timeout(300)
+    assert page.url == f"{server.url}/s/{seeded.id}/map/"
+    expect(page.locator(f'.map-node[data-entry="{LEAF}"]')).to_have_class(re.compile("is-picked"))  # still picked
+    expect(link).to_have_attribute("aria-disabled", "true")
+    page.locator(f'.map-node[data-entry="{BRANCH_END}"]').click()
+    expect(link).to_have_attribute("href", re.compile(rf"e={LEAF}&e={BRANCH_END}&end=exact$"))
+    page.locator(f'.map-node[data-entry="{BRANCH_END}"]').click()  # unpicked again: no link again
+    assert link.get_attribute("href") is None
     assert record.errors == []

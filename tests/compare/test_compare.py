@@ -13,6 +13,8 @@ import pytest
 
 from sessions_app.display.compare import Pick, compare
 from sessions_app.live.fragments import cursor_of
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.instants import iso_to_ms
 from sessions_app.sessionfiles.store import SessionFile
 
 TREE = "02-tree-branches"
@@ -103,17 +105,45 @@ def test_latest_runs_each_column_on_to_where_its_branch_was_left_and_exact_stops
     assert [row.number for row in exact.rows] == [1]
 
 
-def test_summaries_count_turns_tokens_cost_models_activity_and_labels(branches) -> None:
+def test_summaries_count_turns_tokens_cost_models_activity_and_labels(branches, make) -> None:
     _, path = branches
     first, second = compare(picks(path, "u2a", "u2b")).columns
     assert (first.summary.turns, first.summary.tokens, first.summary.models) == (3, 900, ["p/m1", "p/m2"])
     assert first.summary.cost == pytest.approx(0.09)
     assert first.summary.labels == []
     assert (second.summary.turns, second.summary.tokens, second.summary.labels) == (1, 50, ["snowy"])
-    assert second.summary.last_activity_ms is not None
-    assert (
-        first.summary.last_activity_ms is not None and first.summary.last_activity_ms < second.summary.last_activity_ms
+    # The newest entry of each branch: the last answer of the first, the label line of the second.
+    assert first.summary.last_activity_ms == iso_to_ms(make.stamp(8))
+    assert second.summary.last_activity_ms == iso_to_ms(make.stamp(11))
+
+
+def test_last_activity_is_a_messages_own_time_when_it_has_one(client, write_session, make) -> None:
+    m = make
+    late = m.assistant("b", "u", "b", 3)
+    late["message"]["timestamp"] = iso_to_ms(make.stamp(30))  # written later than the line says
+    sid, _ = write_session([m.user("u", None, "q", 1), m.assistant("a", "u", "a", 2), late])
+    response = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"], "end": "exact"})
+    first, second = response.context["comparison"].columns
+    assert (first.summary.last_activity_ms, second.summary.last_activity_ms) == (
+        iso_to_ms(make.stamp(2)),
+        iso_to_ms(make.stamp(30)),
     )
+    html = response.content.decode()
+    assert len(re.findall(r'<dd data-summary="activity">[^<—]+ago</dd>', html)) == 2
+
+
+def test_a_rewritten_file_is_summed_again(client, write_session, make) -> None:
+    m = make
+    entries = [m.user("u", None, "q", 1), m.assistant("a", "u", "a", 2, usage=m.usage(5, 0.5))]
+    entries.append(m.assistant("b", "u", "b", 3, usage=m.usage(7, 0.7)))
+    sid, _ = write_session(entries)
+    assert [
+        c.summary.tokens for c in client.get(f"/s/{sid}/compare/", {"e": ["a", "b"]}).context["comparison"].columns
+    ] == [5, 7]
+    entries[1] = m.assistant("a", "u", "a", 2, usage=m.usage(500, 0.5))
+    write_session(entries, session_id=sid)  # the same path, written anew
+    columns = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"]}).context["comparison"].columns
+    assert [c.summary.tokens for c in columns] == [500, 7]
 
 
 def test_usage_that_is_not_a_number_counts_as_nothing(write_session, make) -> None:
@@ -171,17 +201,39 @@ def test_entries_of_unrelated_sessions_share_no_trunk(client, branches, write_se
 # ---------------------------------------------------------------------- the page
 
 
-def test_the_page_shows_columns_with_aligned_rows_and_actions(client, branches) -> None:
+def _diffs(html: str) -> list[str]:
+    """The diffs a page shows (the legend's marks aside)."""
+    return re.findall(r'<div class="diff">(.*?)</div>', html, re.S)
+
+
+def _cells(html: str, part: str) -> list[tuple[str, str, str]]:
+    """(row, column, the cell's HTML) of the grid's prompt or answer cells, in page order."""
+    found = re.finditer(
+        rf'<div class="compare__cell compare__cell--{part}[^"]*" data-column="(\d+)" data-row="(\d+)"(.*?)(?=<div class="compare__cell|<h3 class="compare__turn|\Z)',
+        html,
+        re.S,
+    )
+    return [(m.group(2), m.group(1), m.group(3)) for m in found]
+
+
+def test_the_page_lays_turns_out_in_one_grid_with_actions(client, branches) -> None:
     sid, _ = branches
     response = client.get(f"/s/{sid}/compare/", {"e": ["u2a", "u2b"]})
     assert response.status_code == 200
     html = response.content.decode()
-    panes = re.split(r'<div class="compare__pane"', html)[1:]
-    assert len(panes) == 2
-    for pane in panes:
-        assert re.findall(r'data-row="(\d+)"', pane) == ["1", "2", "3"]
-    assert panes[1].count('class="muted compare__empty"') == 2  # turns 2 and 3: nothing on branch B
-    assert "Rain on the roof all night" in panes[0] and "Snow on the pines" in panes[1]
+    assert html.count('class="compare__scroll"') == 1 and html.count('class="compare__grid"') == 1
+    assert re.findall(r'<h3 class="compare__turn" data-row="(\d+)">', html) == ["1", "2", "3"]
+    # Row by row: the prompts of a turn, a cell per column, then its answers.
+    prompts, answers = _cells(html, "prompt"), _cells(html, "answer")
+    assert [(row, column) for row, column, _ in prompts] == [(r, c) for r in "123" for c in "12"]
+    assert [(row, column) for row, column, _ in answers] == [(r, c) for r in "123" for c in "12"]
+    cell = {(row, column, "prompt"): text for row, column, text in prompts}
+    cell.update({(row, column, "answer"): text for row, column, text in answers})
+    assert "Make it about rain" in cell["1", "1", "prompt"] and "Rain on the roof" in cell["1", "1", "answer"]
+    assert "Make it about snow" in cell["1", "2", "prompt"] and "Snow on the pines" in cell["1", "2", "answer"]
+    # The shorter branch leaves its cells empty.
+    assert 'class="muted compare__empty">—' in cell["2", "2", "prompt"] and "article" not in cell["2", "2", "answer"]
+    assert "Rain on the roof all night" in cell["3", "1", "answer"]
     # Continue: exactly at the column's end; label: its first entry; fork: its end.
     assert re.search(r'name="to" value="a4a"><input type="hidden" name="mode" value="exact">', html)
     assert 'name="entry" value="u2a">' in html and 'name="entry" value="a4a">' in html
@@ -206,7 +258,7 @@ def test_the_word_diff_of_two_columns_marks_changes_turn_by_turn(client, branche
     assert "<del>Rain</del><ins>Snow</ins> on the <del>roof</del><ins>pines</ins>" in html
     assert "<del>Shorter</del>" in html  # turn 2 exists on the left only
     assert response.context["pair"] == [1, 2]
-    assert 'class="compare__pane"' not in html  # the diff replaces the columns
+    assert 'class="compare__cell' not in html  # the diff replaces the columns' cells
 
 
 def test_word_diff_of_unicode_and_tool_call_arguments(client, write_session, make) -> None:
@@ -227,10 +279,57 @@ def test_word_diff_of_unicode_and_tool_call_arguments(client, write_session, mak
 
 def test_empty_texts_compare_without_error(client, write_session, make) -> None:
     m = make
-    sid, _ = write_session([m.user("u", None, "", 1), m.assistant("a", "u", "", 2), m.assistant("b", "u", "", 3)])
-    response = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"], "end": "exact", "diff": ["2", "1"]})
+    sid, _ = write_session(
+        [
+            m.user("u", None, "", 1),
+            m.assistant("a", "u", "", 2),
+            m.assistant("b", "u", "", 3),
+            m.assistant("c", "u", "Some text here", 4),
+            m.user("q", "a", "", 5),
+        ]
+    )
+    # Side by side: the empty answers are entries with nothing in them, not missing cells.
+    side = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"], "end": "exact"}).content.decode()
+    answers = _cells(side, "answer")
+    assert [(row, column) for row, column, _ in answers] == [("0", "1"), ("0", "2")]
+    for _, _, cell in answers:
+        assert re.search(r'<article class="entry entry--assistant"[^>]*>\s*<header', cell)
+        assert "compare__empty" not in cell and '<div class="md">' not in cell
+    # Both sides empty: said so, no diff.
+    html = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"], "end": "exact", "diff": ["2", "1"]}).content.decode()
+    assert "No text in this turn on either side" in html and _diffs(html) == []
+    # An empty side against text: all of it inserted (or deleted), nothing else.
+    one = client.get(f"/s/{sid}/compare/", {"e": ["b", "c"], "end": "exact", "diff": ["1", "2"]}).content.decode()
+    assert '<div class="diff"><ins>Some text here</ins></div>' in one and "−0 +3 words" in one
+    other = client.get(f"/s/{sid}/compare/", {"e": ["b", "c"], "end": "exact", "diff": ["2", "1"]}).content.decode()
+    assert '<div class="diff"><del>Some text here</del></div>' in other and "−3 +0 words" in other
+    # An empty prompt is a turn all the same: its row is there, with nothing to compare.
+    turn = client.get(f"/s/{sid}/compare/", {"e": ["q", "c"], "end": "exact", "diff": ["1", "2"]})
+    assert [row.number for row in turn.context["diffs"]] == [0, 1]
+    assert turn.context["diffs"][1].parts == []
+
+
+def test_the_word_diff_of_a_branch_and_one_it_is_a_prefix_of(client, branches) -> None:
+    sid, _ = branches
+    response = client.get(f"/s/{sid}/compare/", {"e": ["u3a", "a4a"], "end": "exact", "diff": ["1", "2"]})
+    html = response.content.decode()
+    assert [row.number for row in response.context["diffs"]] == [0, 1]
+    # The continuation and the turn only the longer one has: all inserted.
+    assert _diffs(html) == ["<ins>Rain</ins>", "<ins>Longer again</ins>", "<ins>Rain on the roof all night</ins>"]
+
+
+def test_the_word_diff_of_a_fork_and_the_session_it_came_from(client, samples, make) -> None:
+    fork, source = make.sample_id(FORK), make.sample_id(TREE)
+    response = client.get(f"/s/{fork}/compare/", {"e": ["e8fea955", f"{source}:de4f0d3a"], "diff": ["1", "2"]})
     assert response.status_code == 200
-    assert "No text in this turn on either side" in response.content.decode()
+    html = response.content.decode()
+    # Row 0: only the source continues the shared turn; row 1: only the fork has a turn of its own.
+    assert [row.number for row in response.context["diffs"]] == [0, 1]
+    assert _diffs(html) == [
+        "<ins>I will run the tests next.</ins>",
+        "<del>Write tests for validate_title</del>",
+        "<del>Added tests/test_validate.py with 4 cases.</del>",
+    ]
 
 
 def test_hostile_text_and_ids_stay_text(client, write_session, make) -> None:
@@ -346,22 +445,141 @@ def test_the_session_page_links_branch_points_to_a_comparison_and_to_the_map(cli
     assert "compare with it" in fork
 
 
-def test_a_long_branch_is_cut_near_the_fork_and_says_so(client, write_session, make, monkeypatch) -> None:
+@pytest.fixture
+def long_branch(write_session, make, monkeypatch):
+    """A short branch ("s") beside a long one: twelve turns of a prompt and an answer, each answer with
+    10 tokens, and nine labels on them (their lines are siblings under the last answer, the newest one
+    ends the branch); the windows shrunk to four entries at each end."""
     from sessions_app.display import compare as compare_module
 
-    monkeypatch.setattr(compare_module, "MAX_COLUMN_ENTRIES", 4)
+    monkeypatch.setattr(compare_module, "HEAD_ENTRIES", 4)
+    monkeypatch.setattr(compare_module, "TAIL_ENTRIES", 4)
     m = make
-    entries = [m.user("u", None, "q", 1), m.assistant("s", "u", "short", 2)]
-    parent = "u"
-    for i in range(5):
-        entries.append(m.assistant(f"a{i}", parent, f"answer {i}", 3 + 2 * i, usage=m.usage(10, 0.001)))
-        entries.append(m.user(f"q{i}", f"a{i}", f"question {i}", 4 + 2 * i))
-        parent = f"q{i}"
-    sid, _ = write_session(entries)
-    response = client.get(f"/s/{sid}/compare/", {"e": ["s", "a0"]})
+    entries = [m.user("u", None, "q", 1), m.assistant("s", "u", "short", 2), m.user("p0", "u", "prompt 0", 3)]
+    for i in range(12):
+        entries.append(m.assistant(f"a{i}", f"p{i}", f"answer {i}", 4 + 2 * i, usage=m.usage(10, 0.001)))
+        if i < 11:
+            entries.append(m.user(f"p{i + 1}", f"a{i}", f"prompt {i + 1}", 5 + 2 * i))
+    entries += [m.label(f"l{i}", "a11", f"a{i}", f"tag {i}", 40 + i) for i in range(9)]
+    return write_session(entries)
+
+
+def test_a_long_branch_shows_its_first_and_newest_turns_and_counts_them_all(client, long_branch, make) -> None:
+    sid, _ = long_branch
+    response = client.get(f"/s/{sid}/compare/", {"e": ["s", "p0"]})
     long = response.context["comparison"].columns[1]
-    assert long.not_shown == 6 and long.end_id == "q4"
-    assert [view.id for view in long.continuation.entries] == ["a0"]
-    assert [[view.id for view in turn.entries] for turn in long.turns] == [["q0", "a1"], ["q1"]]
-    assert long.summary.tokens == 20  # the entries shown
-    assert "goes on for 6 more entries than shown here" in response.content.decode()
+    # 25 entries: 24 messages and the newest label line; shown: turns 1 and 2, and turn 12 (with it).
+    assert (long.entries, long.shown, long.not_shown) == (25, 7, 18)
+    assert [turn.number for turn in long.turns] == [1, 2, 12]
+    assert [[view.id for view in turn.entries] for turn in long.turns] == [["p0", "a0"], ["p1", "a1"], ["p11", "a11"]]
+    assert long.gap is not None and (long.gap.first, long.gap.last, long.gap.entries) == (3, 11, 18)
+    # The summary is of the whole branch.
+    summary = long.summary
+    assert (summary.turns, summary.tokens, summary.cost) == (12, 120, pytest.approx(0.012))
+    assert summary.last_activity_ms == iso_to_ms(make.stamp(48))  # the newest entry: the last label
+    assert summary.labels == [f"tag {i}" for i in range(9)]
+    html = response.content.decode()
+    assert "Shows 7 of this branch's 25 entries" in html and "the summary counts them all" in html
+    assert "Turns 3–11 of this branch (18 entries) are not shown here" in html
+    # The gap row sits after the last turn shown before it.
+    order = re.findall(r'<h3 class="compare__turn" data-row="(\d+)">|(compare__fold-note">Turns)', html)
+    assert [row or "gap" for row, gap in order] == ["0", "1", "2", "gap", "12"]
+    # Six label tags, the rest behind "+3 more".
+    labels = re.search(
+        r'<dd data-summary="labels">(.*?)</dd>',
+        html.split('<section class="compare__head" data-column="2"', 1)[1],
+        re.S,
+    ).group(1)
+    assert labels.split("<details")[0].count('class="tag"') == 6
+    assert "<summary>+3 more</summary>" in labels and labels.count('class="tag"') == 9
+
+
+def test_what_is_appended_to_a_long_branch_shows_at_its_end(client, long_branch, make) -> None:
+    sid, path = long_branch
+    client.get(f"/s/{sid}/compare/", {"e": ["s", "p0"]})
+    appended = SessionFile.open(path).append(E.user_message("appended from the command line"), "a11")["id"]
+    response = client.get(f"/s/{sid}/compare/", {"e": ["s", "p0"]})
+    long = response.context["comparison"].columns[1]
+    assert [turn.number for turn in long.turns] == [1, 2, 12, 13]  # the newest turns, the appended one too
+    assert long.turns[-1].prompt.id == appended == long.end_id
+    assert long.summary.turns == 13
+    assert "appended from the command line" in response.content.decode()
+
+
+def test_summaries_read_each_line_once_and_then_only_new_ones(client, long_branch, monkeypatch) -> None:
+    from sessions_app.display import compare as compare_module
+
+    read: list[int] = []
+    note = compare_module._RowFacts._note
+    monkeypatch.setattr(
+        compare_module._RowFacts, "_note", lambda self, row, line: read.append(row) or note(self, row, line)
+    )
+    sid, path = long_branch
+    client.get(f"/s/{sid}/compare/", {"e": ["s", "p0"]})
+    assert len(read) == 1 + 24  # the messages of both branches (the short one and the long one)
+    read.clear()
+    client.get(f"/s/{sid}/compare/", {"e": ["s", "p0"]})
+    assert read == []
+    SessionFile.open(path).append(E.assistant_message("one more", model="m9", provider="p", api="x"), "a11")
+    response = client.get(f"/s/{sid}/compare/", {"e": ["s", "p0"]})
+    assert len(read) == 1
+    assert response.context["comparison"].columns[1].summary.models == ["p/m1", "p/m9"]
+
+
+def test_long_prompts_and_answers_fold_in_their_cells(client, write_session, make) -> None:
+    m = make
+    long_prompt = "lorem ipsum dolor sit amet " * 400  # about 10 KB
+    long_answer = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog." for i in range(400))
+    sid, _ = write_session(
+        [
+            m.user("u", None, "q", 1),
+            m.assistant("a", "u", "a", 2),
+            m.user("p1", "a", long_prompt, 3),
+            m.assistant("r1", "p1", long_answer, 4),
+            m.assistant("b", "u", "b", 5),
+            m.user("p2", "b", "short", 6),
+            m.assistant("r2", "p2", "short answer", 7),
+        ]
+    )
+    html = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"], "end": "latest"}).content.decode()
+    entries = dict(re.findall(r'<article class="entry[^"]*" data-entry="(\w+)">(.*?)</article>', html, re.S))
+    for folded in ("p1", "r1"):
+        assert '<div class="compare__clip" tabindex="0" role="region"' in entries[folded]
+        assert 'data-show-all aria-expanded="false" hidden>Show all</button>' in entries[folded]
+    assert long_prompt.strip() in html  # folded, not cut: the whole text is there to show
+    for short in ("a", "b", "p2", "r2"):
+        assert "compare__clip" not in entries[short] and "data-show-all" not in entries[short]
+
+
+def test_the_whole_trunk_can_be_read_a_page_at_a_time(client, write_session, make) -> None:
+    from sessions_app.display.compare import TRUNK_PAGE
+
+    m = make
+    entries, parent = [], None
+    for i in range(50):  # 100 trunk entries: 50 turns
+        entries += [
+            m.user(f"u{i}", parent, f"question {i}", 2 * i),
+            m.assistant(f"a{i}", f"u{i}", f"answer {i}", 2 * i + 1),
+        ]
+        parent = f"a{i}"
+    entries += [m.user("x", parent, "one way", 200), m.user("y", parent, "another way", 201)]
+    sid, _ = write_session(entries)
+    response = client.get(f"/s/{sid}/compare/", {"e": ["x", "y"]})
+    comparison = response.context["comparison"]
+    assert [view.id for view in comparison.trunk_tail] == ["u49", "a49"] and comparison.trunk_earlier == "u49"
+    html = response.content.decode()
+    assert f'hx-get="/s/{sid}/compare/?older=u49"' in html and f'href="/s/{sid}/e/u49/"' in html
+    seen = []
+    older = "u49"
+    while older:
+        page = client.get(f"/s/{sid}/compare/", {"older": older})
+        assert page.status_code == 200
+        fragment = page.content.decode()
+        ids = re.findall(r'<article class="entry[^"]*" data-entry="(\w+)">', fragment)
+        assert len(ids) == min(TRUNK_PAGE, 98 - len(seen))
+        seen = ids + seen
+        found = re.search(r'hx-get="/s/[^"]+/compare/\?older=(\w+)"', fragment)
+        older = found.group(1) if found else ""
+        assert not found or found.group(1) == ids[0]
+    assert seen == [f"{kind}{i}" for i in range(49) for kind in "ua"]  # the rest of the trunk, in order
+    assert client.get(f"/s/{sid}/compare/", {"older": "nope"}).status_code == 404

@@ -9,6 +9,7 @@ import re
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.properties import examples
 
 from sessions_app.display import worddiff
 from sessions_app.display.worddiff import Budget, WordDiff, tokenize, word_diff
@@ -42,8 +43,8 @@ texts = st.one_of(st.text(max_size=60), st.lists(st.sampled_from(PIECES), max_si
 
 def sides(diff: WordDiff) -> tuple[str, str]:
     """The left and the right text, read back from the segments."""
-    left = "".join(s.text for s in diff.segments if s.kind in ("equal", "fold", "delete"))
-    right = "".join(s.text for s in diff.segments if s.kind in ("equal", "fold", "insert"))
+    left = "".join(s.text for s in diff.segments if s.kind in ("equal", "fold", "form", "delete"))
+    right = "".join(s.other if s.kind == "form" else s.text for s in diff.segments if s.kind != "delete")
     return left, right
 
 
@@ -63,7 +64,7 @@ def test_tokens_give_the_text_back_and_never_split_a_grapheme(text: str) -> None
         assert at in bounds, (text, tokens)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(texts, texts)
 def test_a_diff_gives_both_texts_back(left: str, right: str) -> None:
     diff = word_diff(left, right)
@@ -146,3 +147,38 @@ def test_texts_beyond_the_size_limit_are_replaced_whole(monkeypatch) -> None:
     diff = word_diff("a b c d e f g h i j k", "a b c d e f g h i j x")
     assert diff.coarse and [s.kind for s in diff.segments] == ["delete", "insert"]
     assert (diff.deleted, diff.inserted) == (11, 11)
+
+
+@given(texts)
+def test_the_fast_paths_cut_exactly_as_the_full_pattern(text: str) -> None:
+    # ASCII lines go through the standard engine's simpler pattern; the tokens must not change.
+    assert tokenize(text) == worddiff._TOKEN.findall(text)
+    ascii_text = text.encode("ascii", "replace").decode()
+    assert tokenize(ascii_text) == worddiff._TOKEN.findall(ascii_text)
+
+
+def test_the_same_word_in_another_unicode_form_is_no_change() -> None:
+    composed, decomposed = "caf\u00e9 noir", "cafe\u0301 noir"
+    diff = word_diff(composed, decomposed)
+    assert (diff.deleted, diff.inserted) == (0, 0) and not diff.identical
+    assert "<del>" not in diff.html and "<ins>" not in diff.html
+    assert diff.html == '<span class="diff__form" title="The same text in another Unicode form">caf\u00e9</span> noir'
+    assert sides(diff) == (composed, decomposed)  # each side keeps the text as written
+    # Next to a real change, the change alone is marked.
+    diff = word_diff("un caf\u00e9 noir", "un cafe\u0301 blanc")
+    assert diff.deleted == diff.inserted == 1 and "<del>noir</del><ins>blanc</ins>" in diff.html
+    assert sides(diff) == ("un caf\u00e9 noir", "un cafe\u0301 blanc")
+
+
+def test_changed_lines_that_share_few_words_are_replaced_whole_without_a_word_diff() -> None:
+    kept = "".join(f"Line {i} stays exactly as it was written.\n" for i in range(20))
+    old = "the quick brown fox jumps over the lazy dog near the river bank today " * 2
+    new = "an entirely different sentence about compilers parsers and their many intermediate forms " * 2
+    similar = old.replace("lazy", "sleepy")
+    rewritten = word_diff(kept + old + "\n" + kept, kept + new + "\n" + kept)
+    assert not rewritten.coarse
+    assert [s.kind for s in rewritten.segments if s.kind in ("delete", "insert")] == ["delete", "insert"]
+    assert [s.text for s in rewritten.segments if s.kind == "delete"] == [old + "\n"]
+    edited = word_diff(kept + old + "\n" + kept, kept + similar + "\n" + kept)
+    assert [s.text for s in edited.segments if s.kind in ("delete", "insert")] == ["lazy", "sleepy"] * 2
+    assert (edited.deleted, edited.inserted) == (2, 2)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.properties import examples
 
 from sessions_app.sessionfiles import listing, store, tree
 from sessions_app.sessionfiles.index import IndexBuilder, NeedsRebuild, SessionIndex
@@ -170,7 +171,7 @@ def read(kind: type[IndexBuilder], path: Path, pieces: list[int], limit: int) ->
     return seen
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     file_lines=lines(),
     chunk=st.integers(16, 3000),
@@ -266,7 +267,7 @@ def _outcome(read: Any) -> Any:
         return f"{type(error).__name__}: {error}"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     file_lines=st.one_of(lines(), lines(kinds=LIST_KINDS)),
     torn=st.booleans(),

@@ -18,6 +18,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.properties import examples
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import lines, store, tree
@@ -296,7 +297,7 @@ FRAGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(FRAGMENTS, min_size=1, max_size=3), st.sampled_from(["content", "details", "timestamp"]))
 def test_the_index_and_the_decoder_agree_on_any_line(
     tmp_path_factory: pytest.TempPathFactory, fragments: list[bytes], where: str
@@ -342,7 +343,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(JSON_VALUES)
 def test_values_deeper_than_orjson_reads_come_back_whole(value: Any) -> None:
     wrapped = b"[" * 1100 + orjson.dumps(value) + b"]" * 1100

@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.properties import examples
 
 from sessions_app.sessionfiles import catalog, context, tree
 from sessions_app.sessionfiles import entries as E
@@ -136,7 +137,7 @@ def read_all_ways(path: Path) -> None:
     forked.path.unlink()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(ENTRIES, max_size=8), st.sampled_from([1, 2, 3]))
 def test_odd_shapes_never_break_reading(entries: list[dict[str, Any]], version: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="pitree-odd-"))
@@ -155,7 +156,7 @@ def test_odd_shapes_never_break_reading(entries: list[dict[str, Any]], version: 
         shutil.rmtree(folder)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(RAW_LINES, max_size=10), st.booleans(), st.sampled_from([b"\n", b"\r\n"]))
 def test_odd_bytes_never_break_reading_or_appending(lines: list[bytes], terminated: bool, newline: bytes) -> None:
     folder = Path(tempfile.mkdtemp(prefix="pitree-bytes-"))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sessions_app.live import watch
+from sessions_app.sessionfiles import changes
 
 TIMEOUT = 10
 
@@ -51,17 +52,12 @@ async def test_inotify_is_used_unless_polling_is_asked_for(tmp_path: Path, mode:
 
 async def test_a_network_filesystem_is_polled(tmp_path: Path, monkeypatch, settings) -> None:
     settings.PITREE_WATCH = "auto"
-    monkeypatch.setattr(watch, "_filesystem_type", lambda path: "nfs4")
+    monkeypatch.setattr(changes, "filesystem_type", lambda path: "nfs4")
     w = watch.watch_file(tmp_path / "s.jsonl")
     try:
         assert isinstance(w, watch._PollWatch)
     finally:
         w.close()
-
-
-def test_the_filesystem_type_is_read_from_the_mount_table(tmp_path: Path) -> None:
-    kind = watch._filesystem_type(tmp_path)
-    assert kind and kind not in watch._NETWORK_FILESYSTEMS  # the test machine's disk is local
 
 
 async def test_a_change_to_another_file_of_the_folder_does_not_wake(tmp_path: Path, settings) -> None:

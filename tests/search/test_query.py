@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.properties import examples
 
 from sessions_app.search.query import Term, fts_query, terms
 
@@ -91,7 +92,7 @@ def test_operator_words_find_themselves_and_nothing_else(folder, find) -> None:
     assert find("NOT dogs") == []  # no entry holds the word "not"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(max_size=60))
 def test_any_text_makes_a_query_or_none(query: str) -> None:
     expression = fts_query(query)

@@ -128,6 +128,43 @@ def test_guessing_passwords_locks_out(world: World, settings: Any) -> None:
     assert guesser.post("/accounts/login/", {"username": "bob", "password": "bob-pw-1234"}).status_code == 429
 
 
+LOGIN = "/accounts/login/"
+
+
+def test_spraying_one_password_over_many_names_is_refused_from_that_address(world: World, settings: Any) -> None:
+    settings.PITREE_SIGNIN_ADDRESS_ATTEMPTS = 4
+    sprayer = Client(REMOTE_ADDR="192.0.2.50")
+    answers = [sprayer.post(LOGIN, {"username": f"user{n}", "password": "Summer2026!"}).status_code for n in range(6)]
+    assert answers == [200, 200, 200, 200, 429, 429]
+    # Even a right password, from there, for a while; nor does the admin's sign-in page get round it.
+    assert sprayer.post(LOGIN, {"username": "alice", "password": "alice-pw-1234"}).status_code == 429
+    sprayer.post("/admin/login/", {"username": "alice", "password": "alice-pw-1234"})
+    assert "_auth_user_id" not in sprayer.session
+    # Another address signs in.
+    assert (
+        Client(REMOTE_ADDR="192.0.2.51").post(LOGIN, {"username": "alice", "password": "alice-pw-1234"}).status_code
+        == 302
+    )
+
+
+def test_behind_a_proxy_visitors_are_counted_by_the_address_it_forwards(world: World, settings: Any) -> None:
+    """Every request comes from the proxy's address: the one it adds to X-Forwarded-For is counted, and
+    what a client puts before it is not."""
+    settings.PITREE_BEHIND_TLS_PROXY = True
+    settings.AXES_FAILURE_LIMIT = 3
+    settings.PITREE_LINK_RATE = "2/m"
+    right, wrong = {"username": "bob", "password": "bob-pw-1234"}, {"username": "bob", "password": "guess"}
+    one = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="10.9.9.9, 198.51.100.1")
+    two = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.2")
+    forger = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="10.1.1.1, 198.51.100.1")
+    assert [one.post(LOGIN, wrong).status_code for _ in range(3)] == [200, 200, 429]
+    assert one.post(LOGIN, right).status_code == 429
+    assert forger.post(LOGIN, right).status_code == 429  # a forged first address changes nothing
+    assert two.post(LOGIN, right).status_code == 302  # another visitor behind the same proxy
+    assert [one.get(f"/l/guess-{n}/").status_code for n in range(3)] == [404, 404, 429]
+    assert two.get("/l/guess-x/").status_code == 404
+
+
 def test_csrf_guards_the_share_form(world: World) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(world.users["owner"])
@@ -285,10 +322,38 @@ def _setting(name: str, **env: str) -> str:
     return done.stdout.strip()
 
 
-def test_cookies_are_secure_unless_debugging_or_on_loopback_http() -> None:
-    assert _setting("SESSION_COOKIE_SECURE", PITREE_BIND="0.0.0.0:8000") == "True"
-    assert _setting("CSRF_COOKIE_SECURE", PITREE_BIND="0.0.0.0:8000") == "True"
+def test_cookies_are_secure_unless_debugging_or_said_otherwise() -> None:
+    """Unset, ``PITREE_SECURE_COOKIES`` leaves it to each request (below); how the server was started
+    (``PITREE_BIND``, daphne by hand) does not matter."""
+    assert _setting("PITREE_SECURE_COOKIES_AUTO") == "True"
+    assert _setting("PITREE_SECURE_COOKIES_AUTO", PITREE_BIND="127.0.0.1:8000") == "True"
     assert _setting("SESSION_COOKIE_SECURE", PITREE_BEHIND_TLS_PROXY="1") == "True"
-    assert _setting("SESSION_COOKIE_SECURE") == "False"  # ./scripts/run's 127.0.0.1: plain http, local only
-    assert _setting("SESSION_COOKIE_SECURE", PITREE_BIND="0.0.0.0:8000", PITREE_DEBUG="1") == "False"
+    assert _setting("CSRF_COOKIE_SECURE", PITREE_SECURE_COOKIES="1") == "True"
+    assert _setting("SESSION_COOKIE_SECURE", PITREE_SECURE_COOKIES="0") == "False"
+    assert _setting("PITREE_SECURE_COOKIES_AUTO", PITREE_SECURE_COOKIES="0") == "False"
+    assert _setting("PITREE_SECURE_COOKIES_AUTO", PITREE_DEBUG="1") == "False"
     assert _setting("SECURE_REFERRER_POLICY") == "same-origin"
+
+
+@pytest.mark.parametrize(
+    ("how", "secure"),
+    [
+        ({"REMOTE_ADDR": "127.0.0.1"}, False),  # ./scripts/run, a browser on this machine
+        ({"REMOTE_ADDR": "::1"}, False),
+        ({"REMOTE_ADDR": "192.0.2.10"}, True),  # daphne on every interface, reached over the network
+        ({"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": "198.51.100.7"}, True),  # through a proxy
+        ({"REMOTE_ADDR": "127.0.0.1", "secure": True}, True),  # https
+    ],
+)
+def test_each_request_decides_whether_cookies_are_secure(
+    world: World, settings: Any, how: dict[str, Any], secure: bool
+) -> None:
+    settings.PITREE_SECURE_COOKIES_AUTO = True
+    options = dict(how)
+    https = options.pop("secure", False)
+    client = Client(**options)
+    page = client.get("/accounts/login/", secure=https)
+    signed_in = client.post("/accounts/login/", {"username": "alice", "password": "alice-pw-1234"}, secure=https)
+    assert signed_in.status_code == 302
+    assert bool(page.cookies["csrftoken"]["secure"]) is secure
+    assert bool(signed_in.cookies["sessionid"]["secure"]) is secure

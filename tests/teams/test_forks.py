@@ -4,12 +4,14 @@ source; the owner sees that it was forked, and by whom, without seeing the fork)
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from support.teams import CREW_FOLDER, LEAF, World
+from django.utils import timezone
+from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
-from sessions_app.access.shares import SNAPSHOT
+from sessions_app.access.shares import BRANCH, SNAPSHOT
 from sessions_app.models import Authorship, Share, Workspace
 from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
@@ -80,3 +82,34 @@ def test_a_fork_of_a_snapshot_copies_nothing_written_after_it(world: World) -> N
     writer.set_label("97690895", "labelled after the snapshot")
     _, path = _fork(world, "stranger", "c2ecb522")
     assert b"labelled after the snapshot" not in path.read_bytes()
+
+
+def test_a_fork_of_a_share_names_its_source_as_the_share_shows_it(world: World) -> None:
+    """The source's name set on a branch the forker does not see, or after their snapshot, is not
+    the fork's "Forked from"."""
+    writer = SessionFile(world.path, fsync=False)
+    writer.rename("SECRET-B-TITLE", "de4f0d3a")  # on branch B
+    world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    erin_fork, _ = _fork(world, "stranger", LEAF)
+    page = world.client("stranger").get(f"/s/{erin_fork}/").content.decode()
+    assert "Forked from" in page and f'href="/s/{world.session_id}/"' in page
+    assert "SECRET-B-TITLE" not in page
+    world.share(Share.VIEWER, mode=SNAPSHOT, entry=LEAF, user=world.users["viewer"])
+    dave_fork, _ = _fork(world, "viewer", LEAF)  # dave's team share is whole: his best grant
+    Share.objects.filter(team__name="readers").delete()
+    writer.rename("LATE-NAME", LEAF)  # after the snapshot
+    page = world.client("viewer").get(f"/s/{dave_fork}/").content.decode()
+    assert "Forked from" in page and "LATE-NAME" not in page and "SECRET-B-TITLE" not in page
+    assert "LATE-NAME" in world.client("owner").get(world.url()).content.decode()
+
+
+def test_who_forked_is_told_to_the_workspace_s_members_only(world: World) -> None:
+    fork_id, _ = _fork(world, "viewer", "c2ecb522")
+    Authorship.objects.filter(session_id=fork_id).update(at=timezone.now() - timedelta(minutes=5))
+    for role in ("owner", "member"):
+        assert "Forked by dave" in world.client(role).get(world.url()).content.decode(), role
+    for role in ("collaborator", "link"):
+        page = world.client(role).get(world.url()).content.decode()
+        assert "Forked by" not in page and "dave" not in page and fork_id not in page, role
+    # dave sees his own fork, which he may open, as a link.
+    assert f'href="/s/{fork_id}/"' in world.client("viewer").get(world.url()).content.decode()

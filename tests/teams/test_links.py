@@ -12,7 +12,7 @@ import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
-from support.teams import World
+from support.teams import LEAF, World
 
 from sessions_app.models import Share
 
@@ -38,9 +38,20 @@ def test_a_revoked_link_is_404_at_once(world: World) -> None:
     holder = world.client("link")
     assert holder.get(world.url()).status_code == 200
     assert world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/")).status_code == 302  # type: ignore[union-attr]
-    assert holder.get(world.url()).status_code in (302, 404)  # no working link left: back to signing in
-    assert holder.get(f"/l/{world.token}/").status_code == 404
+    _dead_link_answers(world, holder)
     assert world.holder_or_none(world.token) is None
+
+
+def _dead_link_answers(world: World, holder: Any) -> None:
+    """A browser whose only link died: the session and everything of it is 404, as for a stranger;
+    the pages of no session (the list, search) send it to sign in, as any browser without a link."""
+    for rest in ("", f"e/{LEAF}/", "tree/", f"e/{LEAF}/raw/", "download.jsonl", "map/data/"):
+        assert holder.get(world.url(rest)).status_code == 404, rest
+    assert holder.post(world.url("fork/"), {"entry": LEAF}).status_code == 404
+    assert holder.get(f"/l/{world.token}/").status_code == 404
+    for url in ("/", "/search/?q=x", "/sidebar/"):
+        response = holder.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
 
 
 def test_the_share_page_lists_who_has_the_session(world: World) -> None:
@@ -61,9 +72,7 @@ def test_revoking_one_link_leaves_the_others(world: World) -> None:
 def test_an_expired_link_is_404(world: World) -> None:
     holder = world.client("link")
     Share.objects.filter(pk=world.link_share.pk).update(expires_at=timezone.now() - timedelta(seconds=1))  # type: ignore[union-attr]
-    assert holder.get(f"/l/{world.token}/").status_code == 404
-    response = holder.get(world.url())
-    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    _dead_link_answers(world, holder)
 
 
 def test_an_expired_user_share_is_404(world: World) -> None:
@@ -155,3 +164,16 @@ async def test_a_revoked_socket_cannot_come_back(world: World, role: str) -> Non
     assert await _closed_with(refused) == 4404
     tab = await _live_tab(world, world.cookie(role))
     await tab.disconnect()
+
+
+async def test_the_list_socket_refuses_a_browser_whose_links_died(world: World) -> None:
+    """As the list page sends it to sign in: no listing, not even an empty one."""
+    from pitree_web.asgi import application
+
+    share = world.link_share
+    assert share is not None
+    await asyncio.to_thread(world.client("owner").post, world.url(f"share/{share.pk}/revoke/"))
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, world.cookie("link")])
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_json_to({"q": "", "resume": True})
+    assert await _closed_with(tab) == 4404

@@ -2,27 +2,46 @@
 fails here) and both websockets, for every kind of person, with the answer each must get.
 
 ``login`` stands for a redirect to the sign-in page, ``admin-login`` to the admin's own. A stranger
-gets 404 for everything about a session: the same answer as for a session that does not exist.
+gets 404 for everything about a session: the same answer as for a session that does not exist, and
+so does a browser whose link was revoked or expired. Besides the world's people (``support.teams``)
+the matrix has browsers without an account holding a link to branch A only (``branch_link``), to a
+snapshot at branch A's end (``snapshot_link``), a collaborator's link (``collab_link``), a revoked
+link (``revoked_link``) and an expired one (``expired_link``), and a superuser (``root``), who is also
+asked about a session in a folder nobody owns. A write refused changes no file.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.urls import URLPattern, URLResolver, get_resolver
-from support.teams import BRANCH_A, CREW_CWD, LEAF, MEMBERS, READERS, ROLES, WRITERS, World
+from django.utils import timezone
+from support.teams import BRANCH_A, CREW_CWD, LEAF, MEMBERS, READERS, ROLES, WRITERS, World, copy_sample
 
+from sessions_app.access.shares import BRANCH, SNAPSHOT, revoke
 from sessions_app.models import Share
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
 
 HX = {"HTTP_HX_REQUEST": "true"}
 CSRF = re.compile(r'"x-csrftoken": "[^"]+"|name="csrfmiddlewaretoken" value="[^"]+"')
 Expected = dict[str, int | str]
+
+SCOPED_LINKS = ("branch_link", "snapshot_link")  # viewers of part of the session
+LINKS = (*SCOPED_LINKS, "collab_link")  # working links besides the world's viewer link
+DEAD_LINKS = ("revoked_link", "expired_link")
+MORE = (*LINKS, *DEAD_LINKS, "root")
+EVERYONE = (*ROLES, *MORE)
+ANONYMOUS_LINKS = ("link", *LINKS)
+UNOWNED_ID = "019cadd4-cb50-74dd-b0a5-3da75cdfe1ff"  # sample 02 again, in a folder nobody owns
 
 
 @dataclass(frozen=True)
@@ -35,30 +54,37 @@ class Rule:
 
 
 def each(readers: int | str, others: dict[str, int | str] | None = None) -> Expected:
-    """``readers`` for everyone who may read the session, 404 for the stranger, login for the anonymous."""
-    found: Expected = dict.fromkeys(READERS, readers)
-    found.update(stranger=404, anonymous="login")
+    """``readers`` for everyone who may read the session, 404 for the stranger and dead links, login
+    for the anonymous."""
+    found: Expected = dict.fromkeys((*READERS, *LINKS, "root"), readers)
+    found.update(stranger=404, anonymous="login", **dict.fromkeys(DEAD_LINKS, 404))
     found.update(others or {})
     return found
 
 
 def writes(ok: int | str) -> Expected:
     """A write to the session: ``ok`` for those who write it, 403 for those who only read it."""
-    return each(ok, {"viewer": 403, "link": 403})
+    return each(ok, dict.fromkeys(("viewer", "link", *SCOPED_LINKS), 403))
 
 
 def members(ok: int | str) -> Expected:
-    return each(ok, {"collaborator": 403, "viewer": 403, "link": 403})
+    return each(ok, dict.fromkeys(("collaborator", "viewer", "link", *LINKS), 403))
 
 
 def signed_in(ok: int | str, link: int | str = "login") -> Expected:
-    found: Expected = dict.fromkeys(ROLES, ok)
-    found.update(link=link, anonymous="login")
+    found: Expected = dict.fromkeys(EVERYONE, ok)
+    found.update(dict.fromkeys(ANONYMOUS_LINKS, link))
+    found.update(anonymous="login", **dict.fromkeys(DEAD_LINKS, "login"))
     return found
 
 
 def everyone(answer: int | str) -> Expected:
-    return dict.fromkeys(ROLES, answer)
+    return dict.fromkeys(EVERYONE, answer)
+
+
+def hidden_from_scopes(answer: int | str) -> dict[str, int | str]:
+    """What those who see branch A only get for something of branch B."""
+    return dict.fromkeys(SCOPED_LINKS, answer)
 
 
 def session(rest: str) -> Callable[[World], str]:
@@ -79,7 +105,7 @@ RULES: dict[str, Rule] = {
     "sessions:new": Rule(
         "post",
         fixed("/new/"),
-        {**signed_in(403, link=403), "owner": 200, "member": 200},
+        {**signed_in(403, link=403), "owner": 200, "member": 200, "root": 200},
         data=lambda w: {"cwd": CREW_CWD, "name": "new"},
     ),
     "sessions:search": Rule("get", fixed("/search/?q=pydantic"), signed_in(200, link=200)),
@@ -110,8 +136,12 @@ RULES: dict[str, Rule] = {
         "post", session("model/"), writes(200), data=lambda w: {"model": "offline-echo", "at": LEAF}
     ),
     "sessions:thinking": Rule("post", session("thinking/"), writes(200), data=lambda w: {"level": "high", "at": LEAF}),
-    "sessions:fork": Rule("post", session("fork/"), each(200, {"link": 403}), data=lambda w: {"entry": "c2ecb522"}),
-    "sessions:compare": Rule("get", session("compare/?e=97690895&e=07721729"), each(200), htmx=False),
+    "sessions:fork": Rule(
+        "post", session("fork/"), each(200, dict.fromkeys(ANONYMOUS_LINKS, 403)), data=lambda w: {"entry": "c2ecb522"}
+    ),
+    "sessions:compare": Rule(
+        "get", session("compare/?e=97690895&e=07721729"), each(200, hidden_from_scopes(404)), htmx=False
+    ),
     "sessions:map": Rule("get", session("map/"), each(200), htmx=False),
     "sessions:map_data": Rule("get", session("map/data/"), each(200), htmx=False),
     "teams:share": Rule("get", session("share/"), members(200), htmx=False),
@@ -121,12 +151,16 @@ RULES: dict[str, Rule] = {
     "teams:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
     "teams:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
     "teams:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
-    "accounts:login": Rule("get", fixed("/accounts/login/"), {**signed_in(302), "link": 200, "anonymous": 200}),
+    "accounts:login": Rule(
+        "get",
+        fixed("/accounts/login/"),
+        {**signed_in(302), **dict.fromkeys((*ANONYMOUS_LINKS, *DEAD_LINKS, "anonymous"), 200)},
+    ),
     "accounts:logout": Rule("post", fixed("/accounts/logout/"), everyone("login"), htmx=False),
     "accounts:once": Rule("get", fixed("/accounts/once/not-a-token/"), everyone(404), htmx=False),
     "accounts:password": Rule("get", fixed("/accounts/password/"), signed_in(200), htmx=False),
     # Django's admin, one rule for all its routes: staff only, with its own sign-in page.
-    "admin": Rule("get", fixed("/admin/"), everyone("admin-login"), htmx=False),
+    "admin": Rule("get", fixed("/admin/"), {**everyone("admin-login"), "root": 200}, htmx=False),
 }
 
 
@@ -164,23 +198,67 @@ def _answer(response: Any) -> int | str:
     return int(response.status_code)
 
 
+@pytest.fixture
+def people(world: World, django_user_model: Any) -> World:
+    """The world with the matrix's further people (the module's docstring), and a copy of the session
+    in a folder nobody owns."""
+    from django.test import Client
+
+    made = {
+        "branch_link": world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_A[0], link=True),
+        "snapshot_link": world.share(Share.VIEWER, mode=SNAPSHOT, entry=LEAF, link=True),
+        "collab_link": world.share(Share.COLLABORATOR, link=True),
+        "revoked_link": world.share(Share.VIEWER, link=True),
+        "expired_link": world.share(Share.VIEWER, link=True),
+    }
+    for role, share in made.items():
+        world.clients[role] = world.holder(share.token)
+    revoke(made["revoked_link"].share)
+    Share.objects.filter(pk=made["expired_link"].share.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    world.users["root"] = django_user_model.objects.create_superuser("root", password=None)
+    world.clients["root"] = Client()
+    world.clients["root"].force_login(world.users["root"])
+    copied = copy_sample(world.root, "02-tree-branches", "--home-someone-unowned--")
+    unowned = copied.with_name(copied.name.replace(world.session_id, UNOWNED_ID))
+    unowned.write_bytes(copied.read_bytes().replace(world.session_id.encode(), UNOWNED_ID.encode(), 1))
+    copied.unlink()
+    return world
+
+
+REFUSED = {400, 403, 404, 405, 409, 422, 429, "login", "admin-login"}
+
+
+def _files(world: World) -> dict[Any, bytes]:
+    return {path: path.read_bytes() for path in world.root.rglob("*.jsonl")}
+
+
+def _ask(world: World, rule: Rule, role: str, url: str) -> int | str:
+    """One cell: the answer ``role`` gets; a refused write leaves every file as it was."""
+    client = world.client(role)
+    data = rule.data(world) if rule.data else {}
+    headers = HX if rule.htmx else {}
+    before = _files(world) if rule.method == "post" else None
+    response = client.get(url, data, **headers) if rule.method == "get" else client.post(url, data, **headers)
+    answer = _answer(response)
+    if before is not None and answer in REFUSED:
+        assert _files(world) == before, (role, url, answer)
+    return answer
+
+
 @pytest.mark.parametrize("route", sorted(RULES))
-def test_matrix(world: World, route: str) -> None:
+def test_matrix(people: World, route: str) -> None:
     rule = RULES[route]
     got: Expected = {}
-    for role in ROLES:
-        client = world.client(role)
-        url = rule.target(world)
-        data = rule.data(world) if rule.data else {}
-        headers = HX if rule.htmx else {}
-        response = client.get(url, data, **headers) if rule.method == "get" else client.post(url, data, **headers)
-        got[role] = _answer(response)
+    for role in EVERYONE:
+        got[role] = _ask(people, rule, role, rule.target(people))
         if route == "accounts:logout":
-            world.clients[role] = _signed_in_again(world, role)
+            people.clients[role] = _signed_in_again(people, role)
     assert got == rule.expected
 
 
 def _signed_in_again(world: World, role: str) -> Any:
+    """A browser like ``role``'s again after signing out (the further link holders' without their link:
+    no rule is asked after the sign-out's)."""
     from django.test import Client
 
     if role in world.users:
@@ -188,6 +266,21 @@ def _signed_in_again(world: World, role: str) -> Any:
         client.force_login(world.users[role])
         return client
     return world.holder(world.token) if role == "link" else Client()
+
+
+@pytest.mark.parametrize("route", sorted(name for name in RULES if name != "teams:revoke"))
+def test_a_folder_nobody_owns_is_the_superusers_only(people: World, route: str) -> None:
+    """The same session in a folder nobody owns: the superuser gets what the owner gets of the crew's
+    session, everyone else 404 (sign-in for the anonymous)."""
+    rule = RULES[route]
+    url = rule.target(people)
+    if people.session_id not in url:
+        return  # not a session's URL: the matrix above has it
+    url = url.replace(people.session_id, UNOWNED_ID)
+    got = {role: _ask(people, rule, role, url) for role in EVERYONE}
+    expected: Expected = dict.fromkeys(EVERYONE, 404)
+    expected.update(anonymous="login", root=rule.expected["owner"])
+    assert got == expected
 
 
 def test_a_stranger_sees_what_an_unknown_session_shows(world: World) -> None:
@@ -236,16 +329,48 @@ async def _socket(world: World, role: str, path: str, hello: dict[str, Any]) -> 
         await communicator.disconnect()
 
 
-@pytest.mark.parametrize("role", ROLES)
-async def test_the_session_socket(world: World, role: str) -> None:
-    answer = await _socket(world, role, f"/ws/s/{world.session_id}/", {"cursor": len(world.bytes())})
-    assert answer == (("live", None) if role in READERS else ("closed", 4404))
+WHOLE_READERS = (*READERS, "collab_link", "root")
 
 
-@pytest.mark.parametrize("role", ROLES)
-async def test_the_session_list_socket(world: World, role: str) -> None:
-    answer = await _socket(world, role, "/ws/sessions/", {"q": "", "resume": True})
-    assert answer == (("closed", 4404) if role == "anonymous" else ("live", None))
+def _append(world: World, text: str, parent: str) -> str:
+    return SessionFile(world.path, fsync=False).append(E.user_message(text), parent)["id"]
+
+
+@pytest.mark.parametrize("role", EVERYONE)
+async def test_the_session_socket(people: World, role: str) -> None:
+    """Who may follow the session is pushed what they may see of what it gains: everything, branch A
+    only, or (a snapshot) nothing; the others are closed with 4404."""
+    from pitree_web.asgi import application
+
+    headers = [ORIGIN, HOST] + ([people.cookie(role)] if role != "anonymous" else [])
+    tab = WebsocketCommunicator(application, f"/ws/s/{people.session_id}/", headers=headers)
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_json_to({"cursor": len(people.bytes())})
+    first = await tab.receive_output(timeout=10)
+    if role not in (*WHOLE_READERS, *SCOPED_LINKS):
+        assert first["type"] == "websocket.close" and first["code"] == 4404
+        return
+    assert orjson.loads(first["text"]) == {"t": "live"}
+    on_b = await asyncio.to_thread(_append, people, "pushed on branch B", "de4f0d3a")
+    on_a = await asyncio.to_thread(_append, people, "pushed on branch A", LEAF)
+    if role == "snapshot_link":
+        assert await tab.receive_nothing(timeout=0.5)
+    else:
+        received: list[str] = []
+        while not any(on_a in message for message in received):
+            received.append(await tab.receive_from(timeout=10))
+        while role in WHOLE_READERS and not any(on_b in message for message in received):
+            received.append(await tab.receive_from(timeout=10))
+        if role == "branch_link":
+            assert not any(on_b in message or "branch B" in message for message in received)
+    await tab.disconnect()
+
+
+@pytest.mark.parametrize("role", EVERYONE)
+async def test_the_session_list_socket(people: World, role: str) -> None:
+    answer = await _socket(people, role, "/ws/sessions/", {"q": "", "resume": True})
+    refused = role == "anonymous" or role in DEAD_LINKS
+    assert answer == (("closed", 4404) if refused else ("live", None))
 
 
 def test_the_roles_of_the_world(world: World) -> None:
@@ -265,3 +390,99 @@ def test_the_list_and_the_sidebar_show_a_session_only_to_those_who_see_it(world:
         for url in ("/", "/sidebar/"):
             html = client.get(url, headers={"HX-Request": "true"} if url == "/sidebar/" else {}).content.decode()
             assert (world.session_id in html) is sees, (role, url)
+
+
+# --------------------------------------------------------------------- writes into workspaces, hostile
+
+SIGNED_IN = (*ROLES[:-1], "root")  # everyone with an account ("anonymous" is last in ROLES)
+NOT_SIGNED_IN = (*ANONYMOUS_LINKS, *DEAD_LINKS, "anonymous")
+READERS_CWD = "/srv/readers/app"  # the team "readers" (dave) has a workspace too
+
+
+def _outside(
+    ok: tuple[str, ...], status: int | str = 200, refused: int | str = 403, *, links: bool = False
+) -> Expected:
+    """``status`` for the roles in ``ok``, ``refused`` for the others signed in (and, with ``links``,
+    for browsers with a working link, which the view itself refuses), sign-in for the rest."""
+    found: Expected = dict.fromkeys(SIGNED_IN, refused)
+    found.update(dict.fromkeys(NOT_SIGNED_IN, "login"))
+    if links:
+        found.update(dict.fromkeys(ANONYMOUS_LINKS, refused))
+    found.update(dict.fromkeys(ok, status))
+    return found
+
+
+NEW_CELLS: dict[str, tuple[dict[str, str], Expected]] = {
+    "their team's workspace": ({"cwd": CREW_CWD}, _outside(("owner", "member", "root"), links=True)),
+    "another team's": ({"cwd": READERS_CWD}, _outside(("viewer", "root"), links=True)),
+    "a folder nobody owns": ({"cwd": "/home/someone/unowned"}, _outside(("root",), links=True)),
+    "a relative path climbing out": ({"cwd": "../../../etc"}, _outside((), refused=422, links=True)),
+    "a NUL byte": ({"cwd": CREW_CWD + "\x00"}, _outside((), refused=422, links=True)),
+    "no folder": ({"cwd": ""}, _outside((), refused=422, links=True)),
+    "a name of control characters": ({"cwd": CREW_CWD, "name": "\x1b[2J\x00"}, _outside((), refused=422, links=True)),
+}
+
+
+@pytest.fixture
+def readers_workspace(people: World) -> World:
+    from django.contrib.auth.models import Group
+
+    from sessions_app.access.workspaces import assign
+
+    assign("--srv-readers-app--", team=Group.objects.get(name="readers"), cwd=READERS_CWD)
+    return people
+
+
+@pytest.mark.parametrize("cell", sorted(NEW_CELLS))
+def test_new_sessions_go_only_where_their_maker_may_write(readers_workspace: World, cell: str) -> None:
+    world = readers_workspace
+    data, expected = NEW_CELLS[cell]
+    got: Expected = {}
+    for role in EVERYONE:
+        before = _files(world)
+        answer = _answer(world.client(role).post("/new/", {"name": "new", **data}, **HX))
+        added = set(_files(world)) - set(before)
+        assert {p: b for p, b in _files(world).items() if p in before} == before, (role, cell)
+        assert len(added) == (1 if answer == 200 else 0), (role, cell)
+        got[role] = answer
+    assert got == expected
+
+
+def _linear() -> bytes:
+    from support.teams import SAMPLES
+
+    return (SAMPLES / "01-linear.jsonl").read_bytes()
+
+
+UPLOAD_CELLS: dict[str, tuple[Callable[[World], bytes], str, Expected]] = {
+    "a pi session into their team's workspace": (lambda w: _linear(), CREW_CWD, _outside(("owner", "member", "root"))),
+    "not a session": (lambda w: b"\x00\xffnot json\n", CREW_CWD, _outside(("owner", "member", "root"), 422)),
+    "a header and nothing else that parses": (
+        lambda w: b'{"type":"session"}\n{oops\n',
+        CREW_CWD,
+        _outside(("owner", "member", "root"), 422),
+    ),
+    "the id of a session here": (lambda w: w.bytes(), CREW_CWD, _outside(("owner", "member", "root"))),
+    "into another team's workspace": (lambda w: _linear(), READERS_CWD, _outside(("viewer", "root"))),
+    "into a folder nobody owns": (lambda w: _linear(), "/home/someone/unowned", _outside(("root",))),
+    "a relative path climbing out": (lambda w: _linear(), "../../../etc", _outside(("root",))),
+    "a NUL byte in the folder": (lambda w: _linear(), CREW_CWD + "\x00", _outside((), refused=422)),
+}
+
+
+@pytest.mark.parametrize("cell", sorted(UPLOAD_CELLS))
+def test_uploads_go_only_where_their_maker_may_write_and_replace_nothing(readers_workspace: World, cell: str) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    world = readers_workspace
+    content, cwd, expected = UPLOAD_CELLS[cell]
+    got: Expected = {}
+    for role in EVERYONE:
+        before = _files(world)
+        upload = SimpleUploadedFile("hostile.jsonl", content(world))
+        answer = _answer(world.client(role).post("/upload/", {"file": upload, "cwd": cwd}))
+        added = set(_files(world)) - set(before)
+        assert {p: b for p, b in _files(world).items() if p in before} == before, (role, cell)
+        assert len(added) == (1 if answer == 200 else 0), (role, cell)
+        got[role] = answer
+    assert got == expected

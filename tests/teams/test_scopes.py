@@ -256,6 +256,37 @@ def test_a_branch_collaborator_writes_inside_the_branch_only(world: World) -> No
     assert user["parentId"] == LEAF and reply["parentId"] == user["id"]
 
 
+@pytest.mark.parametrize(
+    ("rest", "data"),
+    [
+        ("navigate/", {"to": "", "mode": "exact", "at": LEAF}),  # "before the first entry": a leaf line of null
+        ("send/", {"text": "a new root", "parent": ""}),  # "Edit" of the first message
+        ("send/", {"text": "beside the branch", "parent": FIRST_ANSWER}),  # above the shared entry
+        ("regenerate/", {"entry": BRANCH_A[0]}),  # a sibling of the shared entry
+        ("label/", {"entry": LEAF, "label": "x", "at": FIRST_ANSWER}),
+        ("rename/", {"name": "x", "at": ROOT}),
+        ("thinking/", {"level": "high", "at": FIRST_ANSWER}),
+        ("compact/", {"keep_from": FIRST_ANSWER, "at": FIRST_ANSWER}),
+    ],
+)
+def test_a_branch_collaborator_writes_and_moves_inside_the_branch_only(
+    world: World, rest: str, data: dict[str, str]
+) -> None:
+    world.share(Share.COLLABORATOR, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    before = world.bytes()
+    response = world.client("stranger").post(world.url(rest), data, **HX)
+    assert response.status_code == 403 and "branch shared with you" in response.content.decode()
+    assert world.bytes() == before
+
+
+def test_a_branch_collaborator_moves_the_position_within_the_branch(world: World) -> None:
+    world.share(Share.COLLABORATOR, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    erin = world.client("stranger")
+    for target in (FIRST_ANSWER, BRANCH_A[2]):  # on the path to the shared entry, and below it
+        assert erin.post(world.url("navigate/"), {"to": target, "mode": "exact", "at": LEAF}, **HX).status_code == 200
+        assert world.lines()[-1] == {**world.lines()[-1], "type": "leaf", "targetId": target}
+
+
 async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
     from pitree_web.asgi import application
 

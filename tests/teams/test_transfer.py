@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from support.hostile import build_hostile_folder
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 
+from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
+from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
 
 HX = {"HTTP_HX_REQUEST": "true"}
+CSRF = re.compile(r'"x-csrftoken": "[^"]+"|name="csrfmiddlewaretoken" value="[^"]+"')
 
 
 def _files(root: Path) -> dict[Path, bytes]:
@@ -62,14 +66,67 @@ def _upload(client: Any, data: bytes, cwd: str = CREW_CWD, name: str = "from-pi.
     return client.post("/upload/", {"file": SimpleUploadedFile(name, data), "cwd": cwd})
 
 
-def test_an_upload_becomes_a_new_file_kept_byte_for_byte(world: World) -> None:
+def test_an_upload_becomes_a_new_file_under_an_id_of_its_own(world: World) -> None:
     data = (SAMPLES / "01-linear.jsonl").read_bytes()
     response = _upload(world.client("member"), data)
     assert response.status_code == 200 and "Saved as a new session" in response.content.decode()
     (path,) = [p for p in (world.root / CREW_FOLDER).glob("*.jsonl") if p != world.path]
+    sent, stored = json.loads(data.splitlines()[0]), json.loads(path.read_bytes().splitlines()[0])
+    assert stored["id"] != sent["id"] and stored == {**sent, "id": stored["id"]}
+    assert path.read_bytes().splitlines()[1:] == data.splitlines()[1:]  # every entry byte for byte
+    assert Authorship.objects.get(session_id=stored["id"], entry_id="").user == world.users["member"]
+
+
+def test_an_instance_owner_s_upload_is_kept_byte_for_byte(world: World, django_user_model: Any) -> None:
+    """Who sees every session learns nothing from an upload: their file keeps its id when none has it."""
+    from django.test import Client
+
+    root = Client()
+    root.force_login(django_user_model.objects.create_superuser("root", password=None))
+    data = (SAMPLES / "01-linear.jsonl").read_bytes()
+    assert _upload(root, data).status_code == 200
+    (path,) = [p for p in (world.root / CREW_FOLDER).glob("*.jsonl") if p != world.path]
     assert path.read_bytes() == data
-    session_id = json.loads(data.splitlines()[0])["id"]
-    assert Authorship.objects.get(session_id=session_id, entry_id="").user == world.users["member"]
+
+
+def _stranger_uploads(world: World, data: bytes) -> tuple[Any, dict[str, Any]]:
+    """Erin uploads into her own workspace: the answer, and the header stored."""
+    erin = world.users["stranger"]
+    cwd = personal_workspace(erin).cwd
+    folder = world.root / encode_cwd(cwd)
+    before = set(folder.glob("*.jsonl"))
+    response = _upload(world.client("stranger"), data, cwd=cwd)
+    (path,) = set(folder.glob("*.jsonl")) - before
+    return response, json.loads(path.read_bytes().splitlines()[0])
+
+
+def test_an_upload_does_not_tell_whether_a_session_it_may_not_see_exists(world: World) -> None:
+    """The id of a session Erin may not see, and an id nobody has, give the same answer: a new
+    session with an id of its own, no fork of anything."""
+    answers = []
+    for session_id in (world.session_id, "00000000-0000-7000-8000-000000000000"):
+        header = {**world.lines()[0], "id": session_id}
+        data = json.dumps(header).encode() + b"\n" + world.bytes().split(b"\n", 1)[1]
+        response, stored = _stranger_uploads(world, data)
+        assert response.status_code == 200 and stored["id"] != session_id and "parentSession" not in stored
+        answers.append(CSRF.sub("", response.content.decode()).replace(stored["id"], "ID"))
+    assert answers[0] == answers[1]
+
+
+def test_an_upload_cannot_claim_to_fork_a_session_the_uploader_may_not_see(world: World) -> None:
+    header = {**world.lines()[0], "id": "00000000-0000-7000-8000-000000000001"}
+    header["parentSession"] = str(world.path.absolute())
+    data = json.dumps(header).encode() + b"\n" + world.bytes().split(b"\n", 1)[1]
+    _, stored = _stranger_uploads(world, data)
+    assert "parentSession" not in stored
+    page = world.client("owner").get(world.url()).content.decode()
+    assert "erin" not in page and "Forked by" not in page
+    # Someone who may see it keeps the lineage their file claims.
+    dave = world.client("viewer")
+    cwd = personal_workspace(world.users["viewer"]).cwd
+    response = _upload(dave, data, cwd=cwd)
+    assert response.status_code == 200 and "a fork of" in response.content.decode()
+    assert "Forked by dave" in world.client("owner").get(world.url()).content.decode()
 
 
 def test_an_upload_of_a_session_here_already_becomes_its_fork(world: World) -> None:

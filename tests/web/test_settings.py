@@ -33,6 +33,7 @@ def _settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, Any]:
         ("PITREE_MAX_MESSAGE_BYTES", "1MB"),
         ("PITREE_MAX_MESSAGE_BYTES", "0"),
         ("PITREE_OFFLINE_DELAY", "-1"),
+        ("PITREE_OPENAI_TIMEOUT", "0"),
         ("PITREE_ASSISTANT", "gpt"),
     ],
 )

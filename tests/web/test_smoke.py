@@ -1,12 +1,25 @@
 """The project is wired the way runserver, daphne and the templates rely on."""
 
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 
+SETTINGS_FILE = Path(__file__).resolve().parents[2] / "pitree_web" / "settings.py"
 
-def test_daphne_is_first_so_runserver_serves_asgi() -> None:
-    assert settings.INSTALLED_APPS[0] == "daphne"
+
+@pytest.mark.parametrize(("argv", "first"), [(["manage.py", "runserver"], "daphne"), (["manage.py", "pitree"], None)])
+def test_daphne_is_first_for_runserver_alone(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], first: str | None
+) -> None:
+    """runserver serves ASGI through daphne's app; other commands don't import Twisted for nothing."""
+    monkeypatch.setattr(sys, "argv", argv)
+    apps = runpy.run_path(str(SETTINGS_FILE))["INSTALLED_APPS"]
+    assert (apps[0] == "daphne") == (first == "daphne") and apps.count("daphne") == (first is not None)
 
 
 def test_asgi_application_routes_http_and_websockets() -> None:

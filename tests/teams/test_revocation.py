@@ -1,0 +1,162 @@
+"""Open websockets keep only the permission their browser has now: removed from the team, the share
+narrowed or its expiry moved, the workspace given away, the user deactivated or signed out — each
+socket it concerns closes (4404) or connects again under what is left (1012), and is sent nothing it
+may no longer see."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import orjson
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.utils import timezone
+from support.teams import BRANCH_A, LEAF, World
+
+from sessions_app.models import Share, Workspace
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
+
+ORIGIN = (b"origin", b"http://testserver")
+HOST = (b"host", b"testserver")
+
+
+async def _tab(world: World, cookie: tuple[bytes, bytes], path: str = "", hello: Any = None) -> WebsocketCommunicator:
+    from pitree_web.asgi import application
+
+    tab = WebsocketCommunicator(
+        application, path or world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie]
+    )
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_json_to(hello or {"cursor": len(world.bytes())})
+    while orjson.loads(await tab.receive_from(timeout=10))["t"] != "live":
+        pass
+    return tab
+
+
+def _append(world: World, text: str, parent: str = LEAF) -> str:
+    return SessionFile(world.path, fsync=False).append(E.user_message(text), parent)["id"]
+
+
+async def _ends_without(tab: WebsocketCommunicator, world: World, text: str) -> int:
+    """Append ``text`` once the change is made, and read the socket to its close: the code it closed
+    with. Nothing it sent may hold the text."""
+    await asyncio.to_thread(_append, world, text)
+    while True:
+        output = await tab.receive_output(timeout=10)
+        if output["type"] == "websocket.close":
+            return int(output["code"])
+        assert text not in output["text"]
+
+
+async def test_a_member_removed_from_the_team_is_disconnected(world: World) -> None:
+    tab = await _tab(world, world.cookie("member"))
+    await asyncio.to_thread(call_command, "accounts", "leave", "crew", "bob", stdout=StringIO())
+    assert await _ends_without(tab, world, "AFTER-REMOVAL") == 4404
+
+
+async def test_a_team_emptied_disconnects_its_members(world: World) -> None:
+    def empty() -> None:
+        Group.objects.get(name="crew").user_set.clear()
+
+    tab = await _tab(world, world.cookie("member"))
+    await asyncio.to_thread(empty)
+    assert await _ends_without(tab, world, "AFTER-CLEAR") == 4404
+
+
+async def test_a_workspace_given_away_disconnects_its_old_members(world: World) -> None:
+    def give_away() -> None:
+        workspace = Workspace.objects.get(team__name="crew")
+        workspace.team = Group.objects.get(name="readers")
+        workspace.save()
+
+    tab = await _tab(world, world.cookie("member"))
+    await asyncio.to_thread(give_away)
+    assert await _ends_without(tab, world, "AFTER-GIVING") == 4404
+
+
+async def test_a_deactivated_user_is_disconnected(world: World) -> None:
+    tab = await _tab(world, world.cookie("collaborator"))
+    user = world.users["collaborator"]
+    user.is_active = False
+    await asyncio.to_thread(user.save)
+    assert await _ends_without(tab, world, "AFTER-DEACTIVATION") == 4404
+
+
+@pytest.mark.parametrize("role", ["owner", "viewer", "link"])
+async def test_signing_out_disconnects_that_browser(world: World, role: str) -> None:
+    tab = await _tab(world, world.cookie(role))
+    other = await _tab(world, world.cookie("member"))
+    await asyncio.to_thread(world.client(role).post, "/accounts/logout/")
+    assert await _ends_without(tab, world, "AFTER-SIGN-OUT") == 4404
+    while "AFTER-SIGN-OUT" not in await other.receive_from(timeout=10):
+        pass  # another browser stays
+    await other.disconnect()
+
+
+async def test_an_expiry_moved_closer_closes_the_socket_then(world: World) -> None:
+    share = world.link_share
+    assert share is not None
+    tab = await _tab(world, world.cookie("link"))
+    share.expires_at = timezone.now() + timedelta(seconds=1)
+    await asyncio.to_thread(share.save)
+    assert await tab.receive_nothing(timeout=0.3)  # not before
+    while (output := await tab.receive_output(timeout=10))["type"] != "websocket.close":
+        pass
+    assert output["code"] == 4404
+
+
+async def test_a_share_narrowed_to_a_branch_reconnects_and_then_sends_that_branch_only(world: World) -> None:
+    """Carol's whole share becomes branch A only (an edit in the admin): her socket closes with 1012,
+    and the one her browser opens again receives branch A and nothing of branch B."""
+
+    def narrow() -> None:
+        share = Share.objects.get(user=world.users["collaborator"])
+        share.branch_only, share.entry_id = True, BRANCH_A[0]
+        share.save()
+
+    tab = await _tab(world, world.cookie("collaborator"))
+    await asyncio.to_thread(narrow)
+    assert await _ends_without(tab, world, "AFTER-NARROWING") == 1012
+    again = await _tab(world, world.cookie("collaborator"))
+    hidden = await asyncio.to_thread(_append, world, "grown on branch B", "de4f0d3a")
+    shown = await asyncio.to_thread(_append, world, "grown on branch A")
+    received: list[str] = []
+    while not any(shown in message for message in received):
+        received.append(await again.receive_from(timeout=10))
+    assert not any(hidden in message or "branch B" in message for message in received)
+    await again.disconnect()
+
+
+async def test_an_unrelated_change_leaves_sockets_alone(world: World) -> None:
+    tab = await _tab(world, world.cookie("viewer"))
+    await asyncio.to_thread(world.share, Share.VIEWER, user=world.users["stranger"])
+    dave = world.users["viewer"]
+    dave.first_name = "Dave"
+    await asyncio.to_thread(dave.save)  # a change that grants the same
+    written = await asyncio.to_thread(_append, world, "still here")
+    while written not in await tab.receive_from(timeout=10):
+        pass
+    await tab.disconnect()
+
+
+async def test_the_list_socket_closes_when_its_browser_signs_out(world: World) -> None:
+    tab = await _tab(world, world.cookie("viewer"), "/ws/sessions/", {"q": "", "resume": True})
+    await asyncio.to_thread(world.client("viewer").post, "/accounts/logout/")
+    output = await tab.receive_output(timeout=10)
+    assert output["type"] == "websocket.close" and output["code"] == 4404
+
+
+async def test_the_list_socket_of_a_link_closes_when_it_is_revoked(world: World) -> None:
+    share = world.link_share
+    assert share is not None
+    tab = await _tab(world, world.cookie("link"), "/ws/sessions/", {"q": "", "resume": True})
+    await asyncio.to_thread(world.client("owner").post, world.url(f"share/{share.pk}/revoke/"))
+    while (output := await tab.receive_output(timeout=10))["type"] != "websocket.close":
+        pass
+    assert output["code"] == 4404
