@@ -97,10 +97,12 @@ INSTALLED_APPS = [
     "sessions_app.apps.SessionsAppConfig",
 ]
 
+# Every middleware is async-capable (pitree_web/middleware.py says why), so async views run on the
+# event loop, not in a worker thread.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "pitree_web.cookies.SecureCookiesMiddleware",  # before those that set the cookies: it sees them leave
-    "pitree_web.staticfiles.StaticFilesMiddleware",  # WhiteNoise, its file index made once
+    "pitree_web.middleware.WhiteNoiseMiddleware",  # async-capable, its file index made once per process
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -114,7 +116,7 @@ MIDDLEWARE = [
     "sessions_app.middleware.SessionErrorMiddleware",
     "sessions_app.middleware.ContentSecurityPolicyMiddleware",
     "sessions_app.access.web.RefusalMiddleware",
-    "django_ratelimit.middleware.RatelimitMiddleware",
+    "pitree_web.middleware.RatelimitMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 

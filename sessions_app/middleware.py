@@ -7,24 +7,22 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import PurePath
+from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.deprecation import MiddlewareMixin
 
 from .sessionfiles.errors import NotASession, SessionError
 from .views.responses import form_error
 
 
-class SessionErrorMiddleware:
+class SessionErrorMiddleware(MiddlewareMixin):
     """An unknown session or entry (404), a file that is not a session (422) or another refusal of the
-    core (409): a page that says what is wrong; the file is never touched."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+    core (409): a page that says what is wrong; the file is never touched. (MiddlewareMixin: sync
+    and async, as every middleware here must be: see pitree_web/middleware.py.)"""
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, Http404):
@@ -79,12 +77,26 @@ CONTENT_SECURITY_POLICY = "; ".join(
 
 class ContentSecurityPolicyMiddleware:
     """A second wall behind escaping: even if some content slipped through as HTML, the browser would
-    run no script and load nothing that is not the app's own."""
+    run no script and load nothing that is not the app's own. Sync and async (pitree_web/middleware.py
+    says why), without a thread hop for either."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
         response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        return response
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        response: HttpResponse = await self.get_response(request)
         response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         return response

@@ -34,6 +34,7 @@ from django.utils import timezone
 from ..display.tools import offered
 from ..live import fragments
 from ..live.fragments import Batch
+from ..live.layer import Inbox, call
 from ..sessionfiles.errors import SessionError
 from .changes import CHANGED, browser_group, folder_group, share_group, user_group
 from .grants import Access, Actor, Grant, folder_of
@@ -77,7 +78,8 @@ class _Revocable:
         self.scope = scope
         self._end = end
         self.ended = False
-        self._tasks: list[asyncio.Task[None]] = []
+        self._inbox: Inbox | None = None  # where "a grant may have changed" arrives, from any process
+        self._groups: list[str] = []
         self._asking: asyncio.Task[None] | None = None
 
     def groups(self) -> list[str]:
@@ -87,28 +89,24 @@ class _Revocable:
         return [*([user_group(actor.user.pk)] if actor.signed_in else []), *([browser_group(key)] if key else [])]
 
     async def listen(self) -> None:
+        """Join the groups on a channel read until ``stop`` tells it to end: never cancelled inside a
+        channel-layer call, and with the layer's default prefix (``live/layer.py`` says why)."""
         layer = get_channel_layer()
         groups = sorted(set(self.groups()))
         if layer is None or not groups:
             return
-        channel = await layer.new_channel("pitree-grant.")
+        self._inbox, self._groups = Inbox(layer, self._on_event, "pitree-grant"), groups
+        channel = await self._inbox.open()
         for group in groups:
-            await layer.group_add(group, channel)
-        self._tasks.append(asyncio.get_running_loop().create_task(self._watch(layer, channel, groups)))
+            await call(layer.group_add(group, channel))
 
-    async def _watch(self, layer: Any, channel: str, groups: list[str]) -> None:
-        try:
-            while not self.ended:
-                event = await layer.receive(channel)
-                if event.get("type") != CHANGED:
-                    continue
-                if event.get("ended"):
-                    self.end(GONE)
-                else:
-                    self.ask_again()
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(asyncio.gather(*(layer.group_discard(group, channel) for group in groups)))
+    async def _on_event(self, event: dict[str, Any]) -> None:
+        if self.ended or event.get("type") != CHANGED:
+            return
+        if event.get("ended"):
+            self.end(GONE)
+        else:
+            self.ask_again()
 
     def ask_again(self) -> None:
         """Ask the permission function again (what is sent meanwhile waits for the answer)."""
@@ -137,11 +135,16 @@ class _Revocable:
             self._end(code)
 
     async def stop(self) -> None:
-        tasks = [*self._tasks, *([self._asking] if self._asking is not None else [])]
-        self._tasks, self._asking = [], None
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        asking, self._asking = self._asking, None
+        if asking is not None:
+            asking.cancel()  # a question to the database in a thread, never a channel-layer call
+            await asyncio.gather(asking, return_exceptions=True)
+        inbox, self._inbox = self._inbox, None
+        if inbox is not None:
+            leaving = asyncio.gather(*(inbox.layer.group_discard(group, inbox.channel) for group in self._groups))
+            with contextlib.suppress(Exception):
+                await call(leaving)
+            await inbox.close()
 
 
 class Guard(_Revocable):

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.utils.deprecation import MiddlewareMixin
 from django_ratelimit.exceptions import Ratelimited
 
 from ..models import Share
@@ -116,15 +117,10 @@ class LoginOrLinkMiddleware(LoginRequiredMiddleware):
         return super().process_view(request, view_func, view_args, view_kwargs)
 
 
-class RefusalMiddleware:
+class RefusalMiddleware(MiddlewareMixin):
     """A refusal (``PermissionDenied``: a viewer writing, a folder that is not theirs) says why where
-    the user acted, as the app's other refusals do, with status 403."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+    the user acted, as the app's other refusals do, with status 403. (MiddlewareMixin: sync and
+    async, as every middleware here must be: see pitree_web/middleware.py.)"""
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, PermissionDenied) and not isinstance(exception, Ratelimited):

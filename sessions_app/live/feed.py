@@ -39,12 +39,14 @@ from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 from . import fragments
 from .groups import session_group
+from .layer import Inbox, call
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
 
 MAX_PATCH_ROWS = 300  # more new lines than this at once: tabs fetch the page again instead
 GROUP_RENEWAL = 3600.0  # seconds; channel layers forget group members after a day
+ENDED_KEPT = 256  # replies remembered as ended, to drop their late pieces
 
 
 class Tab(Protocol):
@@ -73,6 +75,8 @@ class SessionFeed:
         self._offset = 0  # bytes of the file pushed to tabs so far
         self._lock = asyncio.Lock()  # one look at the file at a time (pulls and joins)
         self._tasks: list[asyncio.Task[None]] = []
+        self._inbox: Inbox | None = None  # this feed's channel in the session's group (replies being written)
+        self._ended: dict[str, None] = {}  # the latest replies seen ending, oldest first
         self._joining = 0  # tabs between ``join`` and being taken in: the feed must not stop under them
 
     # ------------------------------------------------------------------ tabs
@@ -114,15 +118,15 @@ class SessionFeed:
             self._session = await asyncio.to_thread(
                 SessionFile, self.path, fsync=False, max_line_bytes=settings.PITREE_MAX_LINE_BYTES
             )
-            listening = await self._listen()
+            self._inbox = await self._listen()
         except BaseException:
             watch.close()
             raise
         self._offset = fragments.cursor_of(self._session.index)
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._follow(watch), name=f"pitree-feed {self.path.name}")]
-        if listening is not None:
-            self._tasks.append(loop.create_task(self._relay(*listening), name=f"pitree-relay {self.path.name}"))
+        if self._inbox is not None:
+            self._tasks.append(loop.create_task(self._renew(self._inbox), name=f"pitree-renew {self.path.name}"))
 
     async def _follow(self, watch: Watch) -> None:
         try:
@@ -180,36 +184,43 @@ class SessionFeed:
 
     # ------------------------------------------------------------------ replies being written
 
-    async def _listen(self) -> tuple[Any, str] | None:
+    async def _listen(self) -> Inbox | None:
         """Join the session's group with a channel of this feed's own (before any tab is taken in, so a
         tab that joins mid-reply misses no piece of it)."""
         layer = get_channel_layer()
         if layer is None:
             return None
-        channel = await layer.new_channel("pitree-feed.")
-        await layer.group_add(session_group(self.session_id), channel)
-        return layer, channel
-
-    async def _relay(self, layer: Any, channel: str) -> None:
-        """Render each piece of a reply being written once, and hand it to every tab."""
-        group = session_group(self.session_id)
-        loop = asyncio.get_running_loop()
-        renewal = loop.time() + GROUP_RENEWAL
+        inbox = Inbox(layer, self._relay, f"pitree-relay {self.path.name}")
         try:
-            while True:
-                try:
-                    event = await asyncio.wait_for(layer.receive(channel), max(1.0, renewal - loop.time()))
-                except TimeoutError:
-                    await layer.group_add(group, channel)  # channel layers forget members after a day
-                    renewal = loop.time() + GROUP_RENEWAL
-                    continue
-                message = await asyncio.to_thread(self._render_reply_event, event)
-                if message is not None:
-                    self._note_reply(event, message)
-                    self._broadcast(message)
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(layer.group_discard(group, channel))
+            channel = await inbox.open()
+            await call(layer.group_add(session_group(self.session_id), channel))
+        except BaseException:
+            await inbox.close()
+            raise
+        return inbox
+
+    async def _relay(self, event: dict[str, Any]) -> None:
+        """Render a piece of a reply being written once, and hand it to every tab."""
+        message = await asyncio.to_thread(self._render_reply_event, event)
+        if message is not None and self._note_reply(event, message):
+            self._broadcast(message)
+
+    async def _renew(self, inbox: Inbox) -> None:
+        """Channel layers forget group members after a day: join again every hour while the feed runs."""
+        while True:
+            await asyncio.sleep(GROUP_RENEWAL)
+            try:
+                await call(inbox.layer.group_add(session_group(self.session_id), inbox.channel))
+            except Exception:
+                log.warning("live: %s could not renew its group", self.path, exc_info=True)
+
+    async def _unlisten(self, inbox: Inbox) -> None:
+        """Leave the group, then end the reader: by a message, never by cancelling it (``live.layer``)."""
+        try:
+            await call(inbox.layer.group_discard(session_group(self.session_id), inbox.channel))
+        except Exception:
+            log.warning("live: %s could not leave its group", self.path, exc_info=True)
+        await inbox.close()
 
     def _render_reply_event(self, event: dict[str, object]) -> str | None:
         kind, reply, parent = event.get("type"), event.get("reply"), event.get("parent")
@@ -228,20 +239,33 @@ class SessionFeed:
             return fragments.reply_end_message(reply, entry if isinstance(entry, str) else None)
         return None
 
-    def _note_reply(self, event: dict[str, object], message: str) -> None:
-        """Keep the latest piece of each reply in progress, for tabs that open while it is written."""
+    def _note_reply(self, event: dict[str, object], message: str) -> bool:
+        """Keep the latest piece of each reply in progress, for tabs that open while it is written.
+        False for a piece that comes after its reply's end (a send that timed out and went through
+        late): it is dropped, or tabs opened later would show a reply that has ended."""
         reply = str(event.get("reply"))
-        if event.get("type") == "reply.progress":
-            self.replies[reply] = message
-        else:
+        if event.get("type") != "reply.progress":
             self.replies.pop(reply, None)
+            self._ended[reply] = None
+            if len(self._ended) > ENDED_KEPT:
+                del self._ended[next(iter(self._ended))]
+            return True
+        if reply in self._ended:
+            return False
+        self.replies[reply] = message
+        return True
 
     async def _stop(self) -> None:
-        """Stop watching (the last tab left); returns once the feed's tasks have ended."""
+        """Stop watching (the last tab left); returns once the feed's tasks have ended. The tasks
+        cancelled here never wait inside a channel-layer call; the group's reader is ended by a
+        message, within a bounded time."""
         _forget(self)
         tasks, self._tasks = self._tasks, []
+        inbox, self._inbox = self._inbox, None
         for task in tasks:
             task.cancel()
+        if inbox is not None:
+            await self._unlisten(inbox)
         await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()

@@ -1,15 +1,78 @@
 """One chat turn: the assistant answers the branch ending at an entry. The reply is written as a task
-of its own (``replies``), streamed to the session's tabs while it is written, and appended once."""
+of its own (``replies``), streamed to the session's tabs while it is written, and appended once.
+
+A message is sent from a page that reflects the file up to a byte offset (its cursor). When the
+conversation went on after the entry it answers since then — pi or another tab answered that entry,
+or moved the session further down its branch — the message would silently start a sibling branch:
+``unchanged_since`` refuses it instead (``MovedOn``), under the file's lock, and the tab offers to
+continue from the latest entry or to branch on purpose.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+from collections.abc import Callable
 from typing import Any
 
 from ..assistants import get_assistant
+from ..live.fragments import cursor_of
 from ..sessionfiles.context import convert_to_llm
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.index import LEAF, NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import latest_position_under, subtree
 from . import replies
+
+
+class MovedOn(SessionError):
+    """Refused: the conversation went on after the entry a message answers since its page's cursor.
+    ``latest`` is the entry to continue from instead, ``cursor`` where the file ended when refused."""
+
+    def __init__(self, latest: str, cursor: int) -> None:
+        super().__init__(f"The conversation went on after this point (its latest entry is {latest}).")
+        self.latest, self.cursor = latest, cursor
+
+
+def unchanged_since(parent_id: str | None, cursor: int) -> Callable[[SessionIndex], None]:
+    """A check for ``SessionFile.append`` (it runs under the file's lock): refuse with ``MovedOn`` when,
+    in what the file gained after byte ``cursor``, ``parent_id`` got a child (None: a new root), or a
+    ``leaf`` entry moved the position below it."""
+
+    def check(index: SessionIndex) -> None:
+        latest = _continued_since(index, None if parent_id is None else index.row(parent_id), cursor)
+        if latest is not None:
+            raise MovedOn(index.ids[latest], cursor_of(index))
+
+    return check
+
+
+def _continued_since(index: SessionIndex, parent: int | None, cursor: int) -> int | None:
+    """The row to continue from when the branch went on after ``parent`` past byte ``cursor``; else None."""
+    first = bisect.bisect_left(index.offsets, cursor, 0, len(index))
+    below: set[int] | None = None  # rows under ``parent``, when a ``leaf`` entry needs them
+    went_on = False
+    for row in range(first, len(index)):
+        if index.is_node(row):
+            went_on = index.parents[row] == (NO_PARENT if parent is None else parent)
+        elif index.types[row] == LEAF and (target := index.leaf_target_row(row)) is not None and target != parent:
+            if parent is None:
+                went_on = True
+            else:
+                below = set(subtree(index, parent)) if below is None else below
+                went_on = target in below
+        if went_on:
+            break
+    if not went_on:
+        return None
+    leaf = index.leaf_row
+    if parent is None:
+        return leaf
+    below = set(subtree(index, parent)) if below is None else below
+    if leaf is not None and leaf != parent and leaf in below:
+        return leaf
+    latest = latest_position_under(index, parent)
+    return latest if latest != parent else max(below)
 
 
 async def start_reply(

@@ -25,6 +25,7 @@ layer, that reaches the process that runs the reply; in memory, this process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import secrets
@@ -35,6 +36,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 
 from ..assistants import Reply
 from ..live.groups import session_group
+from ..live.layer import Inbox, call
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 
@@ -60,16 +62,26 @@ def replies_group(session_id: str) -> str:
 
 class RunningReply:
     """A reply being written: its id, the entry it answers, its text so far (``reply.text``) and model
-    (``reply.model``), and the task that writes, stores and announces it."""
+    (``reply.model``), and the task that writes, stores and announces it.
+
+    One task (``task``) does everything but read the stream, in order: it announces the reply and
+    listens for Stop (only then may the stream begin, so a Stop for a reply with text always finds it),
+    sends its progress, appends it the moment the stream ends, then says it has finished. It never
+    waits for anything unbounded: every channel-layer call is bounded (``live.layer``), so the append
+    never depends on the layer."""
 
     def __init__(self, session: SessionFile, parent_id: str, reply: Reply, reply_id: str) -> None:
         self.id, self.session_id, self.parent_id, self.reply = reply_id, session.session_id, parent_id, reply
         self._changed = asyncio.Event()
-        self.task = asyncio.create_task(self._live(session))  # first: it announces the reply before any text
+        self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
+        self.task = asyncio.create_task(self._live(session))
         self._stream = asyncio.create_task(self._read())
+        # However the stream ends (even cancelled before it began), the announcer wakes to see it.
+        self._stream.add_done_callback(lambda _: self._changed.set())
 
     def stop(self) -> None:
-        """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended)."""
+        """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended).
+        Only the assistant's stream is cancelled, never a channel-layer call."""
         self._stream.cancel()
 
     async def join(self) -> dict[str, Any]:
@@ -77,65 +89,75 @@ class RunningReply:
         return await asyncio.shield(self.task)
 
     async def _read(self) -> None:
+        await self._ready.wait()
         async for _ in self.reply:
             self._changed.set()
 
     async def _live(self, session: SessionFile) -> dict[str, Any]:
         layer = get_channel_layer()
-        await self._send(layer, self._progress())
-        helpers = [asyncio.create_task(self._announce(layer))]
-        if layer is not None:
-            helpers.append(asyncio.create_task(self._listen(layer)))
+        stops = Inbox(layer, self._on_stop, f"pitree-reply {self.id}") if layer is not None else None
         entry: dict[str, Any] | None = None
         try:
-            await asyncio.wait([self._stream])  # however it ends: complete, failed or stopped
-            helpers[0].cancel()
-            await asyncio.wait(helpers[:1])  # so that no older progress can follow the final one
             await self._send(layer, self._progress())
+            if stops is not None:
+                await self._listen(stops)
+            self._ready.set()
+            await self._announce(layer)  # until the stream ends: complete, failed or stopped
             entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id)
             return entry
         finally:
-            for helper in helpers:
-                helper.cancel()
-            await asyncio.wait(helpers)  # the listener leaves the replies group before the loop may end
             _running.pop(self.id, None)
+            await self._send(layer, self._progress())  # the last text, for tabs that show the reply elsewhere
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
+            if stops is not None:
+                await self._unlisten(stops)
 
     def _progress(self) -> dict[str, Any]:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
 
     async def _announce(self, layer: BaseChannelLayer | None) -> None:
-        """Progress at most every ``PROGRESS_INTERVAL`` while the text grows."""
+        """Progress at most every ``PROGRESS_INTERVAL`` while the text grows; returns when the stream ends.
+        The sends are made here, one after another, so no older progress can follow a newer one."""
+        stream = self._stream
         while True:
-            await asyncio.sleep(PROGRESS_INTERVAL)
+            await asyncio.wait({stream}, timeout=PROGRESS_INTERVAL)
             await self._changed.wait()
             self._changed.clear()
+            if stream.done():
+                return
             await self._send(layer, self._progress())
 
     async def _send(self, layer: BaseChannelLayer | None, event: dict[str, Any]) -> None:
         """To the tabs, if there is a channel layer; a layer that fails costs the live view, not the reply."""
         try:
             if layer is not None:
-                await layer.group_send(session_group(self.session_id), event)
+                await call(layer.group_send(session_group(self.session_id), event))
         except Exception:
             logger.warning("could not send %s of reply %s", event["type"], self.id, exc_info=True)
 
-    async def _listen(self, layer: BaseChannelLayer) -> None:
-        """Stop requests from any server process, on a channel of this reply's own."""
-        channel, group = await layer.new_channel(), replies_group(self.session_id)
+    async def _listen(self, stops: Inbox) -> None:
+        """Stop requests from any server process arrive on a channel of this reply's own."""
         try:
-            await layer.group_add(group, channel)
-            while True:
-                message = await layer.receive(channel)
-                if message.get("type") == "reply.stop" and message.get("reply") == self.id:
-                    self.stop()
-                    if isinstance(message.get("reply_to"), str):
-                        await layer.send(message["reply_to"], {"type": "reply.stopping", "reply": self.id})
+            channel = await stops.open()
+            await call(stops.layer.group_add(replies_group(self.session_id), channel))
         except Exception:
-            logger.warning("reply %s stopped listening for Stop", self.id, exc_info=True)
-        finally:
-            await layer.group_discard(group, channel)
+            logger.warning("reply %s cannot be stopped from other processes", self.id, exc_info=True)
+
+    async def _unlisten(self, stops: Inbox) -> None:
+        try:
+            if stops.channel:
+                await call(stops.layer.group_discard(replies_group(self.session_id), stops.channel))
+        except Exception:
+            logger.warning("reply %s could not leave its Stop group", self.id, exc_info=True)
+        await stops.close()
+
+    async def _on_stop(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "reply.stop" and message.get("reply") == self.id:
+            self.stop()
+            if isinstance(message.get("reply_to"), str):
+                answer = {"type": "reply.stopping", "reply": self.id}
+                await call(get_channel_layer().send(message["reply_to"], answer))
 
 
 def start(session: SessionFile, parent_id: str, reply: Reply, reply_id: str | None = None) -> RunningReply:
@@ -164,17 +186,31 @@ async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
         found.stop()
         return await found.join()
     layer = get_channel_layer()
-    if layer is not None:
-        inbox = await layer.new_channel()
-        await layer.group_send(replies_group(session_id), {"type": "reply.stop", "reply": reply_id, "reply_to": inbox})
-        try:
-            async with asyncio.timeout(STOP_WAIT):
-                while (await layer.receive(inbox)).get("reply") != reply_id:
-                    pass
-            return None
-        except TimeoutError:
-            pass
+    if layer is not None and await _stopped_elsewhere(layer, session_id, reply_id):
+        return None
     raise ReplyNotRunning(f"No reply {reply_id} is being written in this session: it may have just ended.")
+
+
+async def _stopped_elsewhere(layer: BaseChannelLayer, session_id: str, reply_id: str) -> bool:
+    """Ask every process to stop the reply; True when one said it runs it (within ``STOP_WAIT``)."""
+    answered = asyncio.Event()
+
+    async def on_answer(message: dict[str, Any]) -> None:
+        if message.get("type") == "reply.stopping" and message.get("reply") == reply_id:
+            answered.set()
+
+    inbox = Inbox(layer, on_answer, f"pitree-stop {reply_id}")
+    try:
+        channel = await inbox.open()
+        request = {"type": "reply.stop", "reply": reply_id, "reply_to": channel}
+        await call(layer.group_send(replies_group(session_id), request))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(answered.wait(), STOP_WAIT)
+    except Exception:
+        logger.warning("could not ask other processes to stop reply %s", reply_id, exc_info=True)
+    finally:
+        await inbox.close()
+    return answered.is_set()
 
 
 async def shutdown(grace: float = SHUTDOWN_GRACE) -> None:

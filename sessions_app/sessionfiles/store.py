@@ -324,11 +324,17 @@ class SessionFile:
 
     # ------------------------------------------------------------------ writing
 
-    def append(self, draft: Draft, parent: Parent = AT_LEAF) -> dict[str, Any]:
-        """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf)."""
+    def append(
+        self, draft: Draft, parent: Parent = AT_LEAF, *, check: Callable[[SessionIndex], None] | None = None
+    ) -> dict[str, Any]:
+        """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf).
+        ``check`` looks at the index under the lock, after catching up, and may refuse (raise)."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None]:
-            return draft, self._parent_id(parent)
+            parent_id = self._parent_id(parent)
+            if check is not None:
+                check(index)
+            return draft, parent_id
 
         written = self._append(plan)
         assert written is not None

@@ -12,29 +12,38 @@ import asyncio
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_POST
+from django_htmx.http import reswap, retarget
 
 from ..access.scoped import can_write
 from ..access.web import open_session
+from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
 from ..services import chat, replies, summaries
 from ..sessionfiles import entries as E
 from ..sessionfiles.errors import EntryNotFound
 from ..sessionfiles.tree import latest_position_under
-from .responses import form_error, moved_to
+from .responses import form_error, is_htmx, moved_to
 
 
 @require_POST
 async def send(request: HttpRequest, session_id: str) -> HttpResponse:
     """A user message as a child of the entry the tab shows (``parent``), then the assistant's reply
-    to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch."""
+    to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch. A
+    message from a page that missed how the conversation went on after ``parent`` is refused (409),
+    with a choice: continue from the latest entry, or send as a new branch here (``MessageForm``)."""
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = MessageForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
     parent = form.cleaned_data["parent"] or None
+    cursor = form.cleaned_data["cursor"]
+    check = None if cursor is None or form.cleaned_data["branch"] else chat.unchanged_since(parent, cursor)
     try:
-        user = await asyncio.to_thread(session.append, E.user_message(form.cleaned_data["text"]), parent)
+        user = await asyncio.to_thread(session.append, E.user_message(form.cleaned_data["text"]), parent, check=check)
+    except chat.MovedOn as moved:
+        return await asyncio.to_thread(_moved_on, request, session, form, moved)
     except EntryNotFound:
         return form_error(
             request,
@@ -108,6 +117,33 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
                 return await _moved(request, session, written["id"])
         await asyncio.to_thread(session.navigate, target)
     return await _moved(request, session, target)
+
+
+def _moved_on(request: HttpRequest, session: Any, form: MessageForm, moved: chat.MovedOn) -> HttpResponse:
+    """Nothing was sent: say how the conversation went on, keep the draft, offer both ways on (409).
+    To htmx, next to the composer (whose draft stays in its box); otherwise as a page with both forms."""
+    latest = session.entry(moved.latest)
+    context = {
+        "session_id": session.session_id,
+        "latest": moved.latest,
+        "latest_label": _label(latest),
+        "cursor": moved.cursor,
+        "parent": form.cleaned_data["parent"],
+        "text": form.cleaned_data["text"],
+    }
+    if not is_htmx(request):
+        return render(request, "sessions_app/moved_on.html", context, status=409)
+    response = render(request, "sessions_app/partials/_moved_on.html", {**context, "htmx": True}, status=409)
+    return reswap(retarget(response, "#flash"), "innerHTML")
+
+
+def _label(entry: dict[str, Any]) -> str:
+    """The entry to continue from, as the choice names it: who wrote it and how it begins."""
+    message = entry.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    who = {"user": "a message: ", "assistant": "an answer: "}.get(str(role), "")
+    words = preview(entry, 60)
+    return f"{who}“{words}”" if words else f"{who}{entry.get('type')}"
 
 
 async def _moved(request: HttpRequest, session: Any, position: str | None) -> HttpResponse:

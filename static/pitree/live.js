@@ -5,7 +5,11 @@
 //   tab moves onto it (so what it sends next answers the newest entry, never making a sibling by
 //   accident);
 // - anything else changes only what it touches: "‹ 2/3 ›" counts, labels, the header, the tree panel;
-// - when the file's position is elsewhere, a note offers to go there instead of jumping.
+// - when the file's position is elsewhere, a note offers to go there instead of jumping (and says so
+//   when the session moved away from where this tab stood, which it then follows without a reload).
+// A badge says when the socket is down (reconnecting, or offline). Sending says how far into the file
+// this tab is, so the server refuses a message from a tab that missed how the conversation went on;
+// its answer offers two ways on, which send the composer again.
 // The page carries the byte offset of the file it reflects (its cursor); the socket sends it on every
 // (re)connect and gets exactly what it missed. Messages are JSON (live/fragments.py describes them)
 // and are applied here: htmx never swaps them by itself, so no out-of-band target can be missing.
@@ -19,6 +23,8 @@
     epoch: 0,
     log: [], // recent batches, oldest first
     replies: new Map(), // reply id -> latest "reply" message, shown where its parent is the position
+    ended: new Set(), // replies whose end came: a piece that arrives late is dropped
+    leaf: null, // the file's position as last heard (null: not known)
     waiting: null, // messages that arrive while the page is fetched again
     socket: null,
   };
@@ -52,20 +58,52 @@
   document.addEventListener("htmx:wsOpen", (ev) => {
     if (ev.target !== live()) return;
     state.socket = ev.detail.socketWrapper;
-    live().dataset.live = "open";
+    setLink(live(), "open");
     ev.detail.socketWrapper.send(JSON.stringify({ cursor: state.cursor }));
   });
 
   document.addEventListener("htmx:wsClose", (ev) => {
-    if (ev.target !== live()) return;
+    if (ev.target !== live() && ev.target !== document.getElementById("session-groups")) return;
     const code = ev.detail.event.code;
     if (code >= 4000) {
       // The extension does not retry 4xxx closes; say why the page stopped following.
-      live().dataset.live = "stopped";
-      flash(code === 4404 ? "This session's file is gone: live updates stopped." : "Live updates stopped.");
+      setLink(ev.target, "stopped");
+      if (ev.target === live()) {
+        flash(code === 4404 ? "This session's file is gone: live updates stopped." : "Live updates stopped.");
+      }
     } else {
-      live().dataset.live = "closed";
+      setLink(ev.target, "closed");
     }
+  });
+
+  // ---- the badge: whether what this page shows is still live ------------------------------------
+  function setLink(el, value) {
+    el.dataset.live = value;
+    const down = ["closed", "stopped"].includes(value);
+    const badge = linkBadge();
+    badge.hidden = !down;
+    if (!down) return;
+    if (value === "stopped") badge.textContent = "Live updates stopped";
+    else badge.textContent = navigator.onLine === false ? "Offline: reconnecting when the network is back…" : "Reconnecting…";
+    badge.dataset.state = value;
+  }
+
+  function linkBadge() {
+    let el = document.getElementById("live-status");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "live-status";
+      el.className = "live-status";
+      el.setAttribute("role", "status");
+      el.hidden = true;
+      document.body.append(el);
+    }
+    return el;
+  }
+
+  window.addEventListener("offline", () => {
+    const el = [live(), document.getElementById("session-groups")].find((x) => x && x.dataset.live === "closed");
+    if (el) setLink(el, "closed");
   });
 
   document.addEventListener("htmx:wsBeforeMessage", (ev) => {
@@ -93,14 +131,16 @@
         refetch();
         break;
       case "reply":
+        if (state.ended.has(message.reply)) break;
         state.replies.set(message.reply, message);
         showReply(message);
         break;
       case "reply-end":
+        state.ended.add(message.reply);
         endReply(message);
         break;
       case "live":
-        live().dataset.live = "live";
+        setLink(live(), "live");
         break;
       case "gone":
         flash("This session's file is gone: live updates stopped.");
@@ -127,10 +167,46 @@
     state.cursor = Math.max(state.cursor, batch.to);
     for (const [id, html] of Object.entries(batch.navs)) replaceNavigator(id, html);
     for (const [id, text] of Object.entries(batch.labels)) setLabel(id, text);
-    const note = document.getElementById("position-note");
-    if (note) note.hidden = (batch.leaf || "") === position();
+    notePosition(batch.leaf || "");
     if (batch.tree) refreshTree();
     if (moved) followBottom(wasAtBottom);
+  }
+
+  // The file's position is elsewhere: the page's note says this tab shows an earlier point or another
+  // branch. When the session moved away from where this tab stood, a note says that instead, and
+  // following it fetches the session's own page without a reload.
+  function notePosition(leaf) {
+    const followed = state.leaf === position();
+    state.leaf = leaf;
+    const note = document.getElementById("position-note");
+    let moved = document.getElementById("moved-note");
+    if (leaf === position()) {
+      if (note) note.hidden = true;
+      if (moved) moved.remove();
+      return;
+    }
+    if (!followed && !moved) {
+      if (note) note.hidden = false;
+      return;
+    }
+    if (!moved && note) {
+      moved = document.createElement("p");
+      moved.id = "moved-note";
+      moved.className = "moved-note";
+      moved.setAttribute("role", "status");
+      moved.append("The session moved to another branch (by another tab or program). ");
+      const follow = document.createElement("button");
+      follow.type = "button";
+      follow.className = "link";
+      follow.textContent = "Follow it";
+      follow.addEventListener("click", () => {
+        history.pushState(history.state, "", sessionUrl());
+        refetch(sessionUrl());
+      });
+      moved.append(follow);
+      note.after(moved);
+    }
+    if (note) note.hidden = true;
   }
 
   function append(item) {
@@ -264,6 +340,7 @@
   // rendered at some byte offset: batches that arrived before it but reach further are applied again.
   document.addEventListener("htmx:afterSwap", (ev) => {
     if (!live() || !(ev.detail.target && ev.detail.target.id === "transcript")) return;
+    state.leaf = atLeaf() ? position() : null;
     rebase(readCursor());
   });
 
@@ -280,14 +357,14 @@
   }
 
   // Fetch the page again at the tab's position (the file was replaced, or changed too much to patch),
-  // keeping what the reader was typing.
-  async function refetch() {
+  // or at ``url`` (the session's own page, to follow it), keeping what the reader was typing.
+  async function refetch(url) {
     if (state.waiting) return;
     state.waiting = [];
     const draft = document.querySelector("#composer textarea[name=text]");
     const text = draft ? draft.value : "";
     try {
-      let response = await fetch(permalink(position()), { credentials: "same-origin" });
+      let response = await fetch(url || permalink(position()), { credentials: "same-origin" });
       if (response.status === 404) response = await fetch(sessionUrl(), { credentials: "same-origin" });
       const doc = new DOMParser().parseFromString(await response.text(), "text/html");
       for (const id of ["transcript", "session-meta", "session-title"]) {
@@ -301,6 +378,7 @@
       const composer = document.querySelector("#composer textarea[name=text]");
       if (composer && text) composer.value = text;
       state.cursor = readCursor();
+      state.leaf = atLeaf() ? position() : null;
       state.log = [];
       refreshTree();
     } finally {
@@ -309,6 +387,39 @@
       waiting.forEach(receive);
     }
   }
+
+  // Whether the page was rendered at the file's position (the server hides its note then).
+  function atLeaf() {
+    const note = document.getElementById("position-note");
+    return Boolean(note && note.hidden);
+  }
+
+  // ---- sending: how far into the file this tab is -------------------------------------------------
+  // The composer sends the tab's cursor: a message from a tab that missed how the conversation went on
+  // after the entry it answers is refused (views/chat.send), and the refusal's two ways on ("continue
+  // from the latest", "send as a new branch here") send the composer again with their own fields.
+  let resend = null;
+  document.addEventListener("htmx:configRequest", (ev) => {
+    if (!live() || !ev.detail.elt || ev.detail.elt.id !== "composer") return;
+    const parameters = ev.detail.parameters;
+    parameters.cursor = String(state.cursor);
+    if (!resend) return;
+    parameters.parent = resend.parent;
+    if (resend.cursor) parameters.cursor = resend.cursor;
+    if (resend.branch) parameters.branch = "1";
+  });
+
+  document.addEventListener("click", (ev) => {
+    const choice = ev.target.closest && ev.target.closest("#flash [data-resend]");
+    const composer = document.getElementById("composer");
+    if (!choice || !composer) return;
+    resend = { parent: choice.dataset.parent || "", cursor: choice.dataset.cursor || "", branch: Boolean(choice.dataset.branch) };
+    try {
+      composer.requestSubmit(); // htmx reads the fields now, in its submit handler
+    } finally {
+      resend = null;
+    }
+  });
 
   // ---- reading position: new entries do not yank a reader who scrolled up --------------------------
   function atBottom() {
@@ -379,7 +490,7 @@
     } catch (error) {
       return;
     }
-    if (message.t === "live") groups.dataset.live = "live";
+    if (message.t === "live") setLink(groups, "live");
     if (message.t !== "list") return;
     const template = document.createElement("template");
     template.innerHTML = message.html;
@@ -391,5 +502,8 @@
   // The cursor of the page as it was loaded. This script is deferred: it runs once the document is
   // parsed, before htmx opens the socket (on DOMContentLoaded).
   state.cursor = readCursor();
-  if (live()) live().dataset.live = "connecting";
+  if (live()) {
+    live().dataset.live = "connecting";
+    state.leaf = atLeaf() ? position() : null;
+  }
 })();

@@ -4,6 +4,7 @@ stopped from anywhere, and stored once, whatever happens to whoever started it."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -73,7 +74,7 @@ async def test_a_reply_is_announced_then_stored_once(session: SessionFile, tab: 
     progress, finished = events[:-1], events[-1]
     text = entry["message"]["content"][0]["text"]
     assert progress[0] == {"type": "reply.progress", "reply": running.id, "parent": parent, "text": ""}
-    assert progress[-1]["text"] == text  # the final text, before the entry is appended
+    assert progress[-1]["text"] == text  # the final text, before the end
     assert all(text.startswith(event["text"]) for event in progress)  # always the whole text so far
     assert len(progress) < len(text.split()) / 4  # throttled: far fewer events than chunks
     assert finished == {
@@ -184,6 +185,46 @@ async def test_a_failing_channel_layer_costs_the_live_view_not_the_reply(session
 
     monkeypatch.setattr(get_channel_layer(), "group_send", broken)
     entry = await replies.start(session, session.leaf_id, offline_reply(session)).join()
+    assert entry == stored(session) and entry["message"]["stopReason"] == "stop"
+
+
+async def test_a_cancellation_that_the_channel_layer_swallows_does_not_hold_the_reply(
+    session: SessionFile, tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """channels_redis sometimes swallows a cancellation that arrives inside ``group_send`` (the call
+    returns as if nothing happened): the stream ends while a progress is being sent, and the reply must
+    still be stored and announced."""
+    layer = get_channel_layer()
+    original = layer.group_send
+    sending = asyncio.Event()
+
+    async def swallowing(group: str, message: dict[str, Any]) -> None:
+        if message["type"] == "reply.progress" and message["text"]:
+            sending.set()
+            with contextlib.suppress(asyncio.CancelledError):  # as channels_redis sometimes does
+                await asyncio.sleep(0.2)  # a round trip to Redis
+        await original(group, message)
+
+    async def deltas() -> AsyncIterator[str]:
+        yield "Some text"
+        await sending.wait()  # the stream ends while its progress is being sent
+
+    monkeypatch.setattr(layer, "group_send", swallowing)
+    reply = Reply(deltas(), provider="test", model="test", api="test")
+    running = replies.start(session, session.leaf_id, reply)
+    entry = await asyncio.wait_for(running.join(), 10)
+    assert entry == stored(session) and entry["message"]["content"] == [{"type": "text", "text": "Some text"}]
+    assert (await tab.next("reply.finished"))["entry"] == entry["id"]
+
+
+async def test_a_channel_layer_that_never_answers_does_not_keep_the_reply_from_the_file(
+    session: SessionFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def hanging(group: str, message: dict[str, Any]) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(get_channel_layer(), "group_send", hanging)
+    entry = await asyncio.wait_for(replies.start(session, session.leaf_id, offline_reply(session)).join(), 30)
     assert entry == stored(session) and entry["message"]["stopReason"] == "stop"
 
 

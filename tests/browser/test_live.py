@@ -120,8 +120,9 @@ def test_changes_elsewhere_update_counts_and_labels_without_moving_the_tab(new_p
 
     sibling = _cli_append(server, seeded, "A third approach", "--parent", "2f760a8d")
     expect(page.locator("#entry-97690895 .navigator__count")).to_have_text("1/3")
-    expect(page.locator("#position-note")).to_be_visible()  # the file's position is on the new branch now
-    expect(page.locator("#position-note a")).to_have_attribute("href", seeded.url)
+    # The file's position is on the new branch now: the tab says so, and stays.
+    expect(page.locator("#moved-note")).to_contain_text("The session moved to another branch")
+    expect(page.locator("#position-note")).to_be_hidden()
     assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"
     expect(page.locator(f"#tree-panel button.tree__node[data-entry='{sibling}']")).to_be_visible()
 
@@ -129,6 +130,112 @@ def test_changes_elsewhere_update_counts_and_labels_without_moving_the_tab(new_p
     expect(page.locator("#entry-97690895 > .entry__head > .tag")).to_have_text("from-cli")
     assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"
     _no_console_errors(record)
+
+
+def test_pitree_navigate_from_another_process_offers_to_follow_without_a_reload(
+    new_page, ui, sessions, server, record
+) -> None:
+    seeded = sessions.seed("02-tree-branches")  # leaf 750a4556, on the branch through 97690895
+    page = new_page()
+    _open(ui, page, seeded.url)
+    path_before = ui.path_ids(page)
+    page.evaluate("window.__loadedOnce = true")  # gone if the page were loaded again
+    assert _manage(server, "navigate", str(seeded.path), "de4f0d3a")  # the other branch's last answer
+    note = page.locator("#moved-note")
+    expect(note).to_have_text("The session moved to another branch (by another tab or program). Follow it")
+    assert ui.path_ids(page) == path_before and ui.position(page) == "750a4556"  # no jump
+    note.get_by_role("button", name="Follow it").click()
+    ui.wait_position(page, "de4f0d3a")
+    assert ui.path_ids(page)[-1] == "de4f0d3a" and "97690895" not in ui.path_ids(page)
+    assert page.evaluate("window.__loadedOnce") is True and page.url.endswith(seeded.url)
+    expect(note).to_have_count(0)
+    expect(page.locator("#position-note")).to_be_hidden()
+    # It follows the session from there.
+    after = _cli_append(server, seeded, "on the followed branch")
+    ui.wait_position(page, after)
+    _no_console_errors(record)
+
+
+def test_a_rename_by_another_process_shows_in_the_session_header(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    _manage(server, "rename", str(seeded.path), "Renamed from the CLI")
+    expect(page.locator("#session-title")).to_have_text("Renamed from the CLI")
+    expect(page).to_have_title("Renamed from the CLI · pitree")
+    _no_console_errors(record)
+
+
+def _cut_socket(page: Any) -> Any:
+    """Route the page's session socket through the test; returns a switch that cuts it (``cut()``)
+    and lets it connect again (``restore()``)."""
+    routes: list[Any] = []
+    blocked = {"on": False}
+
+    def route(ws: Any) -> None:
+        if blocked["on"]:
+            ws.close(code=1013)  # "try again later": the extension retries
+            return
+        ws.connect_to_server()
+        routes.append(ws)
+
+    class Switch:
+        def cut(self) -> None:
+            blocked["on"] = True
+            routes[-1].close(code=1012)
+            page.wait_for_function("() => document.getElementById('live').dataset.live === 'closed'")
+
+        def restore(self) -> None:
+            blocked["on"] = False
+
+    page.route_web_socket("**/ws/s/**", route)
+    return Switch()
+
+
+def test_a_stale_tab_s_message_is_refused_and_continues_from_the_latest(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    switch = _cut_socket(page)
+    _open(ui, page, seeded.url)
+    switch.cut()
+    badge = page.locator("#live-status")
+    expect(badge).to_have_text("Reconnecting…")
+    by_pi = _cli_append(server, seeded, "pi went on meanwhile")  # under the tab's position, as pi appends
+    before = seeded.path.read_bytes()
+    page.locator("#composer textarea[name=text]").fill("Sent from a stale tab")
+    page.locator("#composer button[type=submit]").click()
+    flash = page.locator("#flash")
+    expect(flash).to_contain_text("Nothing was sent: the conversation went on")
+    assert seeded.path.read_bytes() == before  # no sibling made behind the reader's back
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("Sent from a stale tab")
+    assert ui.position(page) == LEAF
+
+    flash.get_by_role("button", name="Continue from the latest").click()
+    ui.wait_position_change(page, LEAF)
+    user, reply = seeded.entries()[-2:]
+    assert user["parentId"] == by_pi and user["message"]["content"] == "Sent from a stale tab"
+    assert reply["parentId"] == user["id"] and ui.position(page) == reply["id"]
+    assert ui.path_ids(page)[-3:] == [by_pi, user["id"], reply["id"]]
+    switch.restore()
+    _live(page)
+    expect(badge).to_be_hidden()
+    assert not record.errors
+
+
+def test_a_stale_tab_may_send_as_a_new_branch_on_purpose(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    switch = _cut_socket(page)
+    _open(ui, page, seeded.url)
+    switch.cut()
+    by_pi = _cli_append(server, seeded, "pi went on meanwhile")
+    page.locator("#composer textarea[name=text]").fill("A branch of my own")
+    page.locator("#composer button[type=submit]").click()
+    page.locator("#flash").get_by_role("button", name="Send as a new branch here").click()
+    ui.wait_position_change(page, LEAF)
+    user = seeded.entries()[-2]
+    assert user["parentId"] == LEAF and user["message"]["content"] == "A branch of my own"
+    siblings = [e["id"] for e in seeded.entries() if e.get("parentId") == LEAF]
+    assert siblings == [by_pi, user["id"]]  # the sibling, made because the reader chose it
+    switch.restore()
+    assert not record.errors
 
 
 def test_a_tab_whose_socket_drops_catches_up_exactly(page, ui, sessions, server, record) -> None:

@@ -5,12 +5,8 @@ pytest runs with ``--import-mode=importlib``, so helpers are handed out as fixtu
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +15,8 @@ import orjson
 import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
-from support.daphne import Daphne, free_port, launch_daphne
+from support.daphne import Daphne, launch_daphne
+from support.redisserver import redis_server
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile, clear_cache
@@ -192,39 +189,6 @@ def daphne(tmp_path: Path) -> Iterator[Callable[..., Daphne]]:
 
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A redis-server of this test's own (Debian's package; ./scripts/test installs it)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("no redis-server: run ./scripts/test (it installs it) or apt-get install redis-server")
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                sock.sendall(b"PING\r\n")
-                if sock.recv(16).startswith(b"+PONG"):
-                    break
-            if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    """A redis-server of this test's own."""
+    with redis_server(tmp_path) as url:
+        yield url

@@ -1,5 +1,7 @@
 """Real daphne processes: several of them sharing a Redis channel layer and one sessions folder, and
-a quick stop on SIGTERM with live sockets open."""
+a quick stop on SIGTERM with live sockets open. Replies stream at a tenth of a second a chunk or slower
+where it matters: the hangs channels_redis caused showed only when a reply's sends and reads overlapped
+its being written (sessions_app/live/layer.py)."""
 
 from __future__ import annotations
 
@@ -48,20 +50,28 @@ def _entries(seen: list[dict[str, Any]]) -> list[str]:
     return [e["id"] for m in seen if m["t"] == "batch" for e in m["entries"]]
 
 
-def _send_through(server: Any, session_id: str, text: str, parent: str, stream: str) -> int:
-    """A browser's send, made over HTTP: the page for the CSRF token, then the form post."""
+def _post(server: Any, session_id: str, action: str, fields: dict[str, str]) -> int:
+    """A browser's form post (``send``, ``stop``…), made over HTTP: the page for the CSRF token, then the post."""
     opener = accounts.signed_in_opener(server.cookie)
     page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
     token = re.search(r'"x-csrftoken": "([^"]+)"', page)
     assert token is not None
-    body = urllib.parse.urlencode({"text": text, "parent": parent, "stream": stream}).encode()
     request = urllib.request.Request(
-        f"{server.url}/s/{session_id}/send/",
-        data=body,
+        f"{server.url}/s/{session_id}/{action}/",
+        data=urllib.parse.urlencode(fields).encode(),
         headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
     )
     with opener.open(request, timeout=TIMEOUT) as response:
         return int(response.status)
+
+
+def _send_through(server: Any, session_id: str, text: str, parent: str, stream: str) -> int:
+    return _post(server, session_id, "send", {"text": text, "parent": parent, "stream": stream})
+
+
+def _growing(message: dict[str, Any]) -> bool:
+    """A piece of the reply with text in it (the first piece, sent before any text, has none)."""
+    return message["t"] == "reply" and "Offline responder" in message["html"]
 
 
 async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
@@ -96,6 +106,64 @@ async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
     finally:
         for socket, _ in tabs:
             await socket.close()
+
+
+SLOW = "0.12"  # seconds a chunk: the reply is still being written while the test acts
+
+
+async def test_a_slow_reply_streams_across_processes_and_a_tab_opened_midway_on_the_other_joins_it(
+    sessions, daphne, redis_url
+) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    cursor = sessions.size(path)
+    tabs = [await _tab(first, sid, cursor), await _tab(second, sid, cursor)]
+    try:
+        sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Slowly?", "db26dc72", "slow1"))
+        await _until(*tabs[1], _growing)  # written by the first process, growing in the second's tab
+        late = await _tab(second, sid, sessions.size(path))
+        assert not sending.done()
+        assert any(_growing(m) and m["reply"] == "slow1" for m in late[1])  # joined with the text so far
+        tabs.append(late)
+        assert await sending == 200
+        user, reply = [json.loads(line) for line in path.read_bytes().splitlines()[-2:]]
+        assert reply["parentId"] == user["id"] and reply["message"]["stopReason"] == "stop"
+        for socket, seen in tabs:
+            await _until(socket, seen, lambda m: m["t"] == "reply-end")
+        sentinel = sessions.append(path, "sentinel")
+        for index, (socket, seen) in enumerate(tabs):
+            await _until_entry(socket, seen, sentinel["id"])
+            expected = [reply["id"], sentinel["id"]] if index == 2 else [user["id"], reply["id"], sentinel["id"]]
+            assert _entries(seen) == expected  # each entry once, in order
+            assert [m for m in seen if m["t"] == "reply-end"] == [
+                {"t": "reply-end", "reply": "slow1", "entry": reply["id"]}
+            ]
+    finally:
+        for socket, _ in tabs:
+            await socket.close()
+
+
+async def test_stop_in_one_process_stops_the_reply_another_process_writes(sessions, daphne, redis_url) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    socket, seen = await _tab(second, sid, sessions.size(path))
+    try:
+        sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Stop me", "db26dc72", "stop1"))
+        await _until(socket, seen, _growing)
+        assert await asyncio.to_thread(_post, second, sid, "stop", {"reply": "stop1"}) == 204
+        assert await sending == 200  # the request that asked for the reply gets it, stopped
+        reply = json.loads(path.read_bytes().splitlines()[-1])
+        assert reply["message"]["stopReason"] == "aborted" and reply["message"]["content"][0]["text"]
+        await _until(socket, seen, lambda m: m["t"] == "reply-end")
+        assert [m for m in seen if m["t"] == "reply-end"] == [
+            {"t": "reply-end", "reply": "stop1", "entry": reply["id"]}
+        ]
+    finally:
+        await socket.close()
 
 
 @pytest.mark.parametrize("mode", ["auto", "poll"])
