@@ -225,3 +225,19 @@ def test_compact_says_what_it_will_do_and_waits_for_the_second_click(page, ui, s
     assert len(compaction) == 1 and compaction[0]["firstKeptEntryId"] == "c256703f"
     expect(page.locator("#entries > article.entry--fold")).to_contain_text("History compacted")
     assert ui.position(page) == compaction[0]["id"]
+
+
+def test_who_wrote_an_entry_shows_on_hover_without_moving_its_tools(page, ui, sessions):
+    """The author arrives when the pointer rests on an entry: it floats over the head, so the button
+    the pointer is heading for stays where it was (it once moved, and the click missed)."""
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    entry = page.locator("#entry-2f760a8d")
+    button = ui.tool(page, "2f760a8d", "Continue from here")
+    button.scroll_into_view_if_needed()
+    before = button.bounding_box()
+    entry.locator(".entry__head").hover()
+    author = entry.locator(".entry__author")
+    expect(author).to_have_text("not written through pitree (pi or the command line)")
+    expect(author).to_have_css("opacity", "1")
+    assert button.bounding_box() == before
