@@ -45,8 +45,12 @@
     return live().dataset.sessionUrl;
   }
 
+  // The permalink of an entry as the server wrote it on the entry (its "#" link: any id is escaped there
+  // as the URL converter escapes it); the session's own URL for an id no URL can carry.
   function permalink(id) {
-    return id && !id.includes("/") ? `${sessionUrl()}e/${encodeURIComponent(id)}/` : sessionUrl();
+    const entry = id && document.getElementById(`entry-${id}`);
+    const link = entry && entry.querySelector(":scope > .entry__head > a.entry__link");
+    return (link && link.getAttribute("href")) || sessionUrl();
   }
 
   function readCursor() {

@@ -333,3 +333,34 @@ def test_a_long_path_is_never_folded_and_pages_upward(page, ui, sessions):
     assert ids[:400] == [f"m{n:07d}" for n in range(400)]  # the whole path, in order, none folded
     assert ids[400] == "s0000000" and ids[-1] == "s0000029"  # the side branch: its ends, its run folded
     expect(tree.locator(".tree__row--fold")).to_have_count(1)
+
+
+def test_a_permalink_tab_keeps_an_address_for_any_entry_id(page, ui, sessions):
+    """A tab on a permalink follows its branch as it grows, its address too: the server's permalink of
+    the newest entry, so an id holding ``%``, ``/``, ``?`` or a space reloads to the same place."""
+    odd = ["a/b%41c", "p?q r#s"]
+    lines = [
+        {
+            "type": "message",
+            "id": entry_id,
+            "parentId": odd[n - 1] if n else None,
+            "timestamp": f"2026-03-02T09:00:0{n}.000Z",
+            "message": {"role": "user", "content": f"odd {n}", "timestamp": 1772442000000 + n},
+        }
+        for n, entry_id in enumerate(odd)
+    ]
+    seeded = sessions.write_lines(lines)
+    ui.open(page, seeded.url)
+    pinned = page.locator(f"[id='entry-{odd[1]}'] > .entry__head > a.entry__link").get_attribute("href")
+    ui.open(page, pinned)  # a permalink tab at the branch's end
+    ui.wait_position(page, odd[1])
+    grown = "t%2Fu/v&w"
+    line = {**lines[1], "id": grown, "parentId": odd[1], "timestamp": "2026-03-02T09:00:05.000Z"}
+    with seeded.path.open("a", encoding="utf-8") as handle:  # another program continues the branch
+        handle.write(__import__("json").dumps(line) + "\n")
+    ui.wait_position(page, grown)
+    link = page.locator(f"[id='entry-{grown}'] > .entry__head > a.entry__link").get_attribute("href")
+    assert link and link != pinned
+    page.wait_for_function("(href) => location.pathname === href", arg=link)
+    page.reload()
+    ui.wait_position(page, grown)
