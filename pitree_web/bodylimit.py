@@ -119,6 +119,8 @@ def install(limit: int, larger: dict[str, int] | None = None) -> None:
     LimitedRequest.limit = limit
     LimitedRequest.larger = {path.encode(): size for path, size in (larger or {}).items()}
     LimitedRequest.page = _response(render_to_string("413.html", {"reason": reason}).encode(), common)
+    # The one answer written without Django (no request object exists yet, so no django-htmx): its htmx
+    # headers say by hand what views/responses.form_error says with django-htmx's retarget and reswap.
     LimitedRequest.fragment = _response(
         render_to_string("sessions_app/partials/_form_errors.html", {"errors": [reason]}).encode(),
         [*common, (b"HX-Retarget", b"#flash"), (b"HX-Reswap", b"innerHTML")],
