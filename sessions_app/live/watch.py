@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from ..sessionfiles.changes import sees_every_change
+from ..sessionfiles.changes import folder_events, sees_every_change
 
 if TYPE_CHECKING:
     from asyncinotify import Inotify
@@ -149,20 +149,7 @@ class _Hub:
         return hub
 
     def __init__(self, inotify: Inotify) -> None:
-        from asyncinotify import Mask
-
-        self._mask = (
-            Mask.MODIFY
-            | Mask.CLOSE_WRITE
-            | Mask.ATTRIB
-            | Mask.CREATE
-            | Mask.DELETE
-            | Mask.MOVED_FROM
-            | Mask.MOVED_TO
-            | Mask.DELETE_SELF
-            | Mask.MOVE_SELF
-            | Mask.ONLYDIR
-        )
+        self._mask = folder_events()
         self._inotify = inotify
         self._watches: dict[Path, InotifyWatch] = {}  # kept alive here: asyncinotify holds them weakly
         self._listeners: dict[Path, list[Listener]] = {}

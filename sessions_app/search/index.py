@@ -25,8 +25,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from ..sessionfiles.catalog import SessionInfo
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.lines import BadLine, loads_line
 from ..sessionfiles.store import MAX_LINE_BYTES, LongLine, SessionFile, open_regular, read_chunks
+from ..sessionfiles.transactions import write_transaction
 from .extract import searchable_text
 from .query import fts_query
 from .text import MATCH_END, MATCH_START, TOKEN_CATEGORIES, display_form, index_form
@@ -218,7 +218,7 @@ class SearchIndex:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")  # a cache: losing the last commits to a crash is fine
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                with _writing(db):
+                with write_transaction(db):
                     if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                         for table in _TABLES:
                             db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -274,7 +274,7 @@ class SearchIndex:
                         report.failed[path] = failure[1]
                         continue
                     try:
-                        with _writing(db):
+                        with write_transaction(db):
                             seen = self._read_file(db, info, report, max_line_bytes)
                     except sqlite3.Error:
                         raise  # the index's own trouble, not the file's
@@ -292,7 +292,7 @@ class SearchIndex:
                 del failed[path]
             gone = [path for path in known if path not in listed]
             if gone:
-                with _writing(db):
+                with write_transaction(db):
                     for path in gone:
                         _forget(db, known[path][0])
                 for path in gone:
@@ -511,19 +511,6 @@ def _failure(error: Exception) -> str:
 def _forget(db: sqlite3.Connection, file_id: int) -> None:
     db.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
     db.execute("DELETE FROM files WHERE id = ?", (file_id,))
-
-
-@contextmanager
-def _writing(db: sqlite3.Connection) -> Iterator[None]:
-    """A write transaction that waits its turn (``IMMEDIATE`` takes the write lock at once, so two
-    writers never both read a file's state and then collide on the upgrade)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _unavailable(path: Path, error: sqlite3.Error | OSError) -> SearchUnavailable:

@@ -18,7 +18,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from asyncinotify import Event, Inotify
+    from asyncinotify import Event, Inotify, Mask
     from asyncinotify import Watch as InotifyWatch
 
 # Filesystems whose changes may come from another machine, which local inotify never hears about.
@@ -51,6 +51,15 @@ def filesystem_type(path: str | os.PathLike[str]) -> str:
     return kind
 
 
+def folder_events() -> Mask:
+    """What a folder watch listens for: a file in it written, touched, created, deleted or renamed, and
+    the folder itself going away (asyncinotify is imported here: it exists only where inotify does)."""
+    from asyncinotify import Mask
+
+    in_it = Mask.MODIFY | Mask.ATTRIB | Mask.CLOSE_WRITE | Mask.CREATE | Mask.DELETE | Mask.MOVED_FROM | Mask.MOVED_TO
+    return in_it | Mask.DELETE_SELF | Mask.MOVE_SELF | Mask.ONLYDIR
+
+
 def sees_every_change(path: str | os.PathLike[str]) -> bool:
     """Whether inotify on this machine hears every write under ``path`` (not on network filesystems)."""
     return filesystem_type(path) not in NETWORK_FILESYSTEMS
@@ -76,18 +85,7 @@ class FolderChanges:
     def __init__(self, inotify: Inotify) -> None:
         from asyncinotify import Mask
 
-        self._mask = (
-            Mask.MODIFY
-            | Mask.ATTRIB
-            | Mask.CLOSE_WRITE
-            | Mask.CREATE
-            | Mask.DELETE
-            | Mask.MOVED_FROM
-            | Mask.MOVED_TO
-            | Mask.DELETE_SELF
-            | Mask.MOVE_SELF
-            | Mask.ONLYDIR
-        )
+        self._mask = folder_events()
         self._overflow = Mask.Q_OVERFLOW
         self._gone = Mask.IGNORED | Mask.DELETE_SELF | Mask.MOVE_SELF
         self._inotify = inotify

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import orjson
 
 from .listing import SessionInfo
+from .transactions import write_transaction
 
 FILE_NAME = "listing.sqlite3"
 SCHEMA = 2
@@ -96,7 +97,7 @@ class ListingCache:
                 continue  # not representable (it never happens with what the reader returns): not cached
         forget = [(*self._key, self._name(path)) for path in gone]
         try:
-            with self._connect() as db, _writing(db):
+            with self._connect() as db, write_transaction(db):
                 db.executemany("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)", rows)
                 db.executemany("DELETE FROM sessions WHERE root = ? AND line_limit = ? AND name = ?", forget)
                 roots = [root for (root,) in db.execute("SELECT DISTINCT root FROM sessions")]
@@ -131,7 +132,7 @@ class ListingCache:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")  # a cache: a power cut may lose the last write
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
-                with _writing(db):
+                with write_transaction(db):
                     if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
                         db.execute("DROP TABLE IF EXISTS sessions")
                         db.execute(_TABLE)
@@ -140,18 +141,6 @@ class ListingCache:
             db.close()
             raise
         return db
-
-
-@contextmanager
-def _writing(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction, waiting its turn behind other writers."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _stamp(text: str) -> Stamp:

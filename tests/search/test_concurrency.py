@@ -44,7 +44,7 @@ def test_a_writer_that_waited_skips_a_file_caught_up_meanwhile(folder, catalog, 
     first, second = SearchIndex(tmp_path / "i.sqlite3"), SearchIndex(tmp_path / "i.sqlite3")
     sessions = catalog.sessions()
     first.catch_up([])  # schema made, nothing indexed: both see the file as new
-    writing = index_module._writing
+    writing = index_module.write_transaction
     calls = []
 
     def other_goes_first(db):
@@ -55,7 +55,7 @@ def test_a_writer_that_waited_skips_a_file_caught_up_meanwhile(folder, catalog, 
             thread.join(10)
         return writing(db)
 
-    monkeypatch.setattr(index_module, "_writing", other_goes_first)
+    monkeypatch.setattr(index_module, "write_transaction", other_goes_first)
     report = first.catch_up(sessions)
     assert calls[1].files_read == 1 and calls[1].entries == 5
     assert report.files_read == 0  # the file was caught up while this writer waited: not read again
