@@ -38,7 +38,7 @@ from django.core.exceptions import PermissionDenied
 from ..display.tools import FORK, WRITE
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
-from ..sessionfiles.store import LongLine, SessionFile, read_chunks, reopen_regular
+from ..sessionfiles.store import SessionFile, feed_file, reopen_regular
 from ..sessionfiles.tree import path as tree_path
 from ..sessionfiles.tree import subtree
 from .authorship import record
@@ -338,13 +338,7 @@ def _snapshot(
     builder = IndexBuilder(str(full.path), max_line_bytes=full.max_line_bytes)
     fd, _ = reopen_regular(full.path)
     try:
-        for piece in read_chunks(fd, 0, offset, full.max_line_bytes):
-            if isinstance(piece, LongLine):
-                builder.long_line(piece.start, piece.end, terminated=piece.terminated)
-                continue
-            buf, base, end = piece
-            if end:
-                builder.feed(buf, base, at_eof=False, end=end)
+        feed_file(fd, builder, offset, at_eof=False)
         builder.commit()
     finally:
         os.close(fd)

@@ -163,11 +163,11 @@ class SessionFile:
         fd, st = open_regular(self.path)
         try:
             head = min(st.st_size, HEADER_LIMIT)
-            _read(fd, builder, head, at_eof=head == st.st_size)
+            feed_file(fd, builder, head, at_eof=head == st.st_size)
             if builder.header is None:
                 raise NotASession(_no_header(self.path, st.st_size))
             if head < st.st_size:
-                _read(fd, builder, st.st_size, at_eof=True)
+                feed_file(fd, builder, st.st_size, at_eof=True)
             builder.commit()
             self._remember(fd, st, builder)
         finally:
@@ -199,7 +199,7 @@ class SessionFile:
                     return self._reload()
                 before = len(self.index)
                 try:
-                    _read(fd, builder, st.st_size, at_eof=False)
+                    feed_file(fd, builder, st.st_size, at_eof=False)
                     builder.commit()
                 except NeedsRebuild:
                     return self._reload()
@@ -497,8 +497,9 @@ def read_chunks(
         yield b"".join(parts), pos - carried, 0
 
 
-def _read(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:
-    """Feed the builder the file from where it stopped up to ``stop`` (the size seen when the read began)."""
+def feed_file(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:
+    """Feed the builder the file from where it stopped up to ``stop`` (the size seen when the read began);
+    ``at_eof`` says that ``stop`` is the file's end, so that a last line without a newline may count."""
     pieces = read_chunks(fd, builder.offset, stop, builder.max_line_bytes, skip_from=builder.skip_from)
     for piece in pieces:
         if isinstance(piece, LongLine):

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from support.properties import examples
 
 from sessions_app.sessionfiles import listing, store, tree
+from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.index import IndexBuilder, NeedsRebuild, SessionIndex
 from sessions_app.sessionfiles.listing import read_info, session_info
 from sessions_app.sessionfiles.store import SessionFile
@@ -160,11 +161,11 @@ def read(kind: type[IndexBuilder], path: Path, pieces: list[int], limit: int) ->
         fd = handle.fileno()
         for number, stop in enumerate(pieces):
             try:
-                store._read(fd, builder, stop, at_eof=number == len(pieces) - 1 and stop == len(data))
+                store.feed_file(fd, builder, stop, at_eof=number == len(pieces) - 1 and stop == len(data))
                 builder.commit()
             except NeedsRebuild:
                 return "rebuild"
-            except Exception as error:  # refusals (no session) must match too
+            except SessionError as error:  # refusals (no session) must match too
                 return f"{type(error).__name__}: {error}"
             if builder.header is not None:
                 seen = state(builder.snapshot(), builder)
