@@ -3,8 +3,8 @@
 Each benchmark gets a scratch database of its own (never the project's ``var/db.sqlite3``) holding one
 superuser, who sees every folder of the benchmark's sessions folder as an instance's owner does.
 
-- In process (Django's test client): call ``use_scratch_database()`` before ``django.setup()``, then
-  ``signed_in_client()``.
+- In process (Django's test client): ``django_client(sessions_dir)`` sets Django up on a scratch
+  database (``use_scratch_database()`` before ``django.setup()``) and returns ``signed_in_client()``.
 - A server in another process (daphne): ``prepare_server_env(env)`` before starting it, then
   ``session_cookie(url, link)`` once it answers; the cookie comes from opening the owner's one-time
   sign-in link, as a person does.
@@ -32,6 +32,26 @@ def use_scratch_database(env: dict[str, str] | os._Environ[str] = os.environ) ->
     env["PITREE_DB"] = str(scratch / "db.sqlite3")
     env["PITREE_CACHE_DIR"] = str(scratch)
     env["PITREE_SEARCH_DB"] = str(scratch / "search.sqlite3")
+
+
+def django_client(sessions_dir: Path, *, test_environment: bool = True, **env: str) -> Any:
+    """Django set up in this process to serve ``sessions_dir`` with DEBUG off (as deployed), and a test
+    client signed in: the start of every benchmark that times pages through the test client. ``env``
+    adds settings variables (``PITREE_FSYNC="0"`` where one appends between requests);
+    ``test_environment=False`` skips ``setup_test_environment()`` (its instrumented template rendering)
+    for a benchmark whose figures were taken without it."""
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(sessions_dir), PITREE_DEBUG="0", **env
+    )
+    import django
+
+    use_scratch_database()
+    django.setup()
+    if test_environment:
+        from django.test.utils import setup_test_environment
+
+        setup_test_environment()
+    return signed_in_client()
 
 
 def signed_in_client() -> Any:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -39,6 +40,16 @@ def timed(fn: Callable[[], object], *, collect: bool = True) -> float:
     result = fn()
     elapsed = time.perf_counter() - start
     del result
+    return elapsed
+
+
+def timed_get(client: Any, url: str) -> float:
+    """Seconds one GET of ``url`` through Django's test ``client`` takes; it must answer 200, so that no
+    error page is timed in the page's place."""
+    start = time.perf_counter()
+    response = client.get(url)
+    elapsed = time.perf_counter() - start
+    assert response.status_code == 200, (url, response.status_code)
     return elapsed
 
 

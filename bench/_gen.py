@@ -23,11 +23,14 @@ import os
 import random
 import shutil
 import sys
+import tempfile
 import uuid
 from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -613,6 +616,29 @@ def warm(path: Path) -> int:
         while chunk := handle.read(8 << 20):
             size += len(chunk)
     return size
+
+
+_K = TypeVar("_K")
+
+
+@contextmanager
+def served_folder(prefix: str, sources: Mapping[_K, Path]) -> Iterator[tuple[Path, dict[_K, Path]]]:
+    """A temporary sessions folder (``mkdtemp(prefix=prefix)``) holding a copy of each of ``sources`` in
+    one ``--bench--`` project folder, each copy in the page cache; yields it and the copies by key, and
+    removes it afterwards. The benchmarks that serve pages point Django's settings at it, so that the
+    listing holds just these sessions and appends never touch the generated files."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        copies = {}
+        for key, source in sources.items():
+            target = folder / "--bench--" / source.name
+            target.parent.mkdir(exist_ok=True)
+            shutil.copy(source, target)
+            warm(target)
+            copies[key] = target
+        yield folder, copies
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def describe(path: Path) -> str:

@@ -10,9 +10,7 @@ Target: list, first screen / session page ≤ 1 (the list costs no more than a s
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,16 +26,9 @@ WARMUP = 3
 def main() -> int:
     report = C.Report("list_page", f"Session list (first screen) over {FILES:,} sessions vs a session page")
     folder = _gen.sessions_folder(FILES)
-    os.environ.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder))
-    os.environ.pop("PITREE_DEBUG", None)
-    import django
-
-    _accounts.use_scratch_database()
-    django.setup()
-
+    client = _accounts.django_client(folder, test_environment=False)
     from sessions_app.views.pages import LIST_PAGE_SIZE
 
-    client = _accounts.signed_in_client()
     largest = max(folder.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
     with open(largest, "rb") as handle:
         session_id = json.loads(handle.readline())["id"]
@@ -49,21 +40,14 @@ def main() -> int:
         "list, search": "/?q=test",
     }
 
-    def get(url: str) -> float:
-        start = time.perf_counter()
-        response = client.get(url)
-        elapsed = time.perf_counter() - start
-        assert response.status_code == 200, (url, response.status_code)
-        return elapsed
-
     for url in urls.values():
         for _ in range(WARMUP):
-            get(url)
+            C.timed_get(client, url)
     times: dict[str, list[float]] = {name: [] for name in urls}
     for round_no in range(ROUNDS):
         order = list(urls.items()) if round_no % 2 == 0 else list(reversed(urls.items()))
         for name, url in order:
-            times[name].append(get(url))
+            times[name].append(C.timed_get(client, url))
 
     report.line(f"{'request (warm)':<24} {'median':>9} {'p90':>9}")
     for name, values in times.items():

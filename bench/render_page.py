@@ -11,11 +11,7 @@ Target: page(100k) / page(1k) ≤ 2 (the page's cost must not grow with the sess
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,46 +25,21 @@ WARMUP = 3
 
 def main() -> int:
     report = C.Report("render_page", "Session page render, 1k- vs 100k-entry session (warm)")
-    folder = Path(tempfile.mkdtemp(prefix="pitree-render-"))
-    try:
-        sessions = {}
-        for entries in (1_000, 100_000):
-            source = _gen.big_session() if entries == 100_000 else _gen.session_file(entries, seed=3)
-            target = folder / "--bench--" / source.name
-            target.parent.mkdir(exist_ok=True)
-            shutil.copy(source, target)
-            _gen.warm(target)
-            sessions[entries] = target
+    sources = {1_000: _gen.session_file(1_000, seed=3), 100_000: _gen.big_session()}
+    with _gen.served_folder("pitree-render-", sources) as (folder, sessions):
         return _measure(report, folder, sessions)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _measure(report: C.Report, folder: Path, sessions: dict[int, Path]) -> int:
-    os.environ.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder), PITREE_DEBUG="0")
-    import django
-
-    _accounts.use_scratch_database()
-    django.setup()
-    from django.test.utils import setup_test_environment
-
+    client = _accounts.django_client(folder)
     from sessions_app.sessionfiles.store import SessionFile
     from sessions_app.sessionfiles.tree import ancestors
 
-    setup_test_environment()
-    client = _accounts.signed_in_client()
     ids = {n: SessionFile.open(path).session_id for n, path in sessions.items()}
     big = SessionFile.open(sessions[100_000])
     assert big.index.leaf_row is not None
     middle = list(ancestors(big.index, big.index.leaf_row))[len(big.index) // 4]
     middle_id = big.index.ids[middle]
-
-    def get(url: str) -> float:
-        start = time.perf_counter()
-        response = client.get(url)
-        elapsed = time.perf_counter() - start
-        assert response.status_code == 200, (url, response.status_code)
-        return elapsed
 
     urls = {
         "page, 1k entries": f"/s/{ids[1_000]}/",
@@ -80,13 +51,13 @@ def _measure(report: C.Report, folder: Path, sessions: dict[int, Path]) -> int:
     }
     for url in urls.values():
         for _ in range(WARMUP):
-            get(url)
+            C.timed_get(client, url)
     times: dict[str, list[float]] = {name: [] for name in urls}
     for _ in range(ROUNDS):
         for name, url in urls.items():
             if name.startswith("tree panel, 100k") and len(times[name]) >= 5:
                 continue  # it is O(n) by nature; five samples are enough for context
-            times[name].append(get(url))
+            times[name].append(C.timed_get(client, url))
 
     report.line(f"{'request (warm)':<30} {'median':>9} {'p90':>9}")
     for name, values in times.items():

@@ -17,11 +17,7 @@ Target: tree panel / session page ≤ 2 (medians), in both cases.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,68 +31,38 @@ WARMUP = 3
 
 def main() -> int:
     report = C.Report("tree_panel", "Tree panel vs session page, 100k-entry session")
-    folder = Path(tempfile.mkdtemp(prefix="pitree-tree-"))
-    try:
-        paths = {}
-        for entries in (1_000, 100_000):
-            source = _gen.big_session() if entries == 100_000 else _gen.session_file(entries, seed=3)
-            target = folder / "--bench--" / source.name
-            target.parent.mkdir(exist_ok=True)
-            shutil.copy(source, target)
-            _gen.warm(target)
-            paths[entries] = target
+    sources = {1_000: _gen.session_file(1_000, seed=3), 100_000: _gen.big_session()}
+    with _gen.served_folder("pitree-tree-", sources) as (folder, paths):
         return _measure(report, folder, paths)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _measure(report: C.Report, folder: Path, paths: dict[int, Path]) -> int:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="pitree_web.settings",
-        PITREE_SESSIONS_DIR=str(folder),
-        PITREE_DEBUG="0",
-        PITREE_FSYNC="0",
-    )
-    import django
-
-    _accounts.use_scratch_database()
-    django.setup()
-    from django.test.utils import setup_test_environment
-
+    client = _accounts.django_client(folder, PITREE_FSYNC="0")
     from sessions_app.sessionfiles import entries as E
     from sessions_app.sessionfiles.store import SessionFile
 
-    setup_test_environment()
-    client = _accounts.signed_in_client()
     big = SessionFile.open(paths[100_000])
     page_url, tree_url = f"/s/{big.session_id}/", f"/s/{big.session_id}/tree/"
     small_tree = f"/s/{SessionFile.open(paths[1_000]).session_id}/tree/"
 
-    def get(url: str) -> float:
-        start = time.perf_counter()
-        response = client.get(url)
-        elapsed = time.perf_counter() - start
-        assert response.status_code == 200, (url, response.status_code)
-        return elapsed
-
-    first_page = get(page_url)  # this process has not opened the file: its index is built now
+    first_page = C.timed_get(client, page_url)  # this process has not opened the file: its index is built now
     for _ in range(WARMUP):
-        get(page_url)
-    first_tree = get(tree_url)  # this process has not drawn the file's tree: its runs are built now
+        C.timed_get(client, page_url)
+    first_tree = C.timed_get(client, tree_url)  # this process has not drawn the file's tree: its runs are built now
     for url in (tree_url, small_tree):
         for _ in range(WARMUP):
-            get(url)
+            C.timed_get(client, url)
 
     times: dict[str, list[float]] = {name: [] for name in ("page", "tree", "page, grown", "tree, grown", "tree, 1k")}
     for _ in range(ROUNDS):
-        times["page"].append(get(page_url))
-        times["tree"].append(get(tree_url))
-        times["tree, 1k"].append(get(small_tree))
+        times["page"].append(C.timed_get(client, page_url))
+        times["tree"].append(C.timed_get(client, tree_url))
+        times["tree, 1k"].append(C.timed_get(client, small_tree))
     for turn in range(ROUNDS):
         big.append(E.user_message(f"one more message, number {turn}"), big.leaf_id)
-        times["page, grown"].append(get(page_url))
+        times["page, grown"].append(C.timed_get(client, page_url))
         big.append(E.user_message(f"and another, number {turn}"), big.leaf_id)
-        times["tree, grown"].append(get(tree_url))
+        times["tree, grown"].append(C.timed_get(client, tree_url))
 
     report.line(f"{'request':<40} {'median':>9} {'p90':>9}")
     for name, values in times.items():

@@ -13,10 +13,7 @@ No target is set for this figure by the brief; it is printed for context (a map 
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -56,32 +53,15 @@ def branchy_session(entries: int = 1000, branch_points: int = 30, seed: int = 9)
 
 def main() -> int:
     report = C.Report("treemap", "Tree map data, 1k entries / 30 branch points and 100k entries (warm)")
-    folder = Path(tempfile.mkdtemp(prefix="pitree-treemap-"))
-    try:
-        sessions = {}
-        for name, source in (("1k", branchy_session()), ("100k", _gen.big_session())):
-            target = folder / "--bench--" / source.name
-            target.parent.mkdir(exist_ok=True)
-            shutil.copy(source, target)
-            _gen.warm(target)
-            sessions[name] = target
+    sources = {"1k": branchy_session(), "100k": _gen.big_session()}
+    with _gen.served_folder("pitree-treemap-", sources) as (folder, sessions):
         return _measure(report, folder, sessions)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _measure(report: C.Report, folder: Path, sessions: dict[str, Path]) -> int:
-    os.environ.update(DJANGO_SETTINGS_MODULE="pitree_web.settings", PITREE_SESSIONS_DIR=str(folder), PITREE_DEBUG="0")
-    import django
-
-    _accounts.use_scratch_database()
-    django.setup()
-    from django.test.utils import setup_test_environment
-
+    client = _accounts.django_client(folder)
     from sessions_app.sessionfiles.store import SessionFile
 
-    setup_test_environment()
-    client = _accounts.signed_in_client()
     urls = {name: f"/s/{SessionFile.open(path).session_id}/map/data/" for name, path in sessions.items()}
     shapes = {}
     for name, url in urls.items():
