@@ -1,4 +1,4 @@
-"""Entries as text: transcript blocks for ``show``, one-line previews for ``tree``.
+"""Entries as text: transcript blocks for ``show``, one line per node for ``tree``.
 
 Every entry type pi writes has a rendering; an unknown type (or message role) is shown as its raw JSON.
 ``leaf`` markers never reach this module: they are not on any path (docs/format.md §5.3).
@@ -85,17 +85,18 @@ def _model_name(provider: Any, model: Any) -> str:
     return "/".join(as_text(part) for part in (provider, model) if part)
 
 
-# ---------------------------------------------------------------------------------- previews (tree)
+# ---------------------------------------------------------------------------------- node lines (tree)
 
 
-def preview(entry: Entry, width: int = 70) -> str:
-    """``kind: text`` on one line — what ``tree`` shows for a node."""
-    kind, text = _preview_parts(entry)
+def node_line(entry: Entry, width: int = 70) -> str:
+    """``kind: text`` on one line — what ``tree`` shows for a node. Not the web's ``preview`` (a title
+    with Markdown read as words): a terminal reader is shown what the line holds, by kind, raw."""
+    kind, text = _node_parts(entry)
     text = terminal_line(text, width)
     return f"{kind}: {text}" if text else kind
 
 
-def _preview_parts(entry: Entry) -> tuple[str, str]:
+def _node_parts(entry: Entry) -> tuple[str, str]:
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
@@ -104,7 +105,7 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
         role = message.get("role")
         content = message.get("content")
         if role == "assistant":
-            return "assistant", _assistant_preview(content)
+            return "assistant", _assistant_node(content)
         if role == "toolResult":
             error = " (error)" if message.get("isError") else ""
             return f"toolResult {as_text(message.get('toolName', '?'))}{error}", content_as_shown(content)
@@ -140,7 +141,7 @@ def _preview_parts(entry: Entry) -> tuple[str, str]:
     return as_text(kind), raw_json(entry)
 
 
-def _assistant_preview(content: Any) -> str:
+def _assistant_node(content: Any) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.tree import path as tree_path
-from .transcript import preview
+from .transcript import node_line
 
 ON_PATH = "* "
 OFF_PATH = "  "
@@ -52,7 +52,7 @@ def tree_lines(
     *,
     width: int = 70,
 ) -> Iterator[str]:
-    """One line per node: path marker, branch prefix, id, preview, label; the leaf marked.
+    """One line per node: path marker, branch prefix, id, node line, label; the leaf marked.
 
     ``decode`` turns rows into entries (``SessionFile.entries``); it is called in batches so that a
     large file is never held decoded all at once.
@@ -68,7 +68,7 @@ def tree_lines(
         entries = decode([row for row, _ in batch])
         for (row, prefix), entry in zip(batch, entries):
             entry_id = index.ids[row]
-            line = f"{ON_PATH if row in on_path else OFF_PATH}{prefix}{entry_id}  {preview(entry, width)}"
+            line = f"{ON_PATH if row in on_path else OFF_PATH}{prefix}{entry_id}  {node_line(entry, width)}"
             label = labels.get(entry_id)
             if label is not None:
                 line += f"  (label: {label[0]})"
