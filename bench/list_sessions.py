@@ -11,6 +11,9 @@ not the disk. Side by side:
 - first listing with an empty cache folder: cold, plus writing the cache;
 - warm: the same ``Catalog`` again — every file only stat'ed, unchanged ones reused;
 - the floor under warm: ``os.scandir`` of the folders + ``stat`` of every ``.jsonl`` file;
+- the floor under cold: every file read whole and each line's head decoded by the index's typed
+  decoder, nothing checked or kept — what any reader that counts a file's messages must at least do
+  (a line that is no JSON must not count, so every line is parsed);
 - ``forest(infos)`` (nesting forks under their parents, from a listing in hand) and ``forest()``;
 - cold and warm listings by the baseline core (``_baseline``: the code this branch started from);
 - what a session page asks of the catalog on each view: ``locate(id)`` and the page's lineage
@@ -34,6 +37,7 @@ import _common as C
 import _gen
 
 from sessions_app.sessionfiles.catalog import Catalog, session_info
+from sessions_app.sessionfiles.lines import decode_known_head
 from sessions_app.sessionfiles.store import SessionFile
 
 COLD_REPS = 5
@@ -55,6 +59,16 @@ def bare_walk(root: Path) -> int:
     return count
 
 
+def read_and_decode(files: list[Path]) -> int:
+    """The floor under a cold listing: read each file, decode every entry line's head, keep nothing."""
+    lines = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            entries = handle.read().split(b"\n")[1:-1]
+        lines += len(list(map(decode_known_head, entries)))
+    return lines
+
+
 def main() -> int:
     report = C.Report("list_sessions", "Listing 3,000 sessions: Catalog.sessions() cold and warm, forest()")
     root = _gen.sessions_folder()
@@ -69,11 +83,12 @@ def main() -> int:
 
     baseline = _baseline.load()
     old = baseline.catalog.Catalog if baseline is not None else None
-    cold, cold_before = [], []
+    cold, cold_before, decode_floor = [], [], []
     for number in range(COLD_REPS if old is None else COLD_PAIRS):
         if old is not None and number % 2:
             cold_before.append(C.timed(lambda: old(root).sessions()))
         cold.append(C.timed(lambda: Catalog(root).sessions()))
+        decode_floor.append(C.timed(lambda: read_and_decode(files)))
         if old is not None and not number % 2:
             cold_before.append(C.timed(lambda: old(root).sessions()))
     scratch = Path(tempfile.mkdtemp(prefix="pitree-bench-listcache-"))
@@ -133,6 +148,7 @@ def main() -> int:
         (f"first listing, empty cache folder ×{CACHE_REPS}", first_with_cache),
         (f"warm: same Catalog .sessions() ×{WARM_REPS}", warm),
         ("floor: scandir + stat every file", walk),
+        ("floor under cold: read + decode heads", decode_floor),
         ("forest(infos)", forest_given),
         ("forest()  (= sessions() + forest)", forest_full),
         ("session page: locate + parent + forks", page),
@@ -156,6 +172,10 @@ def main() -> int:
     report.figure("list 3,000 sessions, cold (nothing remembered)", C.fmt_time(cold_med), "≤ 300 ms", cold_med <= 0.3)
     report.figure("list 3,000 sessions, restart from the cache", C.fmt_time(C.median(restart)))
     report.figure("list 3,000 sessions, first listing writing the cache", C.fmt_time(C.median(first_with_cache)))
+    report.figure(
+        "cold / read+decode floor",
+        f"{cold_med / C.median(decode_floor):.2f}× (floor {C.fmt_time(C.median(decode_floor))})",
+    )
     report.figure("warm / cold", f"{warm_med / cold_med:.3f}×")
     report.figure("warm / scandir+stat floor", f"{warm_med / walk_med:.1f}×")
     report.figure(
