@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 
 import regex
 from hypothesis import given, settings
@@ -140,6 +141,24 @@ def test_a_spent_budget_gives_a_coarse_diff_that_still_reads_both_texts() -> Non
     diff = word_diff("one two three", "one two four", spent)
     assert diff.coarse
     assert sides(diff) == ("one two three", "one two four")
+
+
+def test_a_thread_paused_by_a_busy_machine_still_gets_a_word_diff(monkeypatch) -> None:
+    """The time a diff may take is CPU time: a pause longer than the whole allowance, as a loaded
+    server's scheduler makes, must not turn a two-word change into a turn replaced whole."""
+    real_diff = worddiff.dmp.diff
+
+    def paused(*args: object, **kwargs: object) -> object:
+        time.sleep(3 * worddiff.DIFF_SECONDS)  # wall time passes, this thread computes nothing
+        return real_diff(*args, **kwargs)
+
+    monkeypatch.setattr(worddiff.dmp, "diff", paused)
+    diff = word_diff("Make it about rain\nand wind", "Make it about snow\nand wind", Budget(5 * worddiff.DIFF_SECONDS))
+    assert not diff.coarse
+    assert [(s.kind, s.text) for s in diff.segments if s.kind in ("delete", "insert")] == [
+        ("delete", "rain"),
+        ("insert", "snow"),
+    ]
 
 
 def test_texts_beyond_the_size_limit_are_replaced_whole(monkeypatch) -> None:
