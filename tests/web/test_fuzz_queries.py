@@ -1,0 +1,126 @@
+"""Every page and fragment, asked with hostile values for every query parameter any view reads, and
+every form posted with them: each answers with a status below 500 and names no server path, and
+what the session file held is still there."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+PARAMETERS = [
+    "q",
+    "page",
+    "current",
+    "at",
+    "before",
+    "fold_before",
+    "fold_id",
+    "unfold",
+    "filter",
+    "first",
+    "last",
+    "earlier",
+    "do",
+    "e",
+    "end",
+    "diff",
+    "hl",
+    "cursor",
+]
+VALUES = ["", "-1", "99999999999999999999", "1e309", "\x00", "a" * 5000, "ü/../..<b>", "2,1,3:x"]
+GETS = [
+    "/",
+    "/search/",
+    "/sidebar/",
+    "/s/{sid}/",
+    "/s/{sid}/e/{eid}/",
+    "/s/{sid}/older/",
+    "/s/{sid}/tree/",
+    "/s/{sid}/tree/run/",
+    "/s/{sid}/e/{eid}/block/0/",
+    "/s/{sid}/e/{eid}/raw/",
+    "/s/{sid}/e/{eid}/actions/",
+    "/s/{sid}/settings/",
+    "/s/{sid}/compare/",
+    "/s/{sid}/map/",
+    "/s/{sid}/map/data/",
+    "/s/{sid}/share/",
+    "/s/{sid}/download.jsonl",
+    "/s/{sid}/download.md",
+    "/s/{sid}/e/{eid}/author/",
+    "/upload/",
+]
+POSTS = [
+    "/new/",
+    "/s/{sid}/send/",
+    "/s/{sid}/regenerate/",
+    "/s/{sid}/stop/",
+    "/s/{sid}/compact/",
+    "/s/{sid}/navigate/",
+    "/s/{sid}/label/",
+    "/s/{sid}/rename/",
+    "/s/{sid}/fork/",
+    "/s/{sid}/model/",
+    "/s/{sid}/thinking/",
+    "/s/{sid}/share/",
+]
+FIELDS = [
+    "text",
+    "parent",
+    "stream",
+    "cursor",
+    "branch",
+    "entry",
+    "to",
+    "mode",
+    "at",
+    "summarize",
+    "label",
+    "name",
+    "keep_from",
+    "instructions",
+    "cwd",
+    "model",
+    "level",
+    "reply",
+    "kind",
+    "role",
+    "user",
+    "team",
+    "expires",
+    "scope",
+    "live",
+]
+
+
+@pytest.fixture
+def target(pi) -> dict[str, str]:
+    sid = pi.id("02-tree-branches")
+    return {"sid": sid, "eid": next(iter(pi.reopen(pi.path("02-tree-branches")).index.ids))}
+
+
+@pytest.mark.parametrize("url", GETS)
+def test_every_get_answers_hostile_queries_below_500(client, target, pi, url) -> None:
+    path = url.format(**target)
+    folder = str(pi.folder).encode()
+    for number, (parameter, value) in enumerate(itertools.product(PARAMETERS, VALUES)):
+        response = client.get(path, {parameter: value}, **(HTMX if number % 2 else {}))
+        assert response.status_code < 500, (path, parameter, value[:20], response.status_code)
+        assert folder not in response.content, (path, parameter, value[:20])
+    for value in VALUES:
+        response = client.get(path, dict.fromkeys(PARAMETERS, value), **HTMX)
+        assert response.status_code < 500, (path, "all", value[:20], response.status_code)
+
+
+@pytest.mark.parametrize("url", POSTS)
+def test_every_post_answers_hostile_fields_below_500(client, target, pi, url) -> None:
+    path = url.format(**target)
+    before = pi.path("02-tree-branches").read_bytes()
+    folder = str(pi.folder).encode()
+    for field, value in itertools.product(FIELDS, VALUES):
+        response = client.post(path, {field: value}, **HTMX)
+        assert response.status_code < 500, (path, field, value[:20], response.status_code)
+        assert folder not in response.content, (path, field, value[:20])
+    assert pi.path("02-tree-branches").read_bytes().startswith(before)  # what was there is still there
