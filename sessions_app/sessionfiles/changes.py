@@ -95,10 +95,7 @@ class FolderChanges:
     def watch(self, folder: str) -> bool:
         """Watch ``folder`` (again); False when it cannot be watched (gone, not a folder, no watches left)."""
         with self._lock:
-            old = self._watches.pop(folder, None)
-            if old is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    self._inotify.rm_watch(old)
+            self._unwatch(folder)
             try:
                 self._watches[folder] = self._inotify.add_watch(folder, self._mask)
             except OSError:
@@ -108,10 +105,14 @@ class FolderChanges:
     def forget(self, folder: str) -> None:
         """Stop watching ``folder``."""
         with self._lock:
-            watch = self._watches.pop(folder, None)
-            if watch is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    self._inotify.rm_watch(watch)
+            self._unwatch(folder)
+
+    def _unwatch(self, folder: str) -> None:
+        """Remove ``folder``'s watch, if any (the lock held)."""
+        watch = self._watches.pop(folder, None)
+        if watch is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._inotify.rm_watch(watch)
 
     def take(self) -> dict[str, set[str]] | None:
         changed: dict[str, set[str]] = {}
