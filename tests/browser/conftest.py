@@ -15,7 +15,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -90,6 +93,40 @@ def server(serve: Callable[[dict[str, str]], Server]) -> Server:
     """pitree with the offline responder, for the whole run; each test empties its sessions folder
     (``sessions``). A module may override this fixture for a server set up otherwise."""
     return serve({"PITREE_OFFLINE_DELAY": "0.02", "PITREE_ASSISTANT": "offline"})
+
+
+@pytest.fixture(scope="session")
+def serve_openai(serve: Callable[[dict[str, str]], Server]) -> Callable[[Any], Server]:
+    """``serve_openai(fake)``: pitree answering through a fake OpenAI-compatible server
+    (tests/support/fake_openai.py) with its model ``fake-model``."""
+
+    def start(fake: Any) -> Server:
+        return serve(
+            {"PITREE_ASSISTANT": "openai", "PITREE_OPENAI_BASE_URL": fake.base_url, "PITREE_OPENAI_MODEL": "fake-model"}
+        )
+
+    return start
+
+
+@pytest.fixture
+def add_account(server: Server) -> Callable[[str], str]:
+    """``add_account(name)``: a new account on the server, made as its owner makes one
+    (``manage.py accounts add-user``); the path of the one-time sign-in link it prints."""
+
+    def add(name: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", "accounts", "--url", "", "add-user", name],
+            cwd=REPO,
+            env=server.daphne.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        found = re.search(r"/accounts/once/[^\s/]+/", done.stdout)
+        assert found, done.stdout
+        return found.group()
+
+    return add
 
 
 # --- sessions on disk ----------------------------------------------------------------------------
@@ -396,6 +433,12 @@ class Axe:
     def check(self, page: Any, where: str) -> None:
         problems = self.violations(page)
         assert not problems, f"{where}:\n" + "\n".join(problems)
+
+    def check_themes(self, page: Any, where: str) -> None:
+        """``check`` in the light theme, then in the dark one."""
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            self.check(page, f"{where}, {scheme} theme")
 
 
 @pytest.fixture

@@ -6,14 +6,9 @@ their own.)"""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
-from typing import Any
 
 from playwright.sync_api import expect
 
-REPO = Path(__file__).resolve().parents[2]
 LONG_CODE = "```python\n" + "\n".join(f"total_{n} = compute(value_{n}) * 2  # line {n}" for n in range(60)) + "\n```"
 WIDE_CODE = "```\n" + "echo " + "wide-" * 60 + "\n```"
 
@@ -71,40 +66,19 @@ def _code_session(sessions):
     )
 
 
-def _sign_in_link(server: Any, name: str) -> str:
-    """A new account's one-time sign-in link (its path), as ``manage.py accounts add-user`` prints it."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "accounts", "--url", "", "add-user", name],
-        cwd=REPO,
-        env=server.daphne.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = re.search(r"/accounts/once/[^\s/]+/", done.stdout)
-    assert found, done.stdout
-    return found.group()
-
-
-def _themes(page, axe, where: str) -> None:
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        axe.check(page, f"{where}, {scheme} theme")
-
-
 def test_session_list_search_and_error_pages(axe_context, axe, ui, sessions) -> None:
     sessions.seed("01-linear")
     sessions.seed("02-tree-branches")
     page = axe_context.new_page()
     ui.open(page, "/")
-    _themes(page, axe, "session list")
+    axe.check_themes(page, "session list")
     ui.open(page, "/search/?q=endpoint")
     expect(page.locator("#search-results li").first).to_be_visible()
-    _themes(page, axe, "search results")
+    axe.check_themes(page, "search results")
     page.goto("/s/no-such-session/")
-    _themes(page, axe, "404 page")
+    axe.check_themes(page, "404 page")
     page.goto("/?page=abc")
-    _themes(page, axe, "400 page")
+    axe.check_themes(page, "400 page")
 
 
 def test_session_page_with_tree_tools_folds_and_panels(axe_context, axe, ui, sessions) -> None:
@@ -117,7 +91,7 @@ def test_session_page_with_tree_tools_folds_and_panels(axe_context, axe, ui, ses
     for fold in page.locator("#entries details.fold").all():  # tool calls, tool results, shell output
         fold.locator("> summary").click()
     ui.open_panel(page, "c256703f", "edit")
-    _themes(page, axe, "session page (tool calls, a panel open, the tree beside)")
+    axe.check_themes(page, "session page (tool calls, a panel open, the tree beside)")
 
 
 def test_compaction_and_error_reply(axe_context, axe, ui, sessions) -> None:
@@ -127,13 +101,13 @@ def test_compaction_and_error_reply(axe_context, axe, ui, sessions) -> None:
     card = page.locator("#entries > article.entry--fold details.fold")
     card.locator("> summary").click()
     expect(card.locator(".fold__body article.entry").first).to_be_visible()
-    _themes(page, axe, "a compacted session, its history unfolded")
+    axe.check_themes(page, "a compacted session, its history unfolded")
 
     failed = sessions.write_lines(ERROR_SESSION)
     ui.open(page, failed.url)
     expect(page.locator("#entry-a0000001.is-error")).to_contain_text("Connection refused")
     expect(page.locator("#entry-a0000001 .code .tok-kn")).to_have_text("import")  # highlighted code
-    _themes(page, axe, "an error reply with code")
+    axe.check_themes(page, "an error reply with code")
 
 
 def test_phone_width_with_each_drawer_open(axe_context, axe, ui, sessions) -> None:
@@ -141,24 +115,24 @@ def test_phone_width_with_each_drawer_open(axe_context, axe, ui, sessions) -> No
     page = axe_context.new_page()
     page.set_viewport_size({"width": 390, "height": 844})
     ui.open(page, seeded.url)
-    _themes(page, axe, "session page at 390 px")
+    axe.check_themes(page, "session page at 390 px")
     page.get_by_role("button", name="Sessions", exact=True).click()
     expect(page.locator("#sidebar a[aria-current=page]")).to_be_visible()
-    _themes(page, axe, "the sessions drawer at 390 px")
+    axe.check_themes(page, "the sessions drawer at 390 px")
     page.keyboard.press("Escape")
     page.get_by_role("button", name="Tree", exact=True).click()
     expect(page.locator("#tree-panel [role=tree]")).to_be_visible()
-    _themes(page, axe, "the tree drawer at 390 px")
+    axe.check_themes(page, "the tree drawer at 390 px")
 
 
 def test_compare_and_map_pages(axe_context, axe, ui, sessions) -> None:
     seeded = sessions.seed("02-tree-branches")
     page = axe_context.new_page()
     ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
-    _themes(page, axe, "compare page")
+    axe.check_themes(page, "compare page")
     ui.open(page, f"/s/{seeded.id}/map/")
     page.locator("svg").first.wait_for()
-    _themes(page, axe, "map page")
+    axe.check_themes(page, "map page")
 
 
 def _branchy_session(sessions):
@@ -200,10 +174,10 @@ def test_compare_grid_word_diff_and_map_picks_at_phone_width(axe_context, axe, u
         summary.click()
     expect(page.locator(".compare__more-labels[open] .tag")).to_have_count(2)
     page.get_by_role("button", name="Show all").click()
-    _themes(page, axe, "compare page: trunk, picker and a long message open")
+    axe.check_themes(page, "compare page: trunk, picker and a long message open")
     ui.open(page, f"/s/{seeded.id}/compare/?e=a0000000&e=a0000001&diff=1&diff=2")
     expect(page.locator(".compare-diff__row").first).to_be_visible()
-    _themes(page, axe, "word diff")
+    axe.check_themes(page, "word diff")
     page.set_viewport_size({"width": 390, "height": 844})
     ui.open(page, f"/s/{seeded.id}/compare/?e=a0000000&e=a0000001&e=a0000002")
     axe.check(page, "compare page at 390 px")
@@ -211,7 +185,7 @@ def test_compare_grid_word_diff_and_map_picks_at_phone_width(axe_context, axe, u
     page.locator("#map[data-loaded=true]").wait_for()
     page.locator("#map-pick").check()
     page.locator(".map-node[data-entry]").first.click()
-    _themes(page, axe, "map at 390 px, one node picked")
+    axe.check_themes(page, "map at 390 px, one node picked")
 
 
 def test_focus_is_visible_and_the_shell_works_from_the_keyboard(page, ui, sessions) -> None:
@@ -262,7 +236,7 @@ def test_long_and_wide_code_blocks_can_be_scrolled_from_the_keyboard(axe_context
         wide = page.locator("#entry-a0000002 .code").last.locator("pre")
         assert wide.evaluate("el => el.scrollWidth > el.clientWidth")  # wider than its column: it scrolls
         expect(wide).to_have_attribute("role", "region")
-        _themes(page, axe, f"long and wide code at {width} px")
+        axe.check_themes(page, f"long and wide code at {width} px")
     wide.focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("el => el.scrollLeft > 0", arg=wide.element_handle())  # the keyboard scrolls what it focused
@@ -273,30 +247,30 @@ def test_share_upload_password_and_action_pages(axe_context, axe, ui, sessions, 
     page = axe_context.new_page()
     ui.open(page, f"/s/{seeded.id}/share/")
     expect(page.locator("#main form").first).to_be_visible()
-    _themes(page, axe, "share page")
+    axe.check_themes(page, "share page")
     ui.open(page, "/upload/")
-    _themes(page, axe, "upload page")
+    axe.check_themes(page, "upload page")
     ui.open(page, "/accounts/password/")
-    _themes(page, axe, "password page")
+    axe.check_themes(page, "password page")
     ui.open(page, f"/s/{seeded.id}/e/c256703f/actions/")  # what a browser without JavaScript opens
     expect(page.locator("form.fork-form")).to_be_visible()
-    _themes(page, axe, "an entry's actions as a page")
+    axe.check_themes(page, "an entry's actions as a page")
     page.set_viewport_size({"width": 390, "height": 844})
-    _themes(page, axe, "an entry's actions as a page at 390 px")
+    axe.check_themes(page, "an entry's actions as a page at 390 px")
 
 
-def test_sign_in_pages_and_a_one_time_link(chromium, axe, server) -> None:
+def test_sign_in_pages_and_a_one_time_link(chromium, axe, server, add_account) -> None:
     signed_out = chromium.new_context(base_url=server.url, bypass_csp=True)
     try:
         page = signed_out.new_page()
         page.goto("/accounts/login/")
         expect(page.locator("input[name=username]")).to_be_visible()
-        _themes(page, axe, "sign-in page")
-        page.goto(_sign_in_link(server, "axe-newcomer"))  # signs in, then asks for a password
+        axe.check_themes(page, "sign-in page")
+        page.goto(add_account("axe-newcomer"))  # signs in, then asks for a password
         expect(page).to_have_url(re.compile(r"/accounts/password/$"))
-        _themes(page, axe, "the page a one-time link lands on")
+        axe.check_themes(page, "the page a one-time link lands on")
         page.goto("/accounts/once/spent-or-unknown/")
-        _themes(page, axe, "an unknown one-time link")
+        axe.check_themes(page, "an unknown one-time link")
     finally:
         signed_out.close()
 
@@ -306,6 +280,6 @@ def test_an_empty_session_in_both_themes_and_at_phone_width(axe_context, axe, ui
     page = axe_context.new_page()
     ui.open(page, empty.url)
     expect(page.locator("#composer textarea")).to_be_visible()
-    _themes(page, axe, "an empty session")
+    axe.check_themes(page, "an empty session")
     page.set_viewport_size({"width": 390, "height": 844})
-    _themes(page, axe, "an empty session at 390 px")
+    axe.check_themes(page, "an empty session at 390 px")

@@ -32,17 +32,9 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def server(serve: Any, fake: FakeOpenAI) -> Any:
+def server(serve_openai: Any, fake: FakeOpenAI) -> Any:
     """pitree answering through the fake server (overrides the suite's ``server`` in this module)."""
-    return serve(
-        {"PITREE_ASSISTANT": "openai", "PITREE_OPENAI_BASE_URL": fake.base_url, "PITREE_OPENAI_MODEL": "fake-model"}
-    )
-
-
-def _themes(page: Any, axe: Any, where: str) -> None:
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        axe.check(page, f"{where}, {scheme} theme")
+    return serve_openai(fake)
 
 
 def _fits(page: Any) -> None:
@@ -72,7 +64,7 @@ def test_the_model_picker_with_long_and_odd_ids(axe_context, axe, ui, sessions) 
         assert sorted(picker.evaluate("s => Array.from(s.options, o => o.value)")) == sorted(
             ["fake-model", LONG_MODEL, ODD_MODEL]
         )
-        _themes(page, axe, f"the model picker at {width} px")
+        axe.check_themes(page, f"the model picker at {width} px")
         _fits(page)
         # The select never grows to its longest option: it stays inside the conversation column.
         column = page.locator("#main").bounding_box()
@@ -88,7 +80,7 @@ def test_the_model_picker_with_long_and_odd_ids(axe_context, axe, ui, sessions) 
     expect(page.locator("#entries .entry--marker").last).to_contain_text(ODD_MODEL)  # as text
     expect(page.locator("img[src=x]")).to_have_count(0)
     _fits(page)
-    _themes(page, axe, "long and odd model ids at 390 px")
+    axe.check_themes(page, "long and odd model ids at 390 px")
 
 
 def test_a_reply_being_written(axe_context, axe, ui, sessions) -> None:
@@ -101,9 +93,9 @@ def test_a_reply_being_written(axe_context, axe, ui, sessions) -> None:
     expect(page.locator("#entries .stream")).to_contain_text("Let me think about that")
     stop = page.locator("#composer .stop")
     expect(stop).to_be_visible()
-    _themes(page, axe, "a reply being written at 390 px")
+    axe.check_themes(page, "a reply being written at 390 px")
     page.set_viewport_size({"width": 1400, "height": 900})
-    _themes(page, axe, "a reply being written")
+    axe.check_themes(page, "a reply being written")
     stop.click()
     page.wait_for_function("() => !document.querySelector('#entries .is-pending')")
     expect(page.locator("#composer .send")).to_be_visible()

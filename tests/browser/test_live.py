@@ -240,23 +240,11 @@ def test_a_stale_tab_may_send_as_a_new_branch_on_purpose(page, ui, sessions, ser
 
 def test_a_tab_whose_socket_drops_catches_up_exactly(page, ui, sessions, server, record) -> None:
     seeded = sessions.seed("01-linear")
-    routes: list[Any] = []
-    blocked = {"on": False}
-
-    def route(ws: Any) -> None:
-        if blocked["on"]:
-            ws.close(code=1013)  # "try again later": the extension retries
-            return
-        ws.connect_to_server()
-        routes.append(ws)
-
-    page.route_web_socket("**/ws/s/**", route)
+    switch = _cut_socket(page)
     _open(ui, page, seeded.url)
-    blocked["on"] = True
-    routes[-1].close(code=1012)  # the server restarted, as far as the page knows
-    page.wait_for_function("() => document.getElementById('live').dataset.live === 'closed'")
+    switch.cut()  # the server restarted, as far as the page knows
     missed = [_cli_append(server, seeded, f"while the socket was down {i}") for i in range(3)]
-    blocked["on"] = False
+    switch.restore()
     ui.wait_position(page, missed[-1])
     _live(page)
     after = _cli_append(server, seeded, "after the socket came back")

@@ -31,11 +31,9 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def server(serve: Any, fake: FakeOpenAI) -> Any:
+def server(serve_openai: Any, fake: FakeOpenAI) -> Any:
     """pitree answering through the fake server (overrides the suite's ``server`` in this module)."""
-    return serve(
-        {"PITREE_ASSISTANT": "openai", "PITREE_OPENAI_BASE_URL": fake.base_url, "PITREE_OPENAI_MODEL": "fake-model"}
-    )
+    return serve_openai(fake)
 
 
 def test_picking_a_model_writes_model_change_and_the_next_reply_uses_it(page, ui, sessions, fake) -> None:

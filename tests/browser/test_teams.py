@@ -6,35 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
 
-REPO = Path(__file__).resolve().parents[2]
 LEAF = "db26dc72"  # 01-linear's leaf
 
 
-def _add_user(server: Any, name: str) -> str:
-    """A new account on the server (as its owner would make one); the path of its one-time sign-in link."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "accounts", "--url", "", "add-user", name],
-        cwd=REPO,
-        env=server.daphne.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = re.search(r"/accounts/once/[^\s/]+/", done.stdout)
-    assert found, done.stdout
-    return found.group()
-
-
 def test_a_teammate_follows_a_shared_link_live_then_forks(
-    chromium: Any, context: Any, server: Any, sessions: Any, ui: Any, record: Any
+    chromium: Any, context: Any, server: Any, sessions: Any, ui: Any, record: Any, add_account: Any
 ) -> None:
     seeded = sessions.seed("01-linear")
     owner = context.new_page()
@@ -54,7 +35,7 @@ def test_a_teammate_follows_a_shared_link_live_then_forks(
     mate = chromium.new_context(base_url=server.url)
     try:
         friend = mate.new_page()
-        friend.goto(_add_user(server, teammate_name))
+        friend.goto(add_account(teammate_name))
         ui.open(friend, link.removeprefix(server.url))
         expect(friend).to_have_url(re.compile(rf"/s/{seeded.id}/$"))
         expect(friend.locator(".composer--readonly")).to_contain_text("You can read this session and follow it live")
