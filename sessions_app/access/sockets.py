@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import logging
 from collections.abc import Callable
 from importlib import import_module
@@ -34,7 +33,7 @@ from django.utils import timezone
 from ..display.tools import offered
 from ..live import fragments
 from ..live.fragments import Batch
-from ..live.layer import Inbox, call
+from ..live.layer import Inbox
 from ..sessionfiles.errors import SessionError
 from .changes import CHANGED, browser_group, folder_group, share_group, user_group
 from .grants import Access, Actor, Grant, folder_of
@@ -79,7 +78,6 @@ class _Revocable:
         self._end = end
         self.ended = False
         self._inbox: Inbox | None = None  # where "a grant may have changed" arrives, from any process
-        self._groups: list[str] = []
         self._asking: asyncio.Task[None] | None = None
 
     def groups(self) -> list[str]:
@@ -92,13 +90,11 @@ class _Revocable:
         """Join the groups on a channel read until ``stop`` tells it to end: never cancelled inside a
         channel-layer call, and with the layer's default prefix (``live/layer.py`` says why)."""
         layer = get_channel_layer()
-        groups = sorted(set(self.groups()))
+        groups = self.groups()
         if layer is None or not groups:
             return
-        self._inbox, self._groups = Inbox(layer, self._on_event, "pitree-grant"), groups
-        channel = await self._inbox.open()
-        for group in groups:
-            await call(layer.group_add(group, channel))
+        self._inbox = Inbox(layer, self._on_event, "pitree-grant", groups)
+        await self._inbox.open()
 
     async def _on_event(self, event: dict[str, Any]) -> None:
         if self.ended or event.get("type") != CHANGED:
@@ -141,9 +137,6 @@ class _Revocable:
             await asyncio.gather(asking, return_exceptions=True)
         inbox, self._inbox = self._inbox, None
         if inbox is not None:
-            leaving = asyncio.gather(*(inbox.layer.group_discard(group, inbox.channel) for group in self._groups))
-            with contextlib.suppress(Exception):
-                await call(leaving)
             await inbox.close()
 
 

@@ -39,13 +39,12 @@ from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 from . import fragments
 from .groups import session_group
-from .layer import Inbox, call
+from .layer import Inbox
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
 
 MAX_PATCH_ROWS = 300  # more new lines than this at once: tabs fetch the page again instead
-GROUP_RENEWAL = 3600.0  # seconds; channel layers forget group members after a day
 ENDED_KEPT = 256  # replies remembered as ended, to drop their late pieces
 
 
@@ -125,8 +124,6 @@ class SessionFeed:
         self._offset = fragments.cursor_of(self._session.index)
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._follow(watch), name=f"pitree-feed {self.path.name}")]
-        if self._inbox is not None:
-            self._tasks.append(loop.create_task(self._renew(self._inbox), name=f"pitree-renew {self.path.name}"))
 
     async def _follow(self, watch: Watch) -> None:
         try:
@@ -190,10 +187,9 @@ class SessionFeed:
         layer = get_channel_layer()
         if layer is None:
             return None
-        inbox = Inbox(layer, self._relay, f"pitree-relay {self.path.name}")
+        inbox = Inbox(layer, self._relay, f"pitree-relay {self.path.name}", [session_group(self.session_id)])
         try:
-            channel = await inbox.open()
-            await call(layer.group_add(session_group(self.session_id), channel))
+            await inbox.open()
         except BaseException:
             await inbox.close()
             raise
@@ -204,23 +200,6 @@ class SessionFeed:
         message = await asyncio.to_thread(self._render_reply_event, event)
         if message is not None and self._note_reply(event, message):
             self._broadcast(message)
-
-    async def _renew(self, inbox: Inbox) -> None:
-        """Channel layers forget group members after a day: join again every hour while the feed runs."""
-        while True:
-            await asyncio.sleep(GROUP_RENEWAL)
-            try:
-                await call(inbox.layer.group_add(session_group(self.session_id), inbox.channel))
-            except Exception:
-                log.warning("live: %s could not renew its group", self.path, exc_info=True)
-
-    async def _unlisten(self, inbox: Inbox) -> None:
-        """Leave the group, then end the reader: by a message, never by cancelling it (``live.layer``)."""
-        try:
-            await call(inbox.layer.group_discard(session_group(self.session_id), inbox.channel))
-        except Exception:
-            log.warning("live: %s could not leave its group", self.path, exc_info=True)
-        await inbox.close()
 
     def _render_reply_event(self, event: dict[str, object]) -> str | None:
         kind, reply, parent = event.get("type"), event.get("reply"), event.get("parent")
@@ -265,7 +244,7 @@ class SessionFeed:
         for task in tasks:
             task.cancel()
         if inbox is not None:
-            await self._unlisten(inbox)
+            await inbox.close()  # the group left, the reader ended by a message (``live.layer``)
         await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()

@@ -9,7 +9,9 @@ channel-layer call:
 - sends and group changes go through ``call``: the call runs as a task of its own, and the caller
   waits for it at most ``TIMEOUT`` seconds; the caller may be cancelled meanwhile, the call is not;
 - a channel that a task reads in a loop is an ``Inbox``, which ends when it reads the message that
-  ``close`` sends to it, never by being cancelled;
+  ``close`` sends to it, never by being cancelled; it joins its groups, joins them again every
+  ``GROUP_RENEWAL`` seconds (channel layers forget a group's members after a day, so a tab open
+  longer would stop hearing of them) and leaves them when closed;
 - every channel of a process has the layer's default name prefix: channels_redis reads all of a
   process's channels under one lock, but each prefix from its own Redis key, so a reader of a channel
   with another prefix holds the lock, waiting on a key nothing arrives at, while messages for the
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,7 @@ TIMEOUT = 1.0  # seconds a caller waits for one channel-layer call (a few millis
 CLOSE_WAIT = 0.5  # seconds ``Inbox.close`` waits for its reader to end
 RETRY_PAUSE = 1.0  # seconds an inbox waits before reading again after the layer failed
 CLOSE = "pitree.inbox.close"  # the message type that ends an inbox's reader
+GROUP_RENEWAL = 3600.0  # seconds between an inbox's joins to its groups (members are forgotten after a day)
 
 _calls: set[asyncio.Future[Any]] = set()  # calls still running, kept from the garbage collector
 
@@ -58,21 +61,43 @@ def _finished(task: asyncio.Future[Any]) -> None:
 
 
 class Inbox:
-    """A channel of its own that one task reads, handing each message to ``handle`` in order.
+    """A channel of its own, member of ``groups``, that one task reads, handing each message to
+    ``handle`` in order.
 
-    ``close`` sends the channel a last message, which ends the reader once it has handled what came
-    before: the reader is never cancelled in the middle of a ``receive``."""
+    ``close`` leaves the groups and sends the channel a last message, which ends the reader once it has
+    handled what came before: the reader is never cancelled in the middle of a ``receive``."""
 
-    def __init__(self, layer: Any, handle: Callable[[dict[str, Any]], Awaitable[None]], name: str) -> None:
+    def __init__(
+        self, layer: Any, handle: Callable[[dict[str, Any]], Awaitable[None]], name: str, groups: Iterable[str] = ()
+    ) -> None:
         self.layer, self.handle, self.name = layer, handle, name
+        self.groups = sorted(set(groups))
         self.channel = ""
         self._reader: asyncio.Task[None] | None = None
+        self._renewal: asyncio.Task[None] | None = None
 
     async def open(self) -> str:
-        """Make the channel (default prefix: see above) and start reading it; returns its name."""
+        """Make the channel (default prefix: see above), start reading it, then join the groups (so
+        nothing sent to them after ``open`` returns is missed); returns the channel's name. Raises
+        when the layer does not answer; ``close`` then undoes what was done."""
         self.channel = await call(self.layer.new_channel())
-        self._reader = asyncio.get_running_loop().create_task(self._read(), name=self.name)
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(), name=self.name)
+        if self.groups:
+            await self._join()
+            self._renewal = loop.create_task(self._renew(), name=f"{self.name} renewal")
         return self.channel
+
+    async def _join(self) -> None:
+        await call(asyncio.gather(*(self.layer.group_add(group, self.channel) for group in self.groups)))
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(GROUP_RENEWAL)
+            try:
+                await self._join()
+            except Exception:
+                log.warning("%s: could not join its groups again", self.name, exc_info=True)
 
     async def _read(self) -> None:
         while True:
@@ -92,10 +117,21 @@ class Inbox:
                 log.exception("%s: a message could not be handled", self.name)
 
     async def close(self) -> None:
-        """End the reader (bounded: a reader that does not end in time is left to end by itself)."""
+        """Leave the groups and end the reader (bounded: a reader that does not end in time is left to
+        end by itself)."""
+        renewal, self._renewal = self._renewal, None
+        if renewal is not None:
+            renewal.cancel()  # asleep, or waiting for a ``call``, which goes on by itself
+            await asyncio.gather(renewal, return_exceptions=True)
         reader, self._reader = self._reader, None
         if reader is None:
             return
+        if self.groups:
+            leaving = asyncio.gather(*(self.layer.group_discard(group, self.channel) for group in self.groups))
+            try:
+                await call(leaving)
+            except Exception:
+                log.warning("%s: could not leave its groups", self.name, exc_info=True)
         try:
             await call(self.layer.send(self.channel, {"type": CLOSE}))
         except Exception:

@@ -95,7 +95,9 @@ class RunningReply:
 
     async def _live(self, session: SessionFile) -> dict[str, Any]:
         layer = get_channel_layer()
-        stops = Inbox(layer, self._on_stop, f"pitree-reply {self.id}") if layer is not None else None
+        stops = (
+            Inbox(layer, self._on_stop, f"pitree-reply {self.id}", [replies_group(self.session_id)]) if layer else None
+        )
         entry: dict[str, Any] | None = None
         try:
             await self._send(layer, self._progress())
@@ -111,7 +113,7 @@ class RunningReply:
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
             if stops is not None:
-                await self._unlisten(stops)
+                await stops.close()
 
     def _progress(self) -> dict[str, Any]:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
@@ -139,18 +141,9 @@ class RunningReply:
     async def _listen(self, stops: Inbox) -> None:
         """Stop requests from any server process arrive on a channel of this reply's own."""
         try:
-            channel = await stops.open()
-            await call(stops.layer.group_add(replies_group(self.session_id), channel))
+            await stops.open()
         except Exception:
             logger.warning("reply %s cannot be stopped from other processes", self.id, exc_info=True)
-
-    async def _unlisten(self, stops: Inbox) -> None:
-        try:
-            if stops.channel:
-                await call(stops.layer.group_discard(replies_group(self.session_id), stops.channel))
-        except Exception:
-            logger.warning("reply %s could not leave its Stop group", self.id, exc_info=True)
-        await stops.close()
 
     async def _on_stop(self, message: dict[str, Any]) -> None:
         if message.get("type") == "reply.stop" and message.get("reply") == self.id:

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import time
 from typing import Any
 
+from django.core.cache import caches
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -72,8 +74,8 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form, status=400)
     context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access_of(request))
-    context["current"] = current = form.cleaned_data["current"]
-    return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request, current))
+    context["current"] = form.cleaned_data["current"]
+    return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
 
 
 def list_context(query: str, page_number: int | None, access: Access) -> dict[str, Any]:
@@ -96,23 +98,21 @@ def list_context(query: str, page_number: int | None, access: Access) -> dict[st
     return {"groups": list(groups.items()), "page": page, "query": query, "problems": problems, "shown": shown}
 
 
-def listing_html(template: str, context: dict[str, Any], request: HttpRequest | None = None, *extra: object) -> str:
-    """A listing partial (``list_context``'s, with ``extra`` naming whatever else it reads; a partial
-    building links from the request's query string is given the ``request``), rendered once per listing
-    state and minute: the list page, the sidebar and the list's push show the same rows again and again
-    while the folder does not change."""
+def listing_html(template: str, context: dict[str, Any], request: HttpRequest | None = None) -> str:
+    """A listing partial (``list_context``'s; a partial building links from the request's query string
+    is given the ``request``), rendered once per listing state and minute and kept in the
+    ``fragments`` cache: the list page, the sidebar and the list's push show the same rows again and
+    again while the folder does not change."""
     asked = request.GET.urlencode() if request is not None else None
-    key = (template, context["shown"], int(time.time() // 60), asked, *extra)
-    html = _listing_html.get(key)
+    key = repr((template, context["shown"], int(time.time() // 60), asked))
+    key = "listing:" + hashlib.blake2b(key.encode()).hexdigest()
+    cache = caches["fragments"]
+    html = cache.get(key)
     if html is None:
         html = render_to_string(template, context, request=request)
-        while len(_listing_html) >= 64:
-            _listing_html.pop(next(iter(_listing_html)), None)
-        _listing_html[key] = html
+        cache.set(key, html)
     return html
 
-
-_listing_html: dict[tuple[object, ...], str] = {}
 
 # Recent lists' rows and their generation, by search, with the listing they came from (the catalog
 # hands out the same SessionInfo objects while no file changed): nesting forks and grouping thousands
