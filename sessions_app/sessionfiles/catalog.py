@@ -115,8 +115,9 @@ class Catalog:
         self._changes = FolderChanges.open() if watch and sees_every_change(self.root) else None
         self._scan_lock = threading.Lock()
         self._seen: dict[str, _Seen] | None = None  # with ``_changes``: each folder as last looked at
-        self._generation = 0  # grows whenever a look found something changed
-        self._listed: tuple[int, list[SessionInfo]] | None = None  # the last listing, and its generation
+        # The last listing, with the look at the folders it came from (with ``_changes``, the same
+        # object until something changed).
+        self._listed: tuple[dict[str, _Seen], list[SessionInfo]] | None = None
         self._flat: tuple[dict[str, _Seen], list[tuple[str, os.stat_result]], dict[Path, str]] | None = None
 
     # ------------------------------------------------------------------ the folder
@@ -134,18 +135,24 @@ class Catalog:
     def _scan(self) -> tuple[list[tuple[str, os.stat_result]], dict[Path, str]]:
         """The regular ``*.jsonl`` files with their stat (plain string paths: a ``Path`` per file is
         most of a warm listing's cost), and the other ``*.jsonl`` names of sub-folders with what they are."""
+        _, files, odd = self._look()
+        return files, odd
+
+    def _look(self) -> tuple[dict[str, _Seen], list[tuple[str, os.stat_result]], dict[Path, str]]:
+        """``_scan``, with the look at each folder it comes from: with ``_changes``, the same object as
+        the last time while nothing changed."""
         if self._changes is None:
-            self._generation += 1
             seen = {folder: _look(folder, folder == str(self.root)) for folder in self._folders()}
         else:
             seen = self._watched_scan()
             flat = self._flat
             if flat is not None and flat[0] is seen:
-                return flat[1], dict(flat[2])
+                return seen, flat[1], dict(flat[2])
         files = [item for folder in sorted(seen) for item in seen[folder].files]
         odd = {path: reason for folder in sorted(seen) for path, reason in seen[folder].odd.items()}
-        self._flat = (seen, files, odd)
-        return files, dict(odd)
+        if self._changes is not None:
+            self._flat = (seen, files, odd)
+        return seen, files, dict(odd)
 
     def _watched_scan(self) -> dict[str, _Seen]:
         """Each folder as it is now, looking again only at what inotify says changed since the last look."""
@@ -156,7 +163,6 @@ class Catalog:
             changed = changes.take()
             previous = self._seen
             if previous is None or changed is None:
-                self._generation += 1
                 seen = {}
                 for folder in self._folders():
                     changes.watch(folder)  # first, so that nothing written during the look is missed
@@ -171,9 +177,10 @@ class Catalog:
                     continue
                 for name in names:
                     path = os.path.join(root, name)
-                    if path in seen or _is_folder(path):  # a workspace folder came, went or was replaced
+                    is_folder = _is_folder(path)
+                    if path in seen or is_folder:  # a workspace folder came, went or was replaced
                         seen.pop(path, None)
-                        if _is_folder(path) and changes.watch(path):
+                        if is_folder and changes.watch(path):
                             seen[path] = _look(path, False)
                         else:
                             changes.forget(path)
@@ -185,7 +192,6 @@ class Catalog:
                     seen[folder] = _look_again(looked, folder, set(looked.links), folder == root)
             if seen.keys() == previous.keys() and all(seen[folder] is was for folder, was in previous.items()):
                 return previous  # nothing changed: the same object, which callers may recognise
-            self._generation += 1
             self._seen = seen
             return seen
 
@@ -196,14 +202,13 @@ class Catalog:
 
         A file is read only when its stamp differs from the one it had when this catalog, or (with a
         cache folder) any process, last read it."""
-        files, problems = self._scan()
-        generation, last = self._generation, self._listed
-        if last is not None and last[0] == generation and self._changes is not None:
+        seen, files, problems = self._look()
+        last = self._listed
+        if last is not None and last[0] is seen:
             return list(last[1])  # no file changed since the last listing
         self._remember()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
-        read: dict[str, tuple[Stamp, Known]] = {}
         infos, failures = self._infos, self._failures
         for path, st in files:
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -216,8 +221,7 @@ class Catalog:
                 result: SessionInfo | str = failure[1]
             else:
                 result = self._read_info(path)
-                read[path] = (stamp, result)
-                self._learn(path, stamp, result if isinstance(result, str) else _header_of(result))
+                self._learn(path, stamp, result)
             if isinstance(result, str):
                 failed[path] = (stamp, result)
                 problems[Path(path)] = result
@@ -226,9 +230,9 @@ class Catalog:
         with self._lock:
             self._infos, self._failures = listed, failed
             self.problems = problems
-        self._save(read, {path for path, _ in files})
+        self._save({path for path, _ in files})
         ordered = sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
-        self._listed = (generation, ordered)
+        self._listed = (seen, ordered)
         return list(ordered)
 
     def _remember(self) -> None:
@@ -250,28 +254,30 @@ class Catalog:
             self._headers_version += 1
             self._cached = set(remembered)
 
-    def _save(self, changed: dict[str, tuple[Stamp, Known]], present: set[str] | None) -> None:
-        """Remember ``changed`` in the cache folder, and forget the files no longer ``present`` (None:
-        not known here)."""
+    def _save(self, present: set[str] | None) -> None:
+        """Remember what was learned since the last save in the cache folder, and forget the files no
+        longer ``present`` (None: not known here)."""
         if self._cache is None or self._cached is None:
             return
         with self._lock:
-            changed, self._unsaved = {**self._unsaved, **changed}, {}
+            changed, self._unsaved = self._unsaved, {}
         gone = self._cached - present if present is not None else set()
         if changed or gone:
             self._cache.save(changed, gone)
             self._cached = (self._cached | changed.keys()) - gone
 
-    def _learn(self, path: str, stamp: Stamp, found: Header | str) -> None:
-        """Note a file's header facts (or why it is no session) in the header index; a failure is the
-        listing's too, until the file changes (a file without a readable header lists as nothing)."""
+    def _learn(self, path: str, stamp: Stamp, known: Known) -> None:
+        """Note what was read of a file — its listing, its header facts, or why it is no session — for
+        the cache folder (the next ``_save``), and its header facts in the header index; a failure is
+        the listing's too, until the file changes (a file without a readable header lists as nothing)."""
+        found = _header_of(known) if isinstance(known, SessionInfo) else known
         with self._lock:
-            known = self._headers.get(path)
+            if self._cache is not None:
+                self._unsaved[path] = (stamp, known)
+            previous = self._headers.get(path)
             self._headers[path] = (stamp, found)
-            if known is None or known[1] != found:
+            if previous is None or previous[1] != found:
                 self._headers_version += 1
-                if self._cache is not None:
-                    self._unsaved[path] = (stamp, found)
             if isinstance(found, str):
                 self._failures[path] = (stamp, found)
 
@@ -292,7 +298,7 @@ class Catalog:
         info = session_info(SessionFile.open(key, max_line_bytes=self.max_line_bytes))
         with self._lock:
             self._infos[key] = (stamp, info)
-        self._learn(key, stamp, _header_of(info))
+        self._learn(key, stamp, info)
         return info
 
     # ------------------------------------------------------------------ finding a session
@@ -384,7 +390,7 @@ class Catalog:
             return cached[1]
         found = self._read_header(path)
         self._learn(path, stamp, found)
-        self._save({path: (stamp, found)}, None)
+        self._save(None)
         return found
 
     def _read_header(self, path: str) -> Header | str:
@@ -410,18 +416,15 @@ class Catalog:
         if known is not None and known.key == (folders, self._headers_version):
             return known
         files, _ = self._scan()
-        learned: dict[str, tuple[Stamp, Known]] = {}
         for path, st in files:
             cached = self._headers.get(path)
             if cached is None or cached[0][:2] != (st.st_dev, st.st_ino):
-                stamp = _stamp(st)
-                found = learned[path] = (stamp, self._read_header(path))
-                self._learn(path, *found)
+                self._learn(path, _stamp(st), self._read_header(path))
         present = {path for path, _ in files}
         with self._lock:
             self._headers = {path: known for path, known in self._headers.items() if path in present}
             version = self._headers_version
-        self._save(learned, present)
+        self._save(present)
         headers = {path: found for path, (_, found) in self._headers.items() if isinstance(found, Header)}
         parents = _link((path, header.parent) for path, header in headers.items())
         forks: dict[str, list[str]] = {}

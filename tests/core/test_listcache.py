@@ -61,6 +61,22 @@ def test_a_restart_reads_no_unchanged_file(root: Path, tmp_path: Path, reads: li
     assert len(reads) == 6  # only the catalog without a cache read them
 
 
+def test_a_file_read_on_its_own_is_remembered_as_its_listing(root: Path, tmp_path: Path, reads: list[str]) -> None:
+    """A session page asks the catalog for one file (``info``): what it read is the listing's too, and
+    a restart lists the file without reading it again."""
+    cache = tmp_path / "var"
+    first = fresh(root, cache)
+    changed = first[-1].path
+    SessionFile(changed, fsync=False).append(E.user_message("one more"))
+    catalog = Catalog(root, cache_folder=cache)
+    catalog.info(changed)
+    catalog.sessions()
+    reads.clear()
+    restarted = fresh(root, cache)
+    assert reads == []
+    assert restarted == fresh(root)
+
+
 def test_a_restart_reads_what_changed_and_forgets_what_is_gone(root: Path, tmp_path: Path, reads: list[str]) -> None:
     cache = tmp_path / "var"
     first = fresh(root, cache)
