@@ -97,7 +97,9 @@ def _workspace_changed(sender: type[Workspace], instance: Workspace, **_: Any) -
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL)
 @receiver(post_delete, sender=settings.AUTH_USER_MODEL)
-def _user_changed(sender: type[Any], instance: Any, **_: Any) -> None:
+def _user_changed(sender: type[Any], instance: Any, update_fields: Any = None, **_: Any) -> None:
+    if update_fields is not None and set(update_fields) == {"last_login"}:
+        return  # every sign-in saves the time of it (``update_last_login``): no grant depends on it
     tell([user_group(instance.pk)])
 
 

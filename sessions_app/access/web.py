@@ -112,7 +112,7 @@ class LoginOrLinkMiddleware(LoginRequiredMiddleware):
     ) -> HttpResponseBase | None:
         if not request.user.is_authenticated and getattr(view_func, "login_required", True):
             links = actor_of(request).links
-            if has_working_link(links) or (links and "session_id" in view_kwargs):
+            if (links and "session_id" in view_kwargs) or has_working_link(links):  # the query last
                 return None
         return super().process_view(request, view_func, view_args, view_kwargs)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -160,3 +161,32 @@ async def test_the_list_socket_of_a_link_closes_when_it_is_revoked(world: World)
     while (output := await tab.receive_output(timeout=10))["type"] != "websocket.close":
         pass
     assert output["code"] == 4404
+
+
+async def test_a_sign_in_tells_no_socket_and_another_change_to_the_user_does(
+    django_user_model: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Every sign-in saves the user's ``last_login``, which no grant depends on: their open sockets are
+    not all made to ask again; any other save of the user tells them."""
+    from channels.layers import get_channel_layer
+    from django.contrib.auth.models import update_last_login
+
+    from sessions_app.access.changes import user_group
+
+    layer = get_channel_layer()
+    user = await sync_to_async(django_user_model.objects.create_user)("signing-in", password="pw-123456789")
+    channel = await layer.new_channel()
+    await layer.group_add(user_group(user.pk), channel)
+
+    def sign_in_then_rename() -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            update_last_login(None, user)
+        with django_capture_on_commit_callbacks(execute=True):
+            user.first_name = "Renamed"
+            user.save()
+
+    await sync_to_async(sign_in_then_rename)()
+    told = await asyncio.wait_for(layer.receive(channel), 2)
+    assert told["type"] == "grant.changed"
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(layer.receive(channel), 0.2)  # one message: the rename's, not the sign-in's
