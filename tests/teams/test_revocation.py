@@ -164,7 +164,7 @@ async def test_the_list_socket_of_a_link_closes_when_it_is_revoked(world: World)
 
 
 async def test_a_sign_in_tells_no_socket_and_another_change_to_the_user_does(
-    django_user_model: Any, django_capture_on_commit_callbacks: Any
+    transactional_db: Any, django_user_model: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     """Every sign-in saves the user's ``last_login``, which no grant depends on: their open sockets are
     not all made to ask again; any other save of the user tells them."""
