@@ -235,7 +235,7 @@ def _shown_rows(session: SessionFile, index: SessionIndex, mode: str, rows: Iter
     # Most of a first panel's cost: every assistant line is read. One without the word cannot hold
     # only tool calls, and the search for it costs a tenth of decoding the line.
     for row, line in zip(assistants, session.raw_lines(assistants)):
-        if b'"toolCall"' in line and only_tool_calls(line):
+        if only_tool_calls(line):
             shown.discard(row)
     return shown
 
@@ -297,7 +297,6 @@ class _View:
     skel: Skeleton
     position: int  # the shown row standing for the tab's position (NO_PARENT: none)
     path_runs: dict[int, int]  # run on the path → the last place in it that is on the path
-    path_order: list[int]  # the runs of the path, from the top down
     _children: dict[int, list[int]] = field(default_factory=dict)
     _guides: dict[int, tuple[str, str]] = field(default_factory=dict)
 
@@ -332,7 +331,7 @@ class _View:
 
 def _view(skel: Skeleton, position: int | None) -> _View:
     if position is None or position >= skel.length:
-        return _View(skel, NO_PARENT, {}, [])
+        return _View(skel, NO_PARENT, {})
     shown = skel.up[position]
     path_runs: dict[int, int] = {}
     point = shown
@@ -340,7 +339,7 @@ def _view(skel: Skeleton, position: int | None) -> _View:
         run = skel.run_of[point]
         path_runs[run] = skel.place[point]
         point = skel.run_parent(run)
-    return _View(skel, shown, path_runs, list(reversed(path_runs)))
+    return _View(skel, shown, path_runs)
 
 
 # A layout: what to draw, in order. (run, place, place) is an entry; (run, first, last) a fold of
@@ -369,7 +368,7 @@ def tree_rows(
         if row is not None and row < skel.length and skel.run_of[row] >= 0:
             keep.setdefault(skel.run_of[row], set()).add(skel.place[row])
 
-    segments = [(run, 0, view.path_runs[run]) for run in view.path_order]
+    segments = [(run, 0, last) for run, last in reversed(view.path_runs.items())]  # from the top down
     earlier, shown_path = _window(skel, segments, window)
     starts = {run: a for run, a, _ in shown_path}
     layout: _Layout = []

@@ -187,7 +187,7 @@ def word_diff(left: str, right: str, budget: Budget | None = None) -> WordDiff:
             spent += took
             coarse = coarse or spent >= allowance
         else:
-            coarse = coarse or (bool(left_tokens and right_tokens) and spent >= allowance)
+            coarse = coarse or bool(left_tokens and right_tokens)  # both sides, but no time left
             runs += [("-", left_tokens, []), ("+", [], right_tokens)]
     return _build(runs, coarse=coarse)
 

@@ -122,9 +122,12 @@ class _Blocks(msgspec.Struct, gc=False):
 _decode_blocks = msgspec.json.Decoder(_Blocks).decode
 
 
-def only_tool_calls(line: bytes | memoryview) -> bool:
+def only_tool_calls(line: bytes) -> bool:
     """Whether a message line holds nothing but tool calls (and did not end in an error or abort):
-    the turns pi's ``/tree`` hides by default. Reads the block types only, not their contents."""
+    the turns pi's ``/tree`` hides by default. Reads the block types only, not their contents, and
+    only of a line that names a tool call at all (as pi writes the word, unescaped)."""
+    if b'"toolCall"' not in line:
+        return False
     try:
         body = _decode_blocks(line).message
     except DECODE_ERRORS:

@@ -260,7 +260,7 @@
     const active = document.activeElement;
     const inside = active === document.body || (active && active.closest && active.closest("#transcript"));
     const entry = elt && elt.closest && elt.closest("#transcript article.entry[data-entry]");
-    focusBack = !inside ? null : elt && elt.closest && elt.closest("#composer") ? "composer" : entry ? entry.dataset.entry : "composer";
+    focusBack = inside ? (entry ? entry.dataset.entry : "composer") : null;
   });
 
   // Once htmx has set up the new transcript (it does when it settles), the folds open again: their

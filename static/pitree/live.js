@@ -344,7 +344,7 @@
   // rendered at some byte offset: batches that arrived before it but reach further are applied again.
   document.addEventListener("htmx:afterSwap", (ev) => {
     if (!live() || !(ev.detail.target && ev.detail.target.id === "transcript")) return;
-    state.leaf = atLeaf() ? position() : null;
+    noteLeaf();
     rebase(readCursor());
   });
 
@@ -382,7 +382,7 @@
       const composer = document.querySelector("#composer textarea[name=text]");
       if (composer && text) composer.value = text;
       state.cursor = readCursor();
-      state.leaf = atLeaf() ? position() : null;
+      noteLeaf();
       state.log = [];
       refreshTree();
     } finally {
@@ -396,6 +396,11 @@
   function atLeaf() {
     const note = document.getElementById("position-note");
     return Boolean(note && note.hidden);
+  }
+
+  // The file's position as this tab last saw it shown, if the tab stands there.
+  function noteLeaf() {
+    state.leaf = atLeaf() ? position() : null;
   }
 
   // ---- sending: how far into the file this tab is -------------------------------------------------
@@ -508,6 +513,6 @@
   state.cursor = readCursor();
   if (live()) {
     live().dataset.live = "connecting";
-    state.leaf = atLeaf() ? position() : null;
+    noteLeaf();
   }
 })();
