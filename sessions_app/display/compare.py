@@ -414,9 +414,10 @@ class _RowFacts:
         self.activity = array("q")  # ms; _NO_TIME: none
         self.models = [""]
         self._model_ids = {"": 0}
+        self.lock = threading.Lock()  # one reader of these rows' lines at a time
 
     def read(self, session: SessionFile, rows: list[int]) -> None:
-        """Make sure the facts of ``rows`` (rows of ``session``'s index) are known."""
+        """Make sure the facts of ``rows`` (rows of ``session``'s index) are known (``lock`` held)."""
         index = session.index
         grow = len(index) - len(self.known)
         if grow > 0:
@@ -460,7 +461,8 @@ _FACTS_LOCK = threading.Lock()
 
 def _facts(session: SessionFile, rows: list[int]) -> _RowFacts:
     """The facts of ``rows``, worked out where they were not yet, kept for the few indexes compared
-    last."""
+    last. The lines are read under the facts' own lock: the first comparison of a long branch does
+    not hold up those of other files."""
     offsets = session.index.offsets
     with _FACTS_LOCK:
         facts = _FACTS.get(id(offsets))
@@ -469,6 +471,7 @@ def _facts(session: SessionFile, rows: list[int]) -> _RowFacts:
             while len(_FACTS) > _FACTS_FILES:
                 _FACTS.popitem(last=False)
         _FACTS.move_to_end(id(offsets))
+    with facts.lock:
         facts.read(session, rows)
     return facts
 
