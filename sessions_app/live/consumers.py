@@ -162,7 +162,8 @@ class SessionConsumer(_Outbox):
 
 class SessionListConsumer(_Outbox):
     """One open session list: ``{"q": search, "page": n, "resume": bool}`` once, then ``{"t": "live"}``
-    and listings as the folder changes."""
+    and listings as the folder changes; with ``"notify": true`` (the sidebar, which fetches its own
+    list), ``{"t": "list"}`` without a listing."""
 
     feed: ListFeed | None = None
     guard: ListGuard | None = None
@@ -179,7 +180,11 @@ class SessionListConsumer(_Outbox):
         self.guard = ListGuard(actor, self.scope, self.end)
         await self.guard.listen()
         self.feed = list_feed()
-        await self.feed.join(self, actor, query.strip(), page, send_now=_field(text_data, "resume", bool) is True)
+        resume = _field(text_data, "resume", bool) is True
+        if _field(text_data, "notify", bool) is True:  # told that the folder changed, not what it lists
+            self.feed.notify(self, send_now=resume)
+        else:
+            await self.feed.join(self, actor, query.strip(), page, send_now=resume)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 

@@ -5,7 +5,9 @@ open. Changes come in bursts (a reply is a few lines, pi writes tool results qui
 waits ``SETTLE`` seconds after a wake-up before it looks, then renders the listing once per distinct
 search, page and set of visible sessions among its tabs (``Actor.key``: every superuser sees the same)
 — the same partial the page includes — and hands it to them. A listing is the whole state, not a patch:
-a tab that reconnects just receives the current one.
+a tab that reconnects just receives the current one. A tab that only wants to know *that* the folder
+changed (the app shell's sidebar, which fetches its own list then) gets ``CHANGED``, and no listing is
+rendered for it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..access.grants import Access, Actor
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
+CHANGED = orjson.dumps({"t": "list"}).decode()  # the message of a tab that asked for no listing
 
 
 class ListTab(Protocol):
@@ -32,21 +35,33 @@ class ListFeed:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.tabs: dict[ListTab, tuple[Actor, str, int]] = {}  # tab -> who looks, its search and page
+        self.notified: set[ListTab] = set()  # tabs told only that something changed
         self._task: asyncio.Task[None] | None = None
 
     async def join(self, tab: ListTab, actor: Actor, query: str, page: int, *, send_now: bool) -> None:
         """Add a tab of ``actor`` showing page ``page`` of the listing for ``query``; ``send_now`` sends it
         the current listing (a tab that reconnects may have missed changes)."""
         self.tabs[tab] = (actor, query, page)
-        if self._task is None:
-            watch = watch_tree(self.root)
-            self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
+        self._watch()
         if send_now:
             tab.deliver(await asyncio.to_thread(render_listing, actor, query, page))
 
+    def notify(self, tab: ListTab, *, send_now: bool) -> None:
+        """Add a tab told ``CHANGED`` whenever the folder changed (at once too, with ``send_now``)."""
+        self.notified.add(tab)
+        self._watch()
+        if send_now:
+            tab.deliver(CHANGED)
+
+    def _watch(self) -> None:
+        if self._task is None:
+            watch = watch_tree(self.root)
+            self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
+
     async def leave(self, tab: ListTab) -> None:
         self.tabs.pop(tab, None)
-        if not self.tabs and self._task is not None:
+        self.notified.discard(tab)
+        if not self.tabs and not self.notified and self._task is not None:
             _forget(self)
             task, self._task = self._task, None
             task.cancel()
@@ -63,6 +78,8 @@ class ListFeed:
                     listing = listings.get((actor.key, query, page))
                     if listing is not None:
                         tab.deliver(listing)
+                for tab in list(self.notified):
+                    tab.deliver(CHANGED)
         finally:
             watch.close()
 

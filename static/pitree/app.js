@@ -553,14 +553,15 @@
   document.addEventListener("htmx:wsOpen", (ev) => {
     if (ev.target.id !== "sidebar-list") return;
     // After a reconnect ("resume") the listing is sent at once: changes may have been missed.
-    ev.detail.socketWrapper.send(JSON.stringify({ q: "", page: 1, resume: sidebarSocket }));
+    // Told only that the folder changed ("notify"): the server renders no listing for it.
+    ev.detail.socketWrapper.send(JSON.stringify({ q: "", page: 1, resume: sidebarSocket, notify: true }));
     sidebarSocket = true;
   });
 
   document.addEventListener("htmx:wsBeforeMessage", (ev) => {
     const list = document.getElementById("sidebar-list");
     if (!list || (ev.target !== list && ev.target.id !== list.dataset.follows)) return;
-    if (ev.target === list) ev.preventDefault(); // the list page's listing, not the sidebar's markup
+    if (ev.target === list) ev.preventDefault(); // a notice that the folder changed, not markup
     let message;
     try {
       message = JSON.parse(ev.detail.message);

@@ -63,6 +63,24 @@ async def test_a_search_tab_gets_its_own_listing(sessions, watch_mode, owner_coo
         await search.disconnect()
 
 
+async def test_a_tab_that_asks_only_to_be_told_gets_no_listing(sessions, watch_mode, owner_cookie, monkeypatch) -> None:
+    """The sidebar fetches its own list: its socket is told that the folder changed, and no listing is
+    rendered for it."""
+    from sessions_app.live import listfeed
+
+    rendered: list[str] = []
+    real = listfeed.render_listing
+    monkeypatch.setattr(listfeed, "render_listing", lambda *args: rendered.append("listing") or real(*args))
+    sessions.copy(LINEAR)
+    tab = await _list_tab({"q": "", "resume": False, "notify": True}, owner_cookie)
+    try:
+        create_session(sessions.root, "/home/bob/elsewhere", name="Brand new session", fsync=False)
+        assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "list"}
+        assert rendered == []
+    finally:
+        await tab.disconnect()
+
+
 async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_mode, owner_cookie) -> None:
     from pitree_web.asgi import application
 
