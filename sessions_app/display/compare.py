@@ -36,6 +36,7 @@ from ..sessionfiles import tree
 from ..sessionfiles.index import NO_PARENT, SessionIndex, activity_time
 from ..sessionfiles.store import SessionFile
 from .entries import EntryView, present, preview
+from .transcript import transcript_page
 from .worddiff import Budget, WordDiff, word_diff
 
 MIN_COLUMNS, MAX_COLUMNS = 2, 4
@@ -45,9 +46,9 @@ MIN_COLUMNS, MAX_COLUMNS = 2, 4
 HEAD_ENTRIES, TAIL_ENTRIES = 50, 200
 # Of a turn cut to fit a window, this share comes from its start (its prompt), the rest from its end.
 CUT_HEAD_SHARE = 0.25
-# How many trunk entries are read to show its last turn above the columns, and how many each "earlier
-# entries" page of the trunk holds.
-TRUNK_TAIL, TRUNK_PAGE = 12, 40
+# How many trunk entries are read to show its last turn above the columns (its "earlier entries" come
+# a transcript page at a time).
+TRUNK_TAIL = 12
 # An entry with more text than this folds to a few lines in its cell (Show all).
 FOLD_CHARS, FOLD_LINES = 1200, 24
 # Label tags a column's summary shows; the rest behind "+N more".
@@ -541,14 +542,11 @@ class TrunkPage:
 
 
 def trunk_page(session: SessionFile, before: int) -> TrunkPage:
-    """The TRUNK_PAGE entries on the path above row ``before`` (the shared trunk is a path: what is
-    above an entry of it is the rest of it)."""
-    index = session.index
-    parent = index.parents[before]
-    rows = tree.path_tail(index, parent if parent != NO_PARENT else None, TRUNK_PAGE)
-    views = _visible(session, rows)
-    earlier = index.ids[rows[0]] if rows and index.parents[rows[0]] != NO_PARENT else None
-    return TrunkPage(views, _long(views), earlier)
+    """A transcript page of the path above row ``before``, compactions read through (the shared trunk
+    is a path: what is above an entry of it is the rest of it)."""
+    parent = session.index.parents[before]
+    page = transcript_page(session, parent if parent != NO_PARENT else None, fold=False)
+    return TrunkPage(page.entries, _long(page.entries), page.older_than)
 
 
 def _visible(session: SessionFile, rows: list[int]) -> list[EntryView]:

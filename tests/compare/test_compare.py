@@ -552,7 +552,7 @@ def test_long_prompts_and_answers_fold_in_their_cells(client, write_session, mak
 
 
 def test_the_whole_trunk_can_be_read_a_page_at_a_time(client, write_session, make) -> None:
-    from sessions_app.display.compare import TRUNK_PAGE
+    from sessions_app.display.transcript import PAGE_SIZE as TRUNK_PAGE
 
     m = make
     entries, parent = [], None
