@@ -10,7 +10,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 
 from ..cli.resolve import FileArgumentError, resolve_file
-from ..sessionfiles.catalog import Catalog
+from ..sessionfiles.catalog import AmbiguousId, Catalog
+from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile, read_header
 from .grants import Access, Actor
 from .scoped import SessionView
@@ -45,15 +46,14 @@ def _visible_path(access: Access, argument: str, catalog: Catalog) -> Path:
         raise _unknown(argument, catalog)
     if not argument:
         raise _unknown(argument, catalog)
-    seen = catalog.matching(argument, keep=lambda file, session_id: access.grant(session_id, Path(file)) is not None)
-    exact = [file for file, session_id in seen.items() if session_id == argument]
-    found = exact or list(seen)
-    if len(found) == 1:
-        return Path(found[0])
-    if found:
-        ids = sorted(seen[file] for file in found)
-        raise FileArgumentError(f"{argument!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
-    raise _unknown(argument, catalog)
+    try:
+        return catalog.find_path(
+            argument, keep=lambda file, session_id: access.grant(session_id, Path(file)) is not None
+        )
+    except AmbiguousId as error:
+        raise FileArgumentError(str(error)) from None
+    except SessionError:  # none that this person may see: whether others exist is not said
+        raise _unknown(argument, catalog) from None
 
 
 def _unknown(argument: str, catalog: Catalog) -> FileArgumentError:

@@ -327,7 +327,12 @@ class Catalog:
     def find(self, id_or_prefix: str) -> SessionInfo:
         """A session by id, else by a unique id prefix (pi's ``--session <id>``), opening only the one
         found; NotASession with the reason when only files named for it that are no sessions match."""
-        matches, failures = self._matching(id_or_prefix, prefix=True)
+        return self.info(self.find_path(id_or_prefix))
+
+    def find_path(self, id_or_prefix: str, keep: Callable[[str, str], bool] | None = None) -> Path:
+        """``find``'s file, opening none, among the sessions that ``keep(path, id)`` accepts (what one
+        person may see, say): no file is read but those named for it, and headers not seen yet."""
+        matches, failures = self._matching(id_or_prefix, prefix=True, keep=keep)
         exact = [path for path, session_id in matches.items() if session_id == id_or_prefix]
         found = exact or list(matches)
         if not found:
@@ -337,13 +342,7 @@ class Catalog:
         if len(found) > 1:
             ids = sorted(matches[path] for path in found)
             raise AmbiguousId(f"{id_or_prefix!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
-        return self.info(found[0])
-
-    def matching(self, prefix: str, keep: Callable[[str, str], bool]) -> dict[str, str]:
-        """``{path: session id}`` of the sessions whose id starts with ``prefix`` that ``keep(path, id)``
-        accepts (what one person may see, say): among files named for it first, else in the header
-        index; no file is read but those named for it, and headers not seen yet."""
-        return self._matching(prefix, prefix=True, keep=keep)[0]
+        return Path(found[0])
 
     def _matching(
         self, wanted: str, *, prefix: bool, keep: Callable[[str, str], bool] | None = None
