@@ -5,7 +5,6 @@ one.
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -216,7 +215,7 @@ def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
         if same_id is not None:
             header["timestamp"] = E.now_iso()  # a fork by upload, made now
         named = header.pop("parentSession", None)
-        forked_from = same_id or _as_seen(access, _lineage_parent(named))
+        forked_from = same_id or _as_seen(access, catalog().session_named(named) if isinstance(named, str) else None)
         if forked_from is not None:
             header["parentSession"] = str(forked_from.path.absolute())
         content = E.dump_line(header) + data[_header_end(data) :]
@@ -233,18 +232,6 @@ def upload(access: Access, data: bytes, cwd: str) -> Uploaded:
 def _as_seen(access: Access, info: SessionInfo | None) -> SessionInfo | None:
     """``info`` as the actor sees it (titled as their share shows it); None when they may not see it."""
     return next(iter(visible_sessions(access, [info])), None) if info is not None else None
-
-
-def _lineage_parent(named: object) -> SessionInfo | None:
-    """The session a ``parentSession`` names, as the listing links them (docs/format.md §7.3): the file
-    at that absolute path, else the only file with that name."""
-    if not isinstance(named, str) or not named:
-        return None
-    infos = catalog().sessions()
-    wanted = os.path.abspath(named)
-    by_path = [info for info in infos if os.path.abspath(info.path) == wanted]
-    by_name = [info for info in infos if info.path.name == os.path.basename(named)]
-    return by_path[0] if by_path else (by_name[0] if len(by_name) == 1 else None)
 
 
 def _check(data: bytes) -> SessionFile:

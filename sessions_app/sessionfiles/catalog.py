@@ -442,6 +442,12 @@ class Catalog:
         parent = self._lineage().parents.get(str(info.path))
         return None if parent is None else self._info_or_none(parent)
 
+    def session_named(self, ref: str) -> SessionInfo | None:
+        """The session a ``parentSession`` value names, as the lineage links them (an uploaded file's
+        parent, say); only that file is read, if it changed."""
+        found = _Names(self._lineage().headers).file(ref) if ref else None
+        return None if found is None else self._info_or_none(found)
+
     def forks_of(self, info: SessionInfo, infos: list[SessionInfo] | None = None) -> list[SessionInfo]:
         """Sessions forked from this one, most recent first (``infos`` as for ``parent_of``); without
         ``infos``, only the forks' files are read."""
@@ -588,21 +594,31 @@ def _lineage(infos: list[SessionInfo]) -> _Lineage:
     return _Lineage(parents, forks)
 
 
+class _Names:
+    """Which of some files a ``parentSession`` value names: the file at that absolute path, else the
+    only file with that name (docs/format.md §7.3)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.by_path: dict[str, str] = {}
+        self.by_name: dict[str, list[str]] = {}
+        for path in paths:
+            self.by_path[os.path.abspath(path)] = path
+            self.by_name.setdefault(os.path.basename(path), []).append(path)
+
+    def file(self, ref: str) -> str | None:
+        named = self.by_name.get(os.path.basename(ref), [])
+        return self.by_path.get(os.path.abspath(ref)) or (named[0] if len(named) == 1 else None)
+
+
 def _link(files: Iterable[tuple[str, str | None]]) -> dict[str, str]:
     """``{child path: parent path}`` from each file's ``parentSession``: the file at that absolute path,
     else the only file with that name; a file is never its own parent, and a loop (hand-edited headers
     can make two files each other's parent) is cut so that everything still lists."""
     refs = dict(files)
-    by_path = {os.path.abspath(path): path for path in refs}
-    by_name: dict[str, list[str]] = {}
-    for path in refs:
-        by_name.setdefault(os.path.basename(path), []).append(path)
+    named_by = _Names(refs)
     parents: dict[str, str] = {}
     for path, ref in refs.items():
-        if not ref:
-            continue
-        named = by_name.get(os.path.basename(ref), [])
-        parent = by_path.get(os.path.abspath(ref)) or (named[0] if len(named) == 1 else None)
+        parent = named_by.file(ref) if ref else None
         if parent is not None and parent != path:
             parents[path] = parent
     for start in list(parents):
