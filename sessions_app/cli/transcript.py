@@ -15,6 +15,7 @@ from ..sessionfiles.entries import as_text, content_text, dump_json, one_line
 Entry = dict[str, Any]
 INDENT = "  "
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")  # what ``printable`` replaces and JSON leaves unescaped
 
 
 # ---------------------------------------------------------------------------------- small pieces
@@ -30,6 +31,13 @@ def printable(line: str) -> str:
     the terminal) and lone surrogates (a file name that is not UTF-8) become U+FFFD; tabs and
     newlines stay."""
     return _UNPRINTABLE.sub("\ufffd", line)
+
+
+def printable_json(text: str) -> str:
+    """JSON text safe to print that still decodes to exactly what it encodes: DEL and the C1 controls,
+    which JSON may leave raw, become ``\\u`` escapes (``printable`` would replace them, changing an id
+    or a message); the other controls are escaped by every JSON encoder already."""
+    return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def terminal_line(text: str, width: int | None = None) -> str:

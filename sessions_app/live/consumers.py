@@ -200,6 +200,18 @@ class SessionListConsumer(_Outbox):
             await feed.leave(self)
 
 
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """Any websocket path that names no socket of the app (``/ws/x/``, or a session id no URL can
+    carry): accepted and closed with 4404, as an unknown session is, instead of reaching Channels'
+    router, which answers a path it cannot route with a 500 and a logged traceback."""
+
+    channel_layer_alias = "pitree-no-layer"
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=NOT_FOUND)
+
+
 def _field(text: str | None, name: str, kind: type) -> Any:
     """``name`` of a JSON object message when it has type ``kind`` (booleans are not integers here)."""
     with contextlib.suppress(orjson.JSONDecodeError, TypeError):

@@ -184,3 +184,19 @@ def test_inspect_of_a_v2_file(pitree, write_session) -> None:
     with pytest.raises(CommandError, match="version 2 session is read-only"):
         pitree("label", str(path), "u1", "x")
     assert path.read_bytes() == before
+
+
+def test_json_keeps_del_and_c1_controls_as_escapes(pitree, tmp_path) -> None:
+    """A terminal acts on DEL and the C1 controls, so the text commands replace them; JSON output
+    escapes them instead, and decodes to the ids and texts the file holds."""
+    path = tmp_path / "controls.jsonl"
+    header = {"type": "session", "version": 3, "id": "c1test", "timestamp": "2026-03-02T09:15:00.000Z", "cwd": "/x"}
+    message = {"role": "user", "content": "del\x7f c1\x9b nel\x85", "timestamp": 1}
+    entry = {"type": "message", "id": "u\x85", "parentId": None, "timestamp": "2026-03-02T09:15:01.000Z"}
+    path.write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(entry | {"message": message}) + b"\n")
+    text = pitree("inspect", str(path), "--json")
+    assert not any("\x7f" <= char <= "\x9f" for char in text)
+    got = json.loads(text)
+    assert got["leaf"] == "u\x85" and got["path"] == ["u\x85"]
+    assert got["context"]["messages"][0]["content"] == "del\x7f c1\x9b nel\x85"
+    assert _inspect(pitree, str(path), "--leaf", got["leaf"])["leaf"] == "u\x85"

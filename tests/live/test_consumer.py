@@ -4,6 +4,7 @@ append, exactly-once delivery, and resuming from a cursor."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -23,6 +24,23 @@ async def test_unknown_session_is_closed_with_4404_after_the_handshake(open_tab)
     tab = await open_tab("no-such-session")
     closed = await tab.ws.receive_output(timeout=10)
     assert closed == {"type": "websocket.close", "code": 4404}
+
+
+@pytest.mark.parametrize("path", ["/ws/x/", "/ws/", "/ws/s/a%20b/", "/ws/s/..%2F..%2Fetc/", "/ws/s/x/y/", "/s/x/"])
+async def test_a_path_that_names_no_socket_is_closed_with_4404(path: str, caplog) -> None:
+    """Signed in or not: an unroutable path must not end in a 500 with a traceback in the log."""
+    from channels.testing import WebsocketCommunicator
+
+    from pitree_web.asgi import application
+
+    communicator = WebsocketCommunicator(
+        application, path, headers=[(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    )
+    connected, _ = await communicator.connect(timeout=10)
+    assert connected
+    assert await communicator.receive_output(timeout=10) == {"type": "websocket.close", "code": 4404}
+    await communicator.disconnect()
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 @pytest.mark.parametrize("hello", ["not json", '{"cursor": -1}', '{"cursor": "12"}', '{"cursor": true}', "[]"])

@@ -39,7 +39,7 @@ from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root
 from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
-from sessions_app.cli.transcript import printable, render_transcript, terminal_line
+from sessions_app.cli.transcript import printable, printable_json, render_transcript, terminal_line
 from sessions_app.cli.treeview import tree_lines
 from sessions_app.search.index import SearchIndex, SearchUnavailable
 from sessions_app.search.query import fts_query
@@ -217,6 +217,10 @@ class Command(BaseCommand):
     def out(self, line: str) -> None:
         self.stdout.write(printable(line))
 
+    def out_json(self, data: bytes) -> None:
+        """JSON for programs, on one line: ids and texts exactly as stored (``printable_json``)."""
+        self.stdout.write(printable_json(data.decode()))
+
     def open(self, file: str) -> SessionView:
         return open_as(self.access, file, self.catalog(), fsync=self.fsync, max_line_bytes=self.max_line_bytes)
 
@@ -247,7 +251,7 @@ class Command(BaseCommand):
         for path, problem in sorted(problems):
             self.stderr.write(terminal_line(f"skipped {path}: {problem}"))
         if json:
-            self.out(orjson.dumps(ls_json(forest)).decode())
+            self.out_json(orjson.dumps(ls_json(forest)))
         elif not forest:
             self.out(f"no sessions in {self.sessions_dir}")
         else:
@@ -278,7 +282,7 @@ class Command(BaseCommand):
             session.row_of(leaf)
             target = leaf
         if json:
-            self.out(inspect_json(session, target).decode())
+            self.out_json(inspect_json(session, target))
             return
         for line in summary_lines(session, target):
             self.out(line)
@@ -367,7 +371,7 @@ class Command(BaseCommand):
         for path, reason in sorted(failed.items()):
             self.stderr.write(terminal_line(f"not searched: {path}: {reason}"))
         if json:
-            self.out(orjson.dumps(search_json(results)).decode())
+            self.out_json(orjson.dumps(search_json(results)))
             return
         for line in search_lines(results):
             self.out(line)
