@@ -15,7 +15,7 @@ import bisect
 from collections.abc import Callable
 from typing import Any
 
-from ..assistants import get_assistant
+from ..assistants import Assistant, AssistantError, get_assistant
 from ..live.fragments import cursor_of
 from ..sessionfiles.context import convert_to_llm
 from ..sessionfiles.errors import SessionError
@@ -75,28 +75,46 @@ def _continued_since(index: SessionIndex, parent: int | None, cursor: int) -> in
     return latest if latest != parent else max(below)
 
 
+async def offered_models(assistant: Assistant) -> tuple[list[str], str]:
+    """The backend's models, and why not when they could not be fetched (then its configured one only)."""
+    try:
+        return await assistant.models(), ""
+    except AssistantError as error:
+        return [assistant.model], f"The model list could not be fetched: {error}"
+
+
+def chosen_model(assistant: Assistant, provider: object, model: object, offered: list[str]) -> str:
+    """The model a reply on a branch uses, and the composer's picker shows: the branch's own (its last
+    ``model_change`` or reply names it) when this backend wrote it and still offers it, else the
+    configured one. (A reply the command line wrote names provider "pitree" and model "cli", say: the
+    offline responder offers only its own model, so that one answers.)"""
+    if provider == assistant.provider and isinstance(model, str) and model in offered:
+        return model
+    return assistant.model
+
+
 async def start_reply(
     session: SessionFile, parent_id: str, reply_id: str | None = None, model: str | None = None
 ) -> replies.RunningReply:
-    """Start answering the branch ending at ``parent_id`` with ``model`` (default: the branch's model,
-    as the session context names it, when the backend's provider wrote it; else the configured one).
+    """Start answering the branch ending at ``parent_id`` with ``model`` (default: ``chosen_model``).
 
-        Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
-        and an ``errorMessage``, as pi stores them; the user's message stays either way.
+    Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
+    and an ``errorMessage``, as pi stores them; the user's message stays either way.
     """
 
     assistant = get_assistant()
 
-    def read() -> tuple[list[Any], int, str | None]:
+    def read() -> tuple[list[Any], int, dict[str, Any]]:
         context = session.context(parent_id)
-        chosen = context.model or {}
-        branch_model = chosen.get("modelId") if chosen.get("provider") == assistant.provider else None
         # Earlier answers to the same entry: a deterministic backend words a regenerated reply differently.
         variant = len(session.index.children(session.row_of(parent_id)))
-        return convert_to_llm(context.messages), variant, branch_model if isinstance(branch_model, str) else None
+        return convert_to_llm(context.messages), variant, context.model or {}
 
-    messages, variant, branch_model = await asyncio.to_thread(read)
-    reply = assistant.reply(messages, model=model or branch_model, variant=variant)
+    messages, variant, branch = await asyncio.to_thread(read)
+    if model is None:
+        offered, _ = await offered_models(assistant)
+        model = chosen_model(assistant, branch.get("provider"), branch.get("modelId"), offered)
+    reply = assistant.reply(messages, model=model, variant=variant)
     return replies.start(session, parent_id, reply, reply_id)
 
 

@@ -168,6 +168,13 @@ def running(session_id: str) -> list[RunningReply]:
     return [reply for reply in _running.values() if reply.session_id == session_id]
 
 
+def answering(session_id: str, parent_id: str) -> bool:
+    """Whether this process is writing a reply to ``parent_id``. (With several server processes, a
+    reply another one writes is not seen here: the tabs' own guard, Stop instead of Send while a reply
+    streams on their branch, is what keeps a message from starting a sibling of it there.)"""
+    return any(reply.parent_id == parent_id for reply in running(session_id))
+
+
 async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
     """Stop a reply of this session, which is then stored as ``aborted`` with its text so far.
 

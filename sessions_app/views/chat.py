@@ -32,13 +32,21 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
     """A user message as a child of the entry the tab shows (``parent``), then the assistant's reply
     to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch. A
     message from a page that missed how the conversation went on after ``parent`` is refused (409),
-    with a choice: continue from the latest entry, or send as a new branch here (``MessageForm``)."""
+    with a choice: continue from the latest entry, or send as a new branch here (``MessageForm``); so
+    is one that answers an entry whose reply this process is still writing."""
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = MessageForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
     parent = form.cleaned_data["parent"] or None
     cursor = form.cleaned_data["cursor"]
+    if parent is not None and not form.cleaned_data["branch"] and replies.answering(session.session_id, parent):
+        # The message would become a sibling of the reply being written (its page shows Stop for it).
+        return form_error(
+            request,
+            "A reply to this message is still being written. Wait for it, or stop it; nothing was sent.",
+            status=409,
+        )
     check = None if cursor is None or form.cleaned_data["branch"] else chat.unchanged_since(parent, cursor)
     try:
         user = await asyncio.to_thread(session.append, E.user_message(form.cleaned_data["text"]), parent, check=check)

@@ -22,7 +22,7 @@ from ..access.page import page_context
 from ..access.scoped import can_write, may_fork, tools_of, write_context
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
-from ..assistants import AssistantError, get_assistant
+from ..assistants import get_assistant
 from ..display.entries import Block, EntryView, content_blocks, present
 from ..display.markdown import markdown_text
 from ..display.settings import THINKING_LEVELS, branch_settings
@@ -40,6 +40,7 @@ from ..forms import (
     TreeRunForm,
 )
 from ..live.fragments import cursor_of
+from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
@@ -282,11 +283,8 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     position = await asyncio.to_thread(lambda: entry_row(session, at) if at else session.index.leaf_row)
     current = await asyncio.to_thread(branch_settings, session, position)
     assistant = get_assistant()
-    try:
-        models, problem = await assistant.models(), ""
-    except AssistantError as error:
-        models, problem = [assistant.model], f"The model list could not be fetched: {error}"
-    chosen = current.model if current.provider == assistant.provider and current.model in models else assistant.model
+    models, problem = await offered_models(assistant)
+    chosen = chosen_model(assistant, current.provider, current.model, models)
     context = {
         "session_id": session.session_id,
         "position": session.index.ids[position] if position is not None else "",

@@ -667,8 +667,10 @@
     }
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
       ev.preventDefault();
-      // While the composer's reply is written, what is typed stays in the box (Send is Stop meanwhile).
-      if (!target.form.dataset.pending) target.form.requestSubmit();
+      // While a reply is written on this branch, asked here or in another tab, what is typed stays in
+      // the box: Send is Stop meanwhile.
+      const send = target.form.querySelector("button.send");
+      if (!target.form.dataset.pending && !(send && send.hidden)) target.form.requestSubmit();
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {

@@ -153,12 +153,16 @@
   }
 
   // ---- entries ------------------------------------------------------------------------------------
+  // Entries that may change the model or thinking level the branch is on (a reply names its model).
+  const SETTINGS_KINDS = ["entry--model_change", "entry--thinking_level_change", "entry--assistant"];
+
   function applyBatch(batch) {
     // The header says what the file holds, whatever this tab shows: a batch whose entries came with the
     // answer to the tab's own request (its transcript is not the header) still updates it.
     updateHead(batch);
     if (batch.to <= state.cursor) return; // all of it is in the page already
     let moved = false;
+    let settingsChanged = false;
     const wasAtBottom = atBottom();
     for (const item of batch.entries) {
       if (item.end <= state.cursor) continue;
@@ -166,6 +170,8 @@
         if (item.html && !entryEl(item.id)) append(item);
         setPosition(item.id);
         moved = true;
+        const el = entryEl(item.id);
+        settingsChanged ||= !!el && SETTINGS_KINDS.some((kind) => el.classList.contains(kind));
       }
     }
     state.cursor = Math.max(state.cursor, batch.to);
@@ -173,7 +179,20 @@
     for (const [id, text] of Object.entries(batch.labels)) setLabel(id, text);
     notePosition(batch.leaf || "");
     if (batch.tree) refreshTree();
+    if (settingsChanged) refreshSettings();
     if (moved) followBottom(wasAtBottom);
+  }
+
+  // The composer's pickers, fetched again for the tab's new position: they show what the next reply
+  // uses, whoever changed it (another tab's picker, or pi writing a thinking_level_change).
+  function refreshSettings() {
+    const settings = document.getElementById("composer-settings");
+    if (!settings || !settings.getAttribute("hx-get")) return;
+    htmx.ajax("GET", settings.getAttribute("hx-get"), {
+      target: settings,
+      swap: "innerHTML",
+      values: { at: position() },
+    });
   }
 
   // The file's position is elsewhere: the page's note says this tab shows an earlier point or another

@@ -93,3 +93,31 @@ def test_picking_a_thinking_level_writes_thinking_level_change(page, ui, session
     assert change["parentId"] == POSITION
     expect(page.locator(f"#entry-{change['id']}")).to_contain_text("Thinking level → high")
     expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")
+
+
+def test_every_tab_s_pickers_follow_a_change_made_elsewhere(new_page, ui, sessions) -> None:
+    """Another tab's pick, and a ``thinking_level_change`` pi appends to the file, reach each tab's
+    picker: it shows what the next reply uses without a reload."""
+    seeded = sessions.seed("01-linear")
+    picking, watching = new_page(), new_page()
+    for page in (picking, watching):
+        ui.open(page, seeded.url)
+        page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    level = "#composer-settings select[name=level]"
+    expect(watching.locator(level)).to_have_value("medium")
+    picking.locator(level).select_option("high")
+    expect(watching.locator(level)).to_have_value("high")
+
+    leaf = seeded.lines()[-1]["id"]
+    line = {
+        "type": "thinking_level_change",
+        "id": "f0f0f0f0",
+        "parentId": leaf,
+        "timestamp": "2026-03-02T10:00:00.000Z",
+        "thinkingLevel": "low",
+    }
+    with seeded.path.open("ab") as file:  # as pi appends: one whole line
+        file.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+    for page in (picking, watching):
+        expect(page.locator("#entry-f0f0f0f0")).to_contain_text("Thinking level → low")
+        expect(page.locator(level)).to_have_value("low")

@@ -65,6 +65,13 @@ def test_stop_in_the_composer_of_a_tab_that_did_not_ask(new_page, ui, sessions, 
     expect(stop).to_be_visible()
     expect(watching.locator("#composer .send")).to_be_hidden()
     expect(watching.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
+    # Ctrl+Enter sends nothing meanwhile (the message would be a sibling of the reply): the text stays.
+    box = watching.locator("#composer textarea[name=text]")
+    box.fill("Not yet")
+    box.press("Control+Enter")
+    watching.wait_for_timeout(300)
+    expect(box).to_have_value("Not yet")
+    assert [e["message"]["content"] for e in seeded.entries()[-1:]] == ["Stop me from the other tab"]
     stop.click()
 
     reply_id = ui.wait_position_change(asking, "db26dc72")

@@ -27,7 +27,7 @@ async def test_unknown_session_is_closed_with_4404_after_the_handshake(open_tab)
 
 
 @pytest.mark.parametrize("path", ["/ws/x/", "/ws/", "/ws/s/a%20b/", "/ws/s/..%2F..%2Fetc/", "/ws/s/x/y/", "/s/x/"])
-async def test_a_path_that_names_no_socket_is_closed_with_4404(path: str, caplog) -> None:
+async def test_a_path_that_names_no_socket_is_closed_with_4404(path: str, caplog, transactional_db) -> None:
     """Signed in or not: an unroutable path must not end in a 500 with a traceback in the log."""
     from channels.testing import WebsocketCommunicator
 

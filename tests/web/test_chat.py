@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 from collections.abc import AsyncIterator
 
@@ -135,6 +136,22 @@ def test_the_openai_backend_gets_the_branch_context_and_its_reply_is_stored(clie
     assert reply["usage"]["output"] == 7 and reply["stopReason"] == "stop"
 
 
+def test_a_reply_written_by_the_command_line_does_not_choose_the_next_reply_s_model(client, pi) -> None:
+    """The CLI stores its assistant lines as provider "pitree", model "cli": the offline responder,
+    also "pitree", offers only its own model, so it answers with that one, as its picker shows."""
+    from django.core.management import call_command
+
+    path = pi.path(LINEAR)
+    call_command("pitree", "append", str(path), "--role", "assistant", "--text", "from the agent", stdout=io.StringIO())
+    written = pi.lines(path)[-1]
+    assert (written["message"]["provider"], written["message"]["model"]) == ("pitree", "cli")
+    settings = client.get(f"/s/{pi.id(LINEAR)}/settings/", {"at": written["id"]}).content.decode()
+    assert 'value="offline-echo" selected' in settings
+    client.post(f"/s/{pi.id(LINEAR)}/send/", {"text": "Answer me", "parent": written["id"]}, **HTMX)
+    reply = pi.lines(path)[-1]["message"]
+    assert reply["stopReason"] == "stop" and reply["model"] == "offline-echo", reply.get("errorMessage")
+
+
 def test_regenerated_answers_differ_from_their_siblings(client, pi) -> None:
     for _ in range(2):
         client.post(f"/s/{pi.id(LINEAR)}/regenerate/", {"entry": "358d8704"}, **HTMX)
@@ -220,6 +237,34 @@ async def test_stop_from_another_request_stores_the_text_so_far(asgi, pi, settin
     assert reply["message"]["stopReason"] == "aborted" and reply["message"]["errorMessage"]
     assert reply["message"]["content"] == [{"type": "text", "text": shown}]
     assert answered.status_code == 200 and f'data-position="{reply["id"]}"' in answered.text
+
+
+async def test_a_message_to_an_entry_being_answered_is_refused_and_writes_nothing(asgi, pi, settings) -> None:
+    """Another tab sending while the reply streams would put two user messages in a row, the reply
+    on a side branch: refused (409) until the reply is stored; a new branch asked for on purpose is not."""
+    settings.PITREE_OFFLINE_DELAY = 30
+    url = f"/s/{pi.id(LINEAR)}/"
+    sending = asyncio.create_task(asgi.post(url + "send/", data={"text": "First", "parent": "358d8704"}))
+    running = await _running_reply(pi.id(LINEAR))
+    size = pi.path(LINEAR).stat().st_size
+    second = await asgi.post(url + "send/", data={"text": "Second", "parent": running.parent_id, "cursor": size})
+    assert second.status_code == 409 and "still being written" in second.text
+    assert pi.path(LINEAR).stat().st_size == size
+    branching = asyncio.create_task(
+        asgi.post(url + "send/", data={"text": "On purpose", "parent": running.parent_id, "branch": "1"})
+    )
+    for _ in range(1000):
+        if len(replies.running(pi.id(LINEAR))) == 2:
+            break
+        await asyncio.sleep(0.01)
+    user = pi.lines(pi.path(LINEAR))[-1]
+    assert user["parentId"] == running.parent_id and user["message"]["content"] == "On purpose"
+    for reply, task in zip(replies.running(pi.id(LINEAR)), (sending, branching)):
+        reply.stop()  # one at a time: the test database is one SQLite file in memory, locked per write
+        assert (await task).status_code == 200
+    answers = [line for line in pi.lines(pi.path(LINEAR)) if line.get("parentId") == running.parent_id]
+    assert [line["message"]["role"] for line in answers] == ["user", "assistant"]  # the new branch, the reply
+    assert answers[1]["message"]["stopReason"] == "aborted"
 
 
 async def test_a_client_that_disconnects_does_not_lose_the_reply(asgi, pi, settings) -> None:
