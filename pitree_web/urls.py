@@ -2,7 +2,10 @@
 workspaces, shares)."""
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from sessions_app.teams_urls import accounts_patterns, teams_patterns
 
@@ -11,6 +14,12 @@ urlpatterns = [
     path("", include((teams_patterns, "teams"))),
     path("accounts/", include((accounts_patterns, "accounts"))),
     path("admin/", admin.site.urls),
+    # What a browser asks for when a document names no icon (a raw JSON line, say): the app's own.
+    path(
+        "favicon.ico",
+        login_not_required(RedirectView.as_view(url=static("pitree/favicon.svg"), permanent=True)),
+        name="favicon",
+    ),
 ]
 
 handler400 = "pitree_web.errors.bad_request"

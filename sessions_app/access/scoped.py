@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 from django.core.exceptions import PermissionDenied
 
-from ..display.tools import FORK, WRITE
+from ..display.tools import FORK, SIBLING, WRITE
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
 from ..sessionfiles.store import SessionFile, feed_file, reopen_regular
@@ -139,16 +139,29 @@ def may_fork(session: SessionFile) -> bool:
 
 
 def tools_of(session: SessionFile) -> frozenset[str]:
-    """The entry tools a page of ``session`` offers its reader (``display.tools``)."""
-    return frozenset([*([WRITE] if can_write(session) else []), *([FORK] if may_fork(session) else [])])
+    """The entry tools a page of ``session`` offers its reader (``display.tools``); at the entries of
+    ``trunk_of`` without ``SIBLING``."""
+    writes = [WRITE, SIBLING] if can_write(session) else []
+    return frozenset([*writes, *([FORK] if may_fork(session) else [])])
+
+
+def trunk_of(session: SessionFile) -> frozenset[str]:
+    """The entries from the root to where a live branch share starts, for a reader who writes in it:
+    a sibling of any of them (an Edit & resend, a Regenerate) would be outside the branch."""
+    if not isinstance(session, SessionView) or session.grant.scope is None or not can_write(session):
+        return frozenset()
+    index = session.index
+    anchor = index.row(session.grant.scope.entry_id)
+    return frozenset() if anchor is None else frozenset(index.ids[row] for row in tree_path(index, anchor))
 
 
 def write_context(session: SessionFile) -> dict[str, Any]:
     """What a page needs to offer writes (``can_write``) and the entry tools the reader may use
-    (``tools``), or say what the reader may do (``grant``)."""
+    (``tools``, not all of them at the ``trunk``), or say what the reader may do (``grant``)."""
     return {
         "can_write": can_write(session),
         "tools": tools_of(session),
+        "trunk": trunk_of(session),
         "grant": session.grant if isinstance(session, SessionView) else FULL,
     }
 

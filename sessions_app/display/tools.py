@@ -1,5 +1,5 @@
 """The tools under an entry that need more than reading: writing ones (Edit, Regenerate, Label…,
-Compact…) and Fork…, offered only to readers who may use them.
+Compact…) and Fork…, offered only to readers who may use them, at the entries where they may.
 
 An entry's fragment is rendered once and cached (``templatetags.pitree.entry_html``), and a push is
 rendered once for every tab (``live/fragments.py``), so neither may depend on who reads it. The
@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 
 WRITE = "write"  # the grant writes in the file (a version 3 file, a collaborator or member)
+SIBLING = "sibling"  # writes a sibling of its entry (Edit & resend, Regenerate): a WRITE, except at
+# the entries a branch share starts at or above, whose siblings are outside the branch
 FORK = "fork"  # the reader has a workspace to fork into (signed in)
-EVERY = frozenset({WRITE, FORK})
+EVERY = frozenset({WRITE, SIBLING, FORK})
 READING = frozenset[str]()
 
 _MARKED = re.compile(r"<!--tool:(\w+)-->.*?<!--/tool-->", re.DOTALL)

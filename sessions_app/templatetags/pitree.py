@@ -23,7 +23,7 @@ from django.utils.timesince import timesince
 
 from ..display.entries import EntryView
 from ..display.markdown import markdown_text, render_markdown, title_text
-from ..display.tools import READING, offered
+from ..display.tools import READING, SIBLING, offered
 from ..display.treepanel import TreeRow
 
 register = template.Library()
@@ -149,7 +149,10 @@ def entry_html(context: template.Context, e: EntryView) -> SafeString:
         html = render_to_string("sessions_app/partials/_entry.html", {**values, "csrf_token": _CSRF_SLOT})
         cache.set(key, html)
     token = context.get("csrf_token")
-    html = offered(html, context.get("tools") or READING)
+    tools = context.get("tools") or READING
+    if e.id in (context.get("trunk") or ()):
+        tools -= {SIBLING}  # its sibling would be outside the branch shared with the reader
+    html = offered(html, tools)
     html = html.replace(_CSRF_SLOT, str(token) if token else "")
     # In a query string (links' ``at=``) the position is URL-encoded; elsewhere (inputs) it is text.
     html = html.replace(f"at={_POSITION_SLOT}", f"at={escape(quote(position, safe=''))}")

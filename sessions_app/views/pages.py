@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 from ..access.grants import Access
 from ..access.listing import visible_sessions
 from ..access.page import page_context
-from ..access.scoped import can_write, may_fork, tools_of, write_context
+from ..access.scoped import can_write, may_fork, tools_of, trunk_of, write_context
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
@@ -220,7 +220,13 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(
         request,
         "sessions_app/partials/_older.html",
-        {"session_id": session.session_id, "page": page, "unfold": "1" if unfold else None, "tools": tools_of(session)},
+        {
+            "session_id": session.session_id,
+            "page": page,
+            "unfold": "1" if unfold else None,
+            "tools": tools_of(session),
+            "trunk": trunk_of(session),
+        },
     )
 
 
@@ -261,6 +267,7 @@ def entry_actions(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
         "read_only": not can_write(session),
         "may_fork": may_fork(session),
         "tools": tools_of(session),
+        "trunk": trunk_of(session),
         "do": form.cleaned_data["do"],
         "branch_length": sum(1 for _ in ancestors(session.index, row)),
         "panel": is_htmx(request),

@@ -21,6 +21,30 @@
       return transcript ? transcript.dataset.position || "" : "";
     },
     refreshTree,
+    flash,
+  });
+
+  /** Say ``text`` next to the composer (#flash), in place of what was said there before. */
+  function flash(text) {
+    const box = document.getElementById("flash");
+    if (!box) return;
+    const note = document.createElement("div");
+    note.className = "flash";
+    note.setAttribute("role", "status");
+    note.textContent = text;
+    box.replaceChildren(note);
+  }
+
+  // Answers htmx does not swap (the page's htmx config): a 404 says the session or entry is not there
+  // for this reader any more (deleted, or their access ended: a 404 either way, so that a stranger
+  // learns nothing), a server error says so; without this, the press would seem to do nothing.
+  document.addEventListener("htmx:responseError", (ev) => {
+    const status = ev.detail.xhr ? ev.detail.xhr.status : 0;
+    flash(
+      status === 404
+        ? "This session or entry is not available to you any more (it was deleted, or your access to it ended). Nothing was written."
+        : `The server could not answer (HTTP ${status}). Try again.`,
+    );
   });
 
   function store(key, value) {
@@ -90,9 +114,12 @@
     }
     treeTimer = setTimeout(() => {
       treeStale = false;
-      const url = new URL(panel.dataset.refresh, window.location.href);
+      const current = document.getElementById("tree-panel"); // a refresh meanwhile replaced it
+      if (!current || !current.dataset.refresh) return;
+      const url = new URL(current.dataset.refresh, window.location.href);
       url.searchParams.set("at", pitree.position());
-      htmx.ajax("GET", url.pathname + url.search, { target: "#tree-panel", swap: "outerHTML" });
+      // Its own request (a source): not queued behind, nor dropped for, other refreshes (live.js).
+      htmx.ajax("GET", url.pathname + url.search, { source: current, target: current, swap: "outerHTML" });
     }, 150);
   }
 
@@ -579,7 +606,7 @@
     if (!list || !filter) return;
     const url = new URL(filter.getAttribute("hx-get"), window.location.href);
     if (filter.value.trim()) url.searchParams.set("q", filter.value.trim());
-    htmx.ajax("GET", url.pathname + url.search, { target: "#sidebar-list", swap: "innerHTML" });
+    htmx.ajax("GET", url.pathname + url.search, { source: list, target: list, swap: "innerHTML" });
   }
 
   // Ages as the server words them (Django's timesince: the largest unit, in calendar months and years

@@ -27,6 +27,7 @@
     leaf: null, // the file's position as last heard (null: not known)
     waiting: null, // messages that arrive while the page is fetched again
     socket: null,
+    gone: false, // the feed said the session's file was deleted
   };
 
   const live = () => document.getElementById("live");
@@ -73,7 +74,9 @@
       // The extension does not retry 4xxx closes; say why the page stopped following.
       setLink(ev.target, "stopped");
       if (ev.target === live()) {
-        flash(code === 4404 ? "This session's file is gone: live updates stopped." : "Live updates stopped.");
+        // 4404: the file was deleted (its "gone" message said so first), or the reader's access ended.
+        if (code !== 4404) flash("Live updates stopped.");
+        else if (!state.gone) flash("This session is not available to you any more: live updates stopped.");
       }
     } else {
       setLink(ev.target, "closed");
@@ -147,6 +150,7 @@
         setLink(live(), "live");
         break;
       case "gone":
+        state.gone = true;
         flash("This session's file is gone: live updates stopped.");
         break;
     }
@@ -183,16 +187,15 @@
     if (moved) followBottom(wasAtBottom);
   }
 
-  // The composer's pickers, fetched again for the tab's new position: they show what the next reply
-  // uses, whoever changed it (another tab's picker, or pi writing a thinking_level_change).
+  // The composer's pickers, fetched again for the tab's new position (app.js names it in ``at``): they
+  // show what the next reply uses, whoever changed it (another tab's picker, or pi writing a
+  // thinking_level_change). The request is the element's own, so that it queues behind the element's
+  // requests only (htmx.ajax without a source queues every such request behind one another, on the
+  // body, keeping only the last one waiting).
   function refreshSettings() {
     const settings = document.getElementById("composer-settings");
     if (!settings || !settings.getAttribute("hx-get")) return;
-    htmx.ajax("GET", settings.getAttribute("hx-get"), {
-      target: settings,
-      swap: "innerHTML",
-      values: { at: position() },
-    });
+    htmx.ajax("GET", settings.getAttribute("hx-get"), { source: settings, target: settings, swap: "innerHTML" });
   }
 
   // The file's position is elsewhere: the page's note says this tab shows an earlier point or another
@@ -487,13 +490,7 @@
   );
 
   function flash(text) {
-    const box = document.getElementById("flash");
-    if (!box) return;
-    const note = document.createElement("div");
-    note.className = "flash";
-    note.setAttribute("role", "status");
-    note.textContent = text;
-    box.replaceChildren(note);
+    window.pitree.flash(text);
   }
 
   // ---- the session list ---------------------------------------------------------------------------

@@ -72,3 +72,38 @@ def test_a_teammate_follows_a_shared_link_live_then_forks(
     finally:
         mate.close()
     assert not record.errors, record.errors
+
+
+def test_a_revoked_teammate_s_tab_says_its_access_ended_and_a_send_says_why_it_failed(
+    chromium: Any, context: Any, server: Any, sessions: Any, ui: Any, add_account: Any
+) -> None:
+    """Not "the file is gone" (it is not), and not a press that seems to do nothing."""
+    seeded = sessions.seed("01-linear")
+    owner = context.new_page()
+    ui.open(owner, seeded.url)
+    owner.get_by_role("link", name="Share…").click()
+    owner.locator("select[name=audience]").select_option("link")
+    owner.locator("select[name=role]").select_option("collaborator")
+    owner.locator("select[name=mode]").select_option("live")
+    owner.get_by_role("button", name="Share").click()
+    link = owner.locator("#share-link-url").input_value()
+
+    mate = chromium.new_context(base_url=server.url)
+    try:
+        friend = mate.new_page()
+        friend.goto(add_account(f"teammate-{uuid.uuid4().hex[:6]}"))
+        ui.open(friend, link.removeprefix(server.url))
+        friend.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+        before = seeded.path.read_bytes()
+
+        owner.get_by_role("button", name="Revoke").first.click()
+        friend.wait_for_function("() => document.getElementById('live').dataset.live === 'stopped'")
+        expect(friend.locator("#flash")).to_contain_text("not available to you any more")
+        expect(friend.locator("#flash")).not_to_contain_text("file is gone")
+
+        friend.locator("#composer textarea[name=text]").fill("Still here?")
+        friend.locator("#composer textarea[name=text]").press("Control+Enter")
+        expect(friend.locator("#flash")).to_contain_text("Nothing was written")
+        assert seeded.path.read_bytes() == before
+    finally:
+        mate.close()

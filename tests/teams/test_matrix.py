@@ -101,6 +101,7 @@ def _revocable(world: World) -> str:
 
 
 RULES: dict[str, Rule] = {
+    "favicon": Rule("get", fixed("/favicon.ico"), everyone(301)),
     "sessions:list": Rule("get", fixed("/"), signed_in(200, link=200)),
     "sessions:new": Rule(
         "post",

@@ -256,6 +256,29 @@ def test_a_branch_collaborator_writes_inside_the_branch_only(world: World) -> No
     assert user["parentId"] == LEAF and reply["parentId"] == user["id"]
 
 
+def _tools_by_entry(html: str) -> dict[str, str]:
+    """Each entry's article on a page, by id."""
+    return {
+        part.split('data-entry="', 1)[1].split('"', 1)[0]: part
+        for part in html.split("<article ")[1:]
+        if 'data-entry="' in part
+    }
+
+
+def test_a_branch_collaborator_is_offered_edit_and_regenerate_only_inside_the_branch(world: World) -> None:
+    """Editing an entry or answering it again writes its sibling: at the shared entry and above it,
+    that is outside the branch (and refused), so those tools are not offered there; below, they are."""
+    world.share(Share.COLLABORATOR, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    shown = _tools_by_entry(world.client("stranger").get(world.url("")).content.decode())
+    for trunk in (ROOT, FIRST_ANSWER, BRANCH_A[0]):
+        assert "do=edit" not in shown[trunk] and "/regenerate/" not in shown[trunk], trunk
+        assert "do=label" in shown[trunk]  # a label is written at the tab's position, inside the branch
+    below = [shown[entry_id] for entry_id in BRANCH_A[1:] if entry_id in shown]
+    assert any("/regenerate/" in part for part in below) and any("do=edit" in part for part in below)
+    owner = _tools_by_entry(world.client("owner").get(world.url("")).content.decode())
+    assert "do=edit" in owner[ROOT] and "/regenerate/" in owner[FIRST_ANSWER]
+
+
 @pytest.mark.parametrize(
     ("rest", "data"),
     [
