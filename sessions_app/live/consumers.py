@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,15 @@ NOT_FOUND = 4404
 BAD_REQUEST = 4400
 TRY_AGAIN_LATER = 1013  # the browser reconnects (and resumes from its cursor)
 MAX_QUEUED = 500  # messages waiting for a slow socket before it is closed to resume later
+MAX_MESSAGE_BYTES = 1 << 20  # the largest message daphne's websocket library (autobahn) sends
+
+log = logging.getLogger(__name__)
+
+
+def fits(text: str) -> bool:
+    """Whether ``text`` can go as one websocket message (UTF-8 is at most 4 bytes a character, so a
+    short text is not encoded to tell)."""
+    return len(text) * 4 <= MAX_MESSAGE_BYTES or len(text.encode()) <= MAX_MESSAGE_BYTES
 
 
 class _Outbox(AsyncWebsocketConsumer):
@@ -64,8 +75,14 @@ class _Outbox(AsyncWebsocketConsumer):
         self.pump = asyncio.get_running_loop().create_task(self._pump())
 
     async def _pump(self) -> None:
-        while True:
-            await self.send_item(await self.outbox.get())
+        try:
+            while True:
+                await self.send_item(await self.outbox.get())
+        except Exception:
+            # A socket that can send no more must not stay open and silent, its tab believing itself
+            # live: closed, the tab connects again and catches up from its cursor.
+            log.exception("a websocket message could not be sent")
+            await self.close(code=TRY_AGAIN_LATER)
 
     async def send_item(self, item: Any) -> None:
         await self.send(text_data=item)
@@ -141,7 +158,9 @@ class SessionConsumer(_Outbox):
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
             shown = item if self.guard is None else await self.guard.shown(item)
-            if shown is not None:
+            # A reply's text so far rendered past the limit is not shown growing: its entry comes
+            # from the file when it is done.
+            if shown is not None and fits(shown):
                 await self.send(text_data=shown)
         else:
             await self._send_batch(item)
@@ -155,6 +174,8 @@ class SessionConsumer(_Outbox):
             due = await self.guard.batch(due, self.sent)
         if due is None:
             return
+        if not fits(due.text()):  # a long message, highlighted: the tab fetches its page instead
+            due = replace(due, resync=True, _text=None, _offering={})
         await self.send(text_data=due.text())
         # After a resync the tab fetches a page at least this far along, and skips what it has.
         self.sent = due.end if due.resync else max(self.sent, due.end)

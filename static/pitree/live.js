@@ -370,6 +370,14 @@
     rebase(readCursor());
   });
 
+  // Back and Forward put back a page htmx kept (its history cache): as it was when the tab left it,
+  // at its cursor then. What the file gained since is applied again, or the page is fetched anew.
+  document.addEventListener("htmx:historyRestore", () => {
+    if (!live() || !transcript()) return;
+    noteLeaf();
+    rebase(readCursor());
+  });
+
   function rebase(cursor) {
     const applied = state.cursor;
     state.cursor = cursor;
@@ -401,6 +409,7 @@
           htmx.process(fresh);
         }
       }
+      if (doc.title) document.title = doc.title;
       const composer = document.querySelector("#composer textarea[name=text]");
       if (composer && text) composer.value = text;
       state.cursor = readCursor();

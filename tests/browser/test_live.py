@@ -3,6 +3,7 @@ the right place, and a tab whose socket drops catches up exactly."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -319,3 +320,45 @@ def test_a_replaced_file_is_fetched_again_keeping_the_draft(page, ui, sessions, 
     ui.wait_position(page, new_id)
     assert ui.path_ids(page)[-2:] == ["c256703f", new_id]
     assert not record.errors
+
+
+def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict[str, Any]:
+    content: Any = text if role == "user" else [{"type": "text", "text": text}]
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-03-02T09:00:01.000Z",
+        "message": {"role": role, "content": content, "timestamp": 1772442001000},
+    }
+
+
+def test_back_brings_the_page_up_to_date_with_what_the_file_gained(page, ui, sessions, record) -> None:
+    """The page Back puts back is the one htmx kept when the tab left it: what pi wrote meanwhile (a
+    label, a third sibling) is applied to it, as a reload would show it."""
+    seeded = sessions.write_lines(
+        [
+            _message("aaaa0001", None, "user", "root question"),
+            _message("aaaa0002", "aaaa0001", "assistant", "answer one"),
+            _message("aaaa0003", "aaaa0002", "user", "branch A question"),
+            _message("aaaa0004", "aaaa0003", "assistant", "answer A"),
+            _message("aaaa0005", "aaaa0002", "user", "branch B question"),
+            _message("aaaa0006", "aaaa0005", "assistant", "answer B"),
+        ]
+    )
+    _open(ui, page, seeded.entry_url("aaaa0006"))
+    count = page.locator("#entry-aaaa0005 .navigator__count")
+    expect(count).to_have_text("2/2")
+    page.locator("#entry-aaaa0005 .nav-prev").click()
+    expect(page.locator("#entry-aaaa0003")).to_be_visible()
+    label = {"type": "label", "id": "aaaa0007", "parentId": "aaaa0004", "timestamp": "2026-03-02T09:00:02.000Z"}
+    third = _message("aaaa0008", "aaaa0002", "user", "branch C question")
+    with seeded.path.open("ab") as file:  # as pi appends
+        for line in ({**label, "targetId": "aaaa0001", "label": "IMPORTANT"}, third):
+            file.write(json.dumps(line).encode() + b"\n")
+    expect(page.locator("#entry-aaaa0001 .tag[title=label]")).to_have_text("IMPORTANT")
+    page.go_back()
+    expect(page.locator("#entry-aaaa0006")).to_be_visible()
+    expect(page.locator("#entry-aaaa0005 .navigator__count")).to_have_text("2/3")
+    expect(page.locator("#entry-aaaa0001 .tag[title=label]")).to_have_text("IMPORTANT")
+    _no_console_errors(record)

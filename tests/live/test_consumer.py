@@ -78,6 +78,26 @@ async def test_an_entry_appended_by_another_writer_reaches_the_tab_rendered(open
     assert batch["title"] == "Todo API endpoints  review"
 
 
+async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_and_it_stays_live(
+    open_tab, sessions, caplog
+) -> None:
+    """Highlighted, a long code block renders to several times its size: past the largest websocket
+    message, the tab is told to fetch its page instead, and the next entry still comes as a batch."""
+    from sessions_app.live.consumers import MAX_MESSAGE_BYTES
+
+    path = sessions.copy(LINEAR)
+    tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
+    code = "```python\n" + "".join(f"value_{i} = compute({i})  # step\n" for i in range(4000)) + "```\n"
+    big = sessions.append(path, "Here it is:\n\n" + code, role="assistant")
+    told = (await tab.until(lambda m: m["t"] in ("resync", "batch")))[-1]
+    assert told["t"] == "resync"
+    small = sessions.append(path, "thanks")
+    batch = (await tab.until_entry(small["id"]))[-1]
+    assert [entry["id"] for entry in batch["entries"]] == [small["id"]] and big["id"] not in tab.entry_ids()
+    assert len(orjson.dumps(batch)) < MAX_MESSAGE_BYTES
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
 async def test_the_command_line_append_reaches_every_tab_once(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     tabs = [await open_tab(sessions.id(LINEAR), sessions.size(path)) for _ in range(3)]
