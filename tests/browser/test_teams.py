@@ -14,20 +14,23 @@ from playwright.sync_api import expect
 LEAF = "db26dc72"  # 01-linear's leaf
 
 
+def _share_link(ui: Any, owner: Any, seeded: Any, role: str) -> str:
+    """The owner makes a live link for ``role`` on the session's share page; its URL."""
+    ui.open(owner, seeded.url)
+    owner.get_by_role("link", name="Share…").click()
+    owner.locator("select[name=audience]").select_option("link")
+    owner.locator("select[name=role]").select_option(role)
+    owner.locator("select[name=mode]").select_option("live")
+    owner.get_by_role("button", name="Share").click()
+    return str(owner.locator("#share-link-url").input_value())
+
+
 def test_a_teammate_follows_a_shared_link_live_then_forks(
     chromium: Any, context: Any, server: Any, sessions: Any, ui: Any, record: Any, add_account: Any
 ) -> None:
     seeded = sessions.seed("01-linear")
     owner = context.new_page()
-    ui.open(owner, seeded.url)
-
-    # The owner makes a viewer link on the share page.
-    owner.get_by_role("link", name="Share…").click()
-    owner.locator("select[name=audience]").select_option("link")
-    owner.locator("select[name=role]").select_option("viewer")
-    owner.locator("select[name=mode]").select_option("live")
-    owner.get_by_role("button", name="Share").click()
-    link = owner.locator("#share-link-url").input_value()
+    link = _share_link(ui, owner, seeded, "viewer")
     assert re.fullmatch(rf"{re.escape(server.url)}/l/[A-Za-z0-9_-]{{43}}/", link), link
 
     # The teammate, in a browser of their own: signs in once, then opens the link.
@@ -80,13 +83,7 @@ def test_a_revoked_teammate_s_tab_says_its_access_ended_and_a_send_says_why_it_f
     """Not "the file is gone" (it is not), and not a press that seems to do nothing."""
     seeded = sessions.seed("01-linear")
     owner = context.new_page()
-    ui.open(owner, seeded.url)
-    owner.get_by_role("link", name="Share…").click()
-    owner.locator("select[name=audience]").select_option("link")
-    owner.locator("select[name=role]").select_option("collaborator")
-    owner.locator("select[name=mode]").select_option("live")
-    owner.get_by_role("button", name="Share").click()
-    link = owner.locator("#share-link-url").input_value()
+    link = _share_link(ui, owner, seeded, "collaborator")
 
     mate = chromium.new_context(base_url=server.url)
     try:
