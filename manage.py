@@ -13,6 +13,14 @@ def main() -> None:
         raise ImportError(
             "Django is not importable. Run ./scripts/run (it creates .venv) or activate .venv first."
         ) from exc
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+    from environs import EnvError
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018  (loads pitree_web/settings.py, which reads the environment)
+    except (EnvError, ImproperlyConfigured) as error:
+        sys.exit(f"pitree: {error}")  # a variable that does not parse: one line that names it
     execute_from_command_line(sys.argv)
 
 

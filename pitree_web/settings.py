@@ -57,15 +57,21 @@ SECRET_KEY = env.str("PITREE_SECRET_KEY", "") or _load_or_create_secret_key(VAR_
 
 DEBUG = env.bool("PITREE_DEBUG", False)
 
+
 # Enough for ./scripts/run on 127.0.0.1:8000 and localhost; "testserver" is Django's test client.
-ALLOWED_HOSTS = env.list("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+def _names(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list, as people type it ("a.example, b.example"): spaces around names dropped."""
+    return [item.strip() for item in env.list(name, default) if item.strip()]
+
+
+ALLOWED_HOSTS = _names("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 # Behind a TLS-terminating proxy: the header it sets (``X-Forwarded-Proto``) and the origins users
 # type, so that CSRF and the websocket origin check accept https pages.
 PITREE_BEHIND_TLS_PROXY: bool = env.bool("PITREE_BEHIND_TLS_PROXY", False)
 if PITREE_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-CSRF_TRUSTED_ORIGINS: list[str] = env.list("PITREE_TRUSTED_ORIGINS", [])
+CSRF_TRUSTED_ORIGINS: list[str] = _names("PITREE_TRUSTED_ORIGINS", [])
 
 # Sign-in and CSRF cookies travel over https only. Unset, PITREE_SECURE_COOKIES decides per request
 # (pitree_web.cookies): secure, except for plain http from this machine (./scripts/run's 127.0.0.1)

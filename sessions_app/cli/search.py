@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..search.index import Hit, Segment
@@ -17,13 +17,15 @@ TITLE_WIDTH = 60
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def search_lines(results: Results) -> Iterator[str]:
+def search_lines(results: Results, among: Sequence[str]) -> Iterator[str]:
     """Per hit: ``short-session-id  entry-id  kind  time  title``, then the snippet indented, the
-    matched words in ``**``; a last line says how to get the next page."""
+    matched words in ``**``; a last line says how to get the next page. Session ids are cut as ``ls``
+    cuts them, as short as tells them apart ``among`` every session the reader sees, so that the
+    other commands take them."""
     if not results.hits:
         yield "no more entries match" if results.page > 1 else f"no entry matches {results.query!r}"
         return
-    width = short_id_length([hit.session_id for hit in results.hits])
+    width = short_id_length([*among, *(hit.session_id for hit in results.hits)])
     for hit in results.hits:
         title = _safe(terminal_line(hit.title, TITLE_WIDTH))
         fields = (hit.session_id[:width], hit.entry_id, hit.kind, hit.when)  # any strings of the file

@@ -340,8 +340,11 @@ class Catalog:
                 raise NotASession(failures[0])
             raise UnknownSession(f"no session with id {id_or_prefix!r}")
         if len(found) > 1:
-            ids = sorted(matches[path] for path in found)
-            raise AmbiguousId(f"{id_or_prefix!r} matches {len(found)} sessions: {', '.join(ids[:5])}")
+            ids = [matches[path] for path in found]
+            # Files that share one id are told apart by their paths.
+            names = sorted(ids) if len(set(ids)) == len(ids) else sorted(found)
+            more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+            raise AmbiguousId(f"{id_or_prefix!r} matches {len(found)} sessions: {', '.join(names[:5])}{more}")
         return Path(found[0])
 
     def _matching(

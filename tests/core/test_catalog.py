@@ -61,6 +61,20 @@ def test_ambiguous_prefix_and_unknown_id(samples_root: Path) -> None:
         catalog.find("ffff")
 
 
+def test_an_ambiguous_id_says_how_many_it_leaves_out_and_names_files_that_share_one(tmp_path: Path) -> None:
+    folder = tmp_path / "--work--"
+    folder.mkdir()
+    header = '{"type":"session","version":3,"id":"%s","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/w"}\n'
+    for number in range(7):
+        (folder / f"s{number}.jsonl").write_text(header % f"abc{number}")
+    with pytest.raises(AmbiguousId, match=r"matches 7 sessions: abc0, abc1, abc2, abc3, abc4 and 2 more$"):
+        Catalog(tmp_path).find("abc")
+    for name in ("a.jsonl", "b.jsonl"):
+        (folder / name).write_text(header % "twin")
+    with pytest.raises(AmbiguousId, match=r"matches 2 sessions: .*/a\.jsonl, .*/b\.jsonl$"):
+        Catalog(tmp_path).find("twin")
+
+
 def test_listing_reads_only_changed_files(samples_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opened, _ = _counting(monkeypatch)
     catalog = Catalog(samples_root)

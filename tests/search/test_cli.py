@@ -146,3 +146,15 @@ def test_every_field_of_a_hit_stays_on_its_line(pitree, folder) -> None:
     )
     first, snippet = pitree("words").splitlines()
     assert first.startswith("s x  e 1  a role  2026 fake") and snippet == "    **words** here"
+
+
+def test_short_ids_are_those_ls_prints_and_session_takes_a_prefix(pitree, folder) -> None:
+    """Two sessions whose ids share their first 8 characters: one with a hit, one without. The hit's
+    short id tells it from the other, as ``ls`` would, so ``--session`` (and every FILE) takes it."""
+    folder.write("0197aaaa-0000-7000-8000-000000000001", {"id": "e1", **folder.user("the needle")})
+    folder.write("0197aaaa-1111-7000-8000-000000000002", {"id": "e2", **folder.user("nothing here")})
+    short = pitree("needle").split()[0]
+    assert short == "0197aaaa-0"
+    assert pitree("needle", "--session", short).split()[:2] == [short, "e1"]
+    with pytest.raises(CommandError, match="no session id starting with it"):
+        pitree("needle", "--session", "nope")

@@ -77,6 +77,22 @@ def test_scripts_run_prints_the_link_once(tmp_path: Path) -> None:
     assert "accounts --url" in (REPO / "scripts" / "run").read_text()
 
 
+def test_links_name_the_address_the_app_listens_on(transactional_db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``--url``: ``PITREE_URL``, else the ``PITREE_BIND`` that ``./scripts/run`` listens on."""
+    User.objects.create_user("frank")
+
+    def link() -> str:
+        out = StringIO()
+        call_command("accounts", "sign-in-link", "frank", stdout=out, stderr=StringIO())
+        return out.getvalue().strip()
+
+    monkeypatch.delenv("PITREE_URL", raising=False)
+    monkeypatch.setenv("PITREE_BIND", "127.0.0.1:8769")
+    assert link().startswith("http://127.0.0.1:8769/accounts/once/")
+    monkeypatch.setenv("PITREE_URL", "https://pitree.example")
+    assert link().startswith("https://pitree.example/accounts/once/")
+
+
 def test_a_sign_in_link_expires(transactional_db: Any) -> None:
     user = User.objects.create_user("frank")
     token = signin.mint(user)

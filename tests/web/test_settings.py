@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import runpy
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from environs import EnvValidationError
 import pitree_web.settings
 
 SETTINGS_FILE = Path(pitree_web.settings.__file__)
+REPO = SETTINGS_FILE.parents[1]
 
 
 def _settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, Any]:
@@ -40,6 +43,26 @@ def _settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, Any]:
 def test_invalid_values_stop_the_start_naming_the_variable(monkeypatch, name, value) -> None:
     with pytest.raises((EnvValidationError, ImproperlyConfigured), match=name):
         _settings(monkeypatch, **{name: value})
+
+
+@pytest.mark.parametrize(("name", "value"), [("PITREE_FSYNC", "maybe"), ("PITREE_ASSISTANT", "gpt")])
+def test_the_command_line_says_a_bad_value_in_one_line(name: str, value: str) -> None:
+    env = {key: item for key, item in os.environ.items() if not key.startswith("PITREE_")} | {name: value}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "pitree", "ls"], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("pitree: ") and name in done.stderr
+
+
+def test_lists_of_names_may_have_spaces_after_the_commas(monkeypatch) -> None:
+    chosen = _settings(
+        monkeypatch,
+        PITREE_ALLOWED_HOSTS="pitree.test, other.test ,",
+        PITREE_TRUSTED_ORIGINS=" https://a.test, https://b.test",
+    )
+    assert chosen["ALLOWED_HOSTS"] == ["pitree.test", "other.test"]
+    assert chosen["CSRF_TRUSTED_ORIGINS"] == ["https://a.test", "https://b.test"]
 
 
 def test_defaults_and_blank_values(monkeypatch) -> None:

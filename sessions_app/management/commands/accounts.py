@@ -8,7 +8,8 @@
 - ``folders``: every folder of the sessions root and who owns it (nobody: only superusers see it);
 - ``first-run``: when no account exists, make the owner and print their one-time link (``./scripts/run``).
 
-``--url`` (or ``PITREE_URL``) is the address links are printed under. Failures are one line on stderr
+``--url`` (or ``PITREE_URL``, else ``PITREE_BIND`` as ``./scripts/run`` reads it) is the address links
+are printed under. Failures are one line on stderr
 and a non-zero exit.
 """
 
@@ -32,7 +33,12 @@ class Command(BaseCommand):
     help = "Users, teams, workspace folders and one-time sign-in links of pitree."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--url", default=os.environ.get("PITREE_URL", "http://127.0.0.1:8000"))
+        parser.add_argument(
+            "--url",
+            default=os.environ.get("PITREE_URL") or "http://" + (os.environ.get("PITREE_BIND") or "127.0.0.1:8000"),
+            help="the address links are printed under (default: $PITREE_URL, else http://$PITREE_BIND, as "
+            "./scripts/run listens)",
+        )
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
         p = sub.add_parser("add-user", help="a new user; prints a one-time sign-in link for them")

@@ -193,7 +193,9 @@ class Command(BaseCommand):
             ),
         )
         p.add_argument("query", metavar="QUERY")
-        p.add_argument("--session", metavar="ID", help="only this session's entries")
+        p.add_argument(
+            "--session", metavar="FILE", help="only this session's entries (an id, a unique prefix or a path)"
+        )
         p.add_argument("--page", metavar="N", type=_positive, default=1)
         p.add_argument("--json", action="store_true", help="one JSON object: query, page, hasNext, hits")
 
@@ -353,6 +355,8 @@ class Command(BaseCommand):
     def do_search(self, *, query: str, session: str | None, page: int, json: bool, **_: Any) -> None:
         if fts_query(query) is None:
             raise CommandError(f"nothing to search for in {query!r}: give words or a quoted phrase")
+        if session is not None:  # an id prefix or a path, as for FILE; an unknown one is an error
+            session = self.open(session).session_id
         index = SearchIndex(settings.PITREE_SEARCH_DB)
         try:
             results = search(
@@ -373,7 +377,8 @@ class Command(BaseCommand):
         if json:
             self.out_json(orjson.dumps(search_json(results)))
             return
-        for line in search_lines(results):
+        among = [info.id for info in visible_sessions(self.access, self.catalog().sessions())]
+        for line in search_lines(results, among):
             self.out(line)
 
 
