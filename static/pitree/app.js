@@ -22,7 +22,26 @@
     },
     refreshTree,
     flash,
+    replyEnded,
   });
+
+  const endedReplies = new Set(); // replies whose end was announced, by id
+
+  // The answer to a send or a regenerate comes when its reply is stored (its stream token names the
+  // reply). It swaps the transcript, form and all: the form's own events reach no listener then.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    const config = ev.detail.requestConfig;
+    const token = config && config.verb === "post" && config.parameters && config.parameters.stream;
+    if (token && ev.detail.xhr && ev.detail.xhr.status < 400) replyEnded(token, true);
+  });
+
+  /** Tell a screen reader, once, that the reply ``id`` (one this tab showed, or asked for) ended. */
+  function replyEnded(id, stored) {
+    const announce = document.getElementById("announce");
+    if (!announce || endedReplies.has(id)) return;
+    endedReplies.add(id);
+    announce.textContent = stored ? "The reply has ended." : "The reply could not be stored.";
+  }
 
   /** Say ``text`` next to the composer (#flash), in place of what was said there before. */
   function flash(text) {
@@ -454,6 +473,9 @@
       const panel = close.closest(".entry__panel");
       if (panel) closePanel(panel, true);
     }
+    // ‹ › pressed: focus goes to the sibling shown, as with [ and ] (the pressed button is swapped away).
+    const sibling = target.closest(".navigator button[name=to]");
+    if (sibling && sibling.value) focusAfterSwap = sibling.value;
   });
 
   // A panel's form arrived: show it next to the button that asked, and put the cursor in it.
@@ -489,10 +511,19 @@
     if (backdrop) backdrop.hidden = !document.body.dataset.drawer;
   }
 
+  // While a drawer is open, what it covers is inert: Tab stays in the drawer and the top bar instead of
+  // reaching controls hidden under it (WCAG 2.4.3, 2.4.11).
+  function setCovered(drawer) {
+    document.querySelectorAll(".shell > *").forEach((el) => {
+      el.inert = !!drawer && el !== drawer && !el.contains(drawer);
+    });
+  }
+
   function openDrawer(name) {
     document.body.dataset.drawer = name;
     syncToggles();
     const drawer = drawerOf(name);
+    setCovered(drawer);
     const first = drawer && drawer.querySelector("[role=treeitem][tabindex='0'], input, a[href], button");
     if (first) first.focus();
     if (name === "tree") treeMaybeStale();
@@ -503,6 +534,7 @@
     if (!name) return;
     delete document.body.dataset.drawer;
     syncToggles();
+    setCovered(null);
     const toggle = document.querySelector(`[data-toggle-drawer="${name}"]`);
     if (toggle && toggle.offsetParent !== null) toggle.focus();
   }
@@ -532,7 +564,10 @@
   });
 
   wide.addEventListener("change", () => {
-    if (wide.matches && document.body.dataset.drawer === "tree") delete document.body.dataset.drawer;
+    if (wide.matches && document.body.dataset.drawer === "tree") {
+      delete document.body.dataset.drawer;
+      setCovered(null);
+    }
     syncToggles();
   });
 
@@ -692,6 +727,11 @@
       closeDrawer();
       return;
     }
+    const panel = ev.key === "Escape" && target.closest && target.closest(".entry__panel");
+    if (panel && panel.querySelector("[data-close-panel]")) {
+      closePanel(panel, true); // focus goes back to the tool that opened it
+      return;
+    }
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
       ev.preventDefault();
       // While a reply is written on this branch, asked here or in another tab, what is typed stays in
@@ -704,7 +744,10 @@
       treeKey(ev, target);
       return;
     }
+    // Single keys act only where no control has the focus (an entry, or the page): a key pressed on a
+    // link or button is that control's (WCAG 2.1.4).
     if (isTyping(target) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (target.closest && target.closest("a[href], button, summary, [role=treeitem], [contenteditable]")) return;
     const list = entryList();
     const index = list.indexOf(focused());
     switch (ev.key) {

@@ -357,6 +357,7 @@
     state.replies.delete(message.reply);
     const el = document.getElementById(`reply-${message.reply}`);
     if (!el) return;
+    window.pitree.replyEnded(message.reply, !!message.entry);
     if (!message.entry || entryEl(message.entry)) el.remove();
     else el.dataset.replyEntry = message.entry; // the entry replaces it when it arrives from the file
   }

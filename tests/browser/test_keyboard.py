@@ -1,0 +1,74 @@
+"""Keyboard and screen-reader behaviour: where focus goes, what single keys act on, what a drawer
+covers, what is announced."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+# 02-tree-branches: f87f9c1c (u1) → 2f760a8d (a1) → { 97690895 (u2) …, 07721729 (branch_summary) … }
+U2, SUMMARY = "97690895", "07721729"
+
+
+def _focused(page) -> str:
+    return page.evaluate(
+        "() => { const a = document.activeElement; const e = a && a.closest && a.closest('article.entry[data-entry]');"
+        " return e ? e.dataset.entry : a.tagName; }"
+    )
+
+
+def test_the_navigator_s_buttons_focus_the_sibling_they_show(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    page.locator(f"#entry-{U2} .nav-next").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
+    page.wait_for_function(f"() => document.activeElement.closest('#entry-{SUMMARY}') !== null")
+
+
+def test_single_keys_do_nothing_while_a_link_or_button_has_the_focus(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    before = ui.position(page)
+    page.locator("#sidebar a[aria-current=page]").focus()
+    for key in ("l", "]", "j", "k"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(300)
+    assert ui.position(page) == before
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("l")  # the same key with no control focused switches the branch
+    page.wait_for_function(f"() => document.getElementById('transcript').dataset.position !== {before!r}")
+
+
+def test_escape_closes_an_entry_s_panel_and_focus_goes_back_to_its_tool(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    tool = page.locator(f"#entry-{U2} a[data-panel=label]")
+    tool.focus()
+    page.keyboard.press("Enter")
+    panel = page.locator(f"#entry-{U2} .entry__panel")
+    expect(panel.locator("input[name=label]")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    expect(tool).to_be_focused()
+
+
+def test_an_open_drawer_keeps_tab_out_of_what_it_covers(page, ui, sessions) -> None:
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 375, "height": 740})
+    ui.open(page, seeded.url)
+    page.get_by_role("button", name="Sessions", exact=True).click()
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => !document.activeElement.closest('#main')"), "Tab reached the page under the drawer"
+    page.keyboard.press("Escape")
+    expect(page.locator("#sidebar")).to_be_hidden()
+    assert page.evaluate("() => !document.getElementById('main').inert")
+
+
+def test_the_end_of_a_reply_is_announced(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    page.locator("#composer textarea[name=text]").fill("Tell me")
+    page.locator("#composer textarea[name=text]").press("Control+Enter")
+    expect(page.locator("#announce")).to_have_text("The reply has ended.")
+    expect(page.locator("#announce")).to_have_attribute("aria-live", "polite")
