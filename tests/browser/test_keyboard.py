@@ -72,3 +72,24 @@ def test_the_end_of_a_reply_is_announced(page, ui, sessions) -> None:
     page.locator("#composer textarea[name=text]").press("Control+Enter")
     expect(page.locator("#announce")).to_have_text("The reply has ended.")
     expect(page.locator("#announce")).to_have_attribute("aria-live", "polite")
+
+
+def test_on_a_phone_tab_never_lands_under_the_top_bar_or_the_composer(page, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    page.set_viewport_size({"width": 375, "height": 740})
+    ui.open(page, seeded.url)
+    page.locator("#composer textarea[name=text]").focus()
+    covered = """() => {
+        const box = document.activeElement.getBoundingClientRect();
+        const top = document.querySelector('.topbar').getBoundingClientRect().bottom;
+        const dock = document.querySelector('.dock');
+        const bottom = dock.contains(document.activeElement) ? innerHeight : dock.getBoundingClientRect().top;
+        return box.bottom <= top || box.top >= bottom;
+    }"""
+    for _ in range(80):  # back through the whole transcript, to the top bar
+        page.keyboard.press("Shift+Tab")
+        if page.evaluate("() => !!document.activeElement.closest('.topbar, .skip-link')"):
+            break
+        assert not page.evaluate(covered), page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)")
+    else:
+        raise AssertionError("Shift+Tab never reached the top bar")
