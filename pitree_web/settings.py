@@ -239,9 +239,15 @@ else:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"refusal": {"()": "pitree_web.logs.Refusal"}},
+    "formatters": {"server": {"format": "%(asctime)s %(levelname)-8s %(message)s"}},  # as daphne's own lines
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "refusals": {"class": "logging.StreamHandler", "filters": ["refusal"], "formatter": "server"},
+    },
     "loggers": {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "django.security": {"handlers": ["refusals"], "level": "WARNING", "propagate": False},
         # django-axes names each successful sign-in's path at INFO: a one-time link's is its token.
         "axes": {"level": "WARNING"},
     },

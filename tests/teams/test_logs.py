@@ -31,14 +31,14 @@ def test_link_paths_lose_their_token() -> None:
     assert redacted("/s/019c/e/abc/") == "/s/019c/e/abc/"
 
 
-def _get(url: str) -> None:
+def _get(url: str, headers: dict[str, str] | None = None) -> None:
     with contextlib.suppress(urllib.error.HTTPError):
-        urllib.request.urlopen(url, timeout=10).read()
+        urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10).read()
 
 
 def test_the_server_s_access_log_shows_no_token(tmp_path: Path) -> None:
     """The launcher ``./scripts/run`` execs, on a port of its own: a link opened (known or not) is
-    logged without its token."""
+    logged without its token; a refused ``Host`` is one warning line, without a traceback."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", "PYTHONUNBUFFERED": "1"}
     env.pop("PITREE_ALLOWED_HOSTS", None)
     env.update(PITREE_CACHE_DIR=str(tmp_path), PITREE_SEARCH_DB=str(tmp_path / "search.sqlite3"))
@@ -73,6 +73,7 @@ def test_the_server_s_access_log_shows_no_token(tmp_path: Path) -> None:
         _get(f"{base}/l/{TOKEN}/")
         _get(base + link)  # the owner's one-time link, spent
         _get(f"{base}/accounts/once/{TOKEN}/")
+        _get(base + "/", {"Host": "evil.example"})
         time.sleep(0.5)
     finally:
         server.send_signal(signal.SIGTERM)
@@ -80,6 +81,10 @@ def test_the_server_s_access_log_shows_no_token(tmp_path: Path) -> None:
     text = log.read_text()
     assert '"GET /l/[token]/' in text and '"GET /accounts/once/[token]/' in text
     assert TOKEN not in text and link.rstrip("/").rsplit("/", 1)[1] not in text
+    refused = [line for line in text.splitlines() if "evil.example" in line]
+    assert len(refused) == 1 and " WARNING  Invalid HTTP_HOST header" in refused[0], text
+    assert '"GET /" 400' in text, text
+    assert "Traceback" not in text, text
 
 
 def test_signing_in_leaves_no_path_in_the_database(world: World) -> None:
