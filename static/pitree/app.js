@@ -208,6 +208,13 @@
     stream.id = `stream-${token}`;
     reply.append(stream);
     entries.append(reply);
+    // The edit form or Regenerate button that sent this is hidden with its entry: the focus it held
+    // would fall to the page's body, so it goes to the reply being written (read out as it is).
+    const active = document.activeElement;
+    if (!active || active === document.body || active.closest("[hidden]")) {
+      reply.tabIndex = -1;
+      reply.focus({ preventScroll: true });
+    }
     // The very bottom (not just the reply's end, which the docked composer covers), so that the view
     // follows the reply as it streams in (live.js keeps a reader at the bottom there).
     toBottom();

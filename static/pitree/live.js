@@ -242,7 +242,7 @@
     const empty = list.querySelector(":scope > .empty-note");
     if (empty) empty.remove();
     const stand = standIn(el, item);
-    if (stand) stand.replaceWith(el);
+    if (stand) replaceKeepingFocus(stand, el);
     else list.append(el);
     htmx.process(el);
   }
@@ -260,6 +260,19 @@
     const growing = list.querySelectorAll(`:scope > [data-reply][data-parent="${CSS.escape(item.parent || "")}"]`);
     if (growing.length === 1) return growing[0];
     return list.querySelector(":scope > article.entry--assistant[data-pending-for]");
+  }
+
+  // A stand-in that holds the focus (a reply being written, which app.js focuses when the control that
+  // asked for it was hidden) hands it on to what replaces it: removed, it would drop it to the body.
+  function replaceKeepingFocus(old, el) {
+    const focused = old.contains(document.activeElement);
+    old.replaceWith(el);
+    if (focused) focusHeir(el);
+  }
+
+  function focusHeir(el) {
+    if (!el.hasAttribute("tabindex")) el.tabIndex = -1;
+    el.focus({ preventScroll: true });
   }
 
   function setPosition(id) {
@@ -346,7 +359,7 @@
     } else {
       if (pending) {
         el.dataset.asked = "1";
-        pending.replaceWith(el);
+        replaceKeepingFocus(pending, el);
       } else entries().append(el);
       htmx.process(el);
     }
@@ -358,8 +371,15 @@
     const el = document.getElementById(`reply-${message.reply}`);
     if (!el) return;
     window.pitree.replyEnded(message.reply, !!message.entry);
-    if (!message.entry || entryEl(message.entry)) el.remove();
-    else el.dataset.replyEntry = message.entry; // the entry replaces it when it arrives from the file
+    const entry = message.entry && entryEl(message.entry);
+    if (message.entry && !entry) {
+      el.dataset.replyEntry = message.entry; // the entry replaces it when it arrives from the file
+      return;
+    }
+    const focused = el.contains(document.activeElement);
+    el.remove();
+    const composer = document.querySelector("#composer textarea[name=text]");
+    if (focused && (entry || composer)) focusHeir(entry || composer);
   }
 
   // ---- the transcript swapped by an answer, or fetched again ----------------------------------------

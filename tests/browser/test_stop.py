@@ -81,3 +81,24 @@ def test_stop_in_the_composer_of_a_tab_that_did_not_ask(new_page, ui, sessions, 
     expect(stop).to_be_hidden()
     expect(watching.locator("#composer .send")).to_be_visible()
     assert not record.errors
+
+
+@pytest.mark.parametrize("how", ["regenerate", "edit"])
+def test_the_focus_follows_the_reply_an_entry_s_action_asks_for(page, ui, sessions, record, how):
+    """Regenerate and Edit & resend hide the entry whose control had the focus while the reply is
+    written: the focus goes to that reply (not to the page's body), and to the composer once it is stored."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    if how == "regenerate":
+        ui.tool(page, "358d8704", "Regenerate").focus()
+        page.keyboard.press("Enter")
+    else:
+        text = ui.open_panel(page, "c256703f", "edit").locator("form.edit-form textarea[name=text]")
+        text.fill("Add a PATCH endpoint instead.")
+        text.press("Control+Enter")
+    expect(page.locator("#entries > article.entry--assistant.is-pending")).to_be_focused()
+    page.locator("#composer .stop").press("Enter")  # what a keyboard user does next
+    ui.wait_position_change(page, "db26dc72")
+    expect(page.locator("#composer .send")).to_be_visible()
+    assert page.evaluate("document.activeElement !== document.body"), "the focus fell to the page's body"
+    assert not record.errors
