@@ -353,6 +353,25 @@
     }
   });
 
+  // ---- htmx's history cache: the pages Back puts back without asking the server ------------------
+  // htmx keeps the last pages in sessionStorage, whose quota (about 5 M characters) a few pages of a
+  // long session fill: each save that no longer fits then logs an error, and every click reads and
+  // writes megabytes. The cache is kept within a budget instead, the oldest pages leaving first; a page
+  // larger than the budget on its own is not kept (htmx then fetches it anew on Back). htmx adds the
+  // item it passes here after this event, so an item emptied here is stored as nothing: its URL is
+  // blanked too, which no page has, so that Back to it is a cache miss.
+  const HISTORY_BUDGET = 2_000_000; // characters of pages, inside the quota once escaped as JSON
+  document.addEventListener("htmx:historyItemCreated", (ev) => {
+    const { item, cache } = ev.detail;
+    for (let i = cache.length - 1; i >= 0; i--) if (!cache[i].url) cache.splice(i, 1);
+    if (item.content.length > HISTORY_BUDGET) {
+      item.url = "";
+      item.content = "";
+    }
+    let total = cache.reduce((sum, kept) => sum + kept.content.length, item.content.length);
+    while (cache.length && total > HISTORY_BUDGET) total -= cache.shift().content.length;
+  });
+
   // ---- older entries load above what the reader sees: the entry at the top of the view stays put ----
   // Scrolled to the very top, the browser's own scroll anchoring does nothing, so the page that came
   // would push the view to its own top and reveal the next "older" row at once: page after page would

@@ -362,3 +362,28 @@ def test_back_brings_the_page_up_to_date_with_what_the_file_gained(page, ui, ses
     expect(page.locator("#entry-aaaa0005 .navigator__count")).to_have_text("2/3")
     expect(page.locator("#entry-aaaa0001 .tag[title=label]")).to_have_text("IMPORTANT")
     _no_console_errors(record)
+
+
+def test_pages_too_large_for_the_history_cache_come_back_without_an_error(page, ui, sessions, record) -> None:
+    """htmx keeps the pages Back returns to in sessionStorage, whose quota a few large pages fill: the
+    cache keeps within its budget (no page saved fails, none logs an error), and Back still works."""
+    long = "lorem ipsum dolor " * 20_000  # a page holding two of these is about 1.5 M characters
+    lines = [
+        _message("bbbb0001", None, "user", "root " + long),
+        _message("bbbb0002", "bbbb0001", "assistant", "answer " + long),
+    ]
+    for branch in range(1, 7):
+        lines.append(_message(f"cccc000{branch}", "bbbb0002", "user", f"question {branch}"))
+        lines.append(_message(f"dddd000{branch}", f"cccc000{branch}", "assistant", f"answer {branch}"))
+    seeded = sessions.write_lines(lines)
+    _open(ui, page, seeded.entry_url("dddd0001"))
+    for branch in range(2, 7):  # each switch keeps the page it leaves, at a URL of its own
+        page.locator(f"#entry-cccc000{branch - 1} .nav-next").click()
+        expect(page.locator(f"#entry-cccc000{branch}")).to_be_visible()
+    kept = page.evaluate("JSON.parse(sessionStorage.getItem('htmx-history-cache') || '[]').map((i) => i.content.length)")
+    assert kept and sum(kept) <= 2_000_000, kept
+    for branch in (5, 4, 3):
+        page.go_back()
+        expect(page.locator(f"#entry-cccc000{branch}")).to_be_visible()
+        expect(page.locator("#entry-bbbb0001")).to_contain_text("root lorem ipsum")
+    _no_console_errors(record)
