@@ -170,6 +170,9 @@ class ListForm(forms.Form):
 
 
 class SidebarForm(ListForm):
-    """The sidebar's list: the list's search and page, and the session the page shows (``current``)."""
+    """The sidebar's list: the list's search and page, and the session the page shows (``current``).
+    ``through`` asks for every page up to that one at once: what a sidebar scrolled that far shows,
+    fetched again when the folder changes."""
 
     current = forms.RegexField(rf"^{SessionIdConverter.regex}$", required=False)
+    through = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)

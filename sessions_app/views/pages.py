@@ -74,14 +74,17 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     form = SidebarForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
-    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access_of(request))
+    through = form.cleaned_data["through"]
+    page = through or form.cleaned_data["page"]
+    context = list_context(form.cleaned_data["q"].strip(), page, access_of(request), from_start=bool(through))
     context["current"] = form.cleaned_data["current"]
     return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
 
 
-def list_context(query: str, page_number: int | None, access: Access) -> dict[str, Any]:
+def list_context(query: str, page_number: int | None, access: Access, *, from_start: bool = False) -> dict[str, Any]:
     """The listing's context, as ``access`` may see it: the page's, and the push's when the folder
-    changes (live/listfeed.py)."""
+    changes (live/listfeed.py). ``from_start``: the rows of every page up to ``page_number``, which
+    stays the page whose next one the listing offers."""
     cat = catalog()
     infos = visible_sessions(access, cat.sessions())
     if query:
@@ -90,12 +93,12 @@ def list_context(query: str, page_number: int | None, access: Access) -> dict[st
     rows, generation = _list_rows(cat, infos, query)
     page = Paginator(rows, LIST_PAGE_SIZE).get_page(page_number)
     groups: dict[str, list[tuple[SessionInfo, int]]] = {}
-    for cwd, item in page:
+    for cwd, item in rows[: page.end_index()] if from_start else page:
         groups.setdefault(cwd, []).append(item)
     problems = sorted(cat.problems.items()) if access.actor.sees_everything else []
     # What the listing partials show, as one key: the rows (their generation), the page, the search and
     # the reports; their ages are in minutes.
-    shown = (generation, page.number, query, tuple((str(path), why) for path, why in problems))
+    shown = (generation, page.number, from_start, query, tuple((str(path), why) for path, why in problems))
     return {"groups": list(groups.items()), "page": page, "query": query, "problems": problems, "shown": shown}
 
 

@@ -634,7 +634,7 @@
   // ---- the sidebar follows the sessions folder ----------------------------------------------------
   // It listens on the session list's socket, which tells when the folder changed (a new session, a
   // first message, a rename, here or anywhere): its list is fetched again then, for what its filter
-  // holds. Its ages ("3 minutes ago") are kept current meanwhile.
+  // holds and as many pages as were scrolled in. Its ages ("3 minutes ago") are kept current meanwhile.
   let sidebarSocket = false;
   let sidebarTimer = 0;
 
@@ -661,12 +661,22 @@
     sidebarTimer = setTimeout(refreshSidebar, 200);
   });
 
+  // The pages the sidebar shows: one after the filter was typed in, one more for each "More sessions".
+  document.addEventListener("htmx:beforeRequest", (ev) => {
+    const list = document.getElementById("sidebar-list");
+    const elt = ev.detail.elt;
+    if (!list || !elt) return;
+    if (elt.id === "sidebar-filter") delete list.dataset.pages;
+    else if (elt.classList.contains("sidebar__more") && list.contains(elt)) list.dataset.pages = elt.dataset.page;
+  });
+
   function refreshSidebar() {
     const list = document.getElementById("sidebar-list");
     const filter = document.getElementById("sidebar-filter");
     if (!list || !filter) return;
     const url = new URL(filter.getAttribute("hx-get"), window.location.href);
     if (filter.value.trim()) url.searchParams.set("q", filter.value.trim());
+    if (list.dataset.pages) url.searchParams.set("through", list.dataset.pages);
     htmx.ajax("GET", url.pathname + url.search, { source: list, target: list, swap: "innerHTML" });
   }
 

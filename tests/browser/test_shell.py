@@ -97,6 +97,12 @@ def test_sidebar_loads_more_sessions_as_it_is_scrolled(page, ui, sessions) -> No
         page.wait_for_timeout(250)
     expect(links).to_have_count(61)
     expect(more).to_have_count(0)
+    # Read from the top again, then a session written refreshes the sidebar: with every page it had
+    # scrolled in (its last page out of sight, not fetched again as it is reached).
+    page.locator("#sidebar .sidebar__sessions a").first.scroll_into_view_if_needed()
+    sessions.write_lines([_message("u9999998", None, "user", "One more", 1)])
+    expect(page.locator("#sidebar .sidebar__sessions a", has_text="One more")).to_have_count(1)
+    expect(links).to_have_count(62)
 
 
 def test_new_session_from_the_sidebar(page, ui, sessions) -> None:

@@ -48,6 +48,23 @@ def test_the_sidebar_pages_and_the_next_page_loads_when_reached(client, sessions
     assert rest.count("<li ") == 5 and "sidebar__more" not in rest
 
 
+def test_the_sidebar_fetched_again_keeps_the_pages_scrolled_in(client, sessions_dir) -> None:
+    """``through=N``: every page up to N at once, offering page N + 1 next (and only that page)."""
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    for n in range(120):
+        create_session(sessions_dir, "/w", fsync=False).append(E.user_message(f"session {n}"), None)
+    two = client.get("/sidebar/", {"through": 2, "q": "session"}, **HTMX).content.decode()
+    assert two.count("<li ") == 100
+    more = re.search(r'class="sidebar__more" href="[^"]+" hx-get="([^"]+)"', two)
+    assert more and "page=3" in more.group(1) and "through" not in more.group(1) and "q=session" in more.group(1)
+    rest = client.get(more.group(1).replace("&amp;", "&"), **HTMX).content.decode()
+    assert rest.count("<li ") == 20 and "sidebar__more" not in rest
+    assert client.get("/sidebar/", {"through": 9}, **HTMX).content.decode().count("<li ") == 120
+    assert client.get("/sidebar/", {"through": "x"}).status_code == 400
+
+
 # --- an entry's actions ------------------------------------------------------------------------------
 
 
