@@ -380,7 +380,9 @@ def test_pages_too_large_for_the_history_cache_come_back_without_an_error(page, 
     for branch in range(2, 7):  # each switch keeps the page it leaves, at a URL of its own
         page.locator(f"#entry-cccc000{branch - 1} .nav-next").click()
         expect(page.locator(f"#entry-cccc000{branch}")).to_be_visible()
-    kept = page.evaluate("JSON.parse(sessionStorage.getItem('htmx-history-cache') || '[]').map((i) => i.content.length)")
+    kept = page.evaluate(
+        "JSON.parse(sessionStorage.getItem('htmx-history-cache') || '[]').map((i) => i.content.length)"
+    )
     assert kept and sum(kept) <= 2_000_000, kept
     for branch in (5, 4, 3):
         page.go_back()
