@@ -1,9 +1,18 @@
 """What a person types, as an FTS5 query that cannot fail.
 
 The syntax is small on purpose: words (all must match; the last one, from its third character on,
-also matches longer words that start with it, so results follow typing) and "quoted phrases". Nothing
-else is an operator: every word and phrase is passed to FTS5 as a quoted string, so ``AND``, ``NEAR(``,
-``*``, ``-x`` or a lone ``"`` are searched as the text they are, and no input is a syntax error.
+also matches longer words that start with it, so results follow typing), "quoted phrases", and a word
+or phrase with a ``-`` before it (``-staging``, ``-"dry run"``), which leaves out the entries holding
+it. A ``-`` counts only at the start of a word: ``well-known`` and ``e-mail`` are words to find, and a
+``-`` with nothing searchable after it is nothing. The prefix rule takes the last word to *find*, not
+a word left out: ``deplo -staging`` finds "deployed" without the entries saying "staging", and a word
+left out is always a whole word (while it is being typed, ``-st`` does not hide every word starting
+"st"). Words that are all left out have nothing to take them from: such a query searches nothing, as
+an empty one does. To find a word that starts with ``-`` as text, quote it: ``"-1"``.
+
+Nothing else is an operator: every word and phrase is passed to FTS5 as a quoted string, joined by
+FTS5's ``NOT`` for those left out (``"a" "b" NOT "c" NOT "d"``), so ``AND``, ``NEAR(``, ``*``, ``+x``
+or a lone ``"`` are searched as the text they are, and no input is a syntax error.
 """
 
 from __future__ import annotations
@@ -15,34 +24,63 @@ from .text import index_form, searchable
 # A shorter last word is matched whole: "t*" or "se*" stand for so many words that ranking them all
 # takes longer than a keystroke should (bench/search.py).
 PREFIX_MIN_CHARS = 3
+EXCLUDE = "-"
 
 
 @dataclass(frozen=True)
 class Term:
     text: str
     phrase: bool
+    excluded: bool = False  # written with a leading "-": entries holding it are left out
 
 
 def terms(query: str) -> list[Term]:
     """The words and phrases of ``query``, in order, without those holding nothing searchable.
 
-    Quotes pair up from the left; an unpaired last quote opens a phrase that runs to the end."""
+    Quotes pair up from the left; an unpaired last quote opens a phrase that runs to the end. A phrase
+    is left out when the word just before its opening quote is only dashes (``-"a b"``)."""
     found: list[Term] = []
+    before = ""
     for number, part in enumerate(query.split('"')):
         if number % 2:
-            found.append(Term(part.strip(), phrase=True))
+            found.append(Term(part.strip(), phrase=True, excluded=_ends_with_dashes(before)))
         else:
-            found.extend(Term(word, phrase=False) for word in part.split())
+            found.extend(_word(word) for word in part.split())
+            before = part
     return [term for term in found if searchable(term.text)]
 
 
-def fts_query(query: str) -> str | None:
-    """The FTS5 MATCH expression for ``query``, or None when it has nothing to search for."""
+def _word(word: str) -> Term:
+    """A word as typed: leading dashes leave it out."""
+    rest = word.lstrip(EXCLUDE)
+    return Term(rest, phrase=False, excluded=rest != word)
+
+
+def _ends_with_dashes(text: str) -> bool:
+    """Whether ``text`` ends, with no space after, in a word made of dashes alone."""
+    return text.endswith(EXCLUDE) and not text.rsplit(maxsplit=1)[-1].strip(EXCLUDE)
+
+
+def only_excluded(query: str) -> bool:
+    """Whether ``query`` has words to leave out and none to find (so it searches nothing): the page
+    and the command line then say that a word to find is missing, rather than how to search."""
     found = terms(query)
-    if not found:
+    return bool(found) and all(term.excluded for term in found)
+
+
+def fts_query(query: str) -> str | None:
+    """The FTS5 MATCH expression for ``query``, or None when it has nothing to find."""
+    found = terms(query)
+    wanted = [term for term in found if not term.excluded]
+    if not wanted:
         return None
-    parts = ['"' + index_form(term.text).replace('"', '""') + '"' for term in found]
-    last = found[-1]
+    parts = [_quoted(term) for term in wanted]
+    last = wanted[-1]
     if not last.phrase and len(last.text) >= PREFIX_MIN_CHARS:
         parts[-1] += "*"
+    parts.extend("NOT " + _quoted(term) for term in found if term.excluded)
     return " ".join(parts)
+
+
+def _quoted(term: Term) -> str:
+    return '"' + index_form(term.text).replace('"', '""') + '"'

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from ..sessionfiles.catalog import Catalog, SessionInfo
 from .index import PAGE_SIZE, CatchUp, Hit, SearchIndex
-from .query import fts_query
+from .query import fts_query, only_excluded
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,19 @@ class Results:
         return self.catch_up is not None
 
     @property
+    def only_excluded(self) -> bool:
+        """Whether the query held words to leave out and none to find, so nothing was searched."""
+        return only_excluded(self.query)
+
+    @property
     def first_number(self) -> int:
         """The rank of the page's first hit among all hits (1 on the first page)."""
         return (self.page - 1) * PAGE_SIZE + 1
+
+    @property
+    def last_number(self) -> int:
+        """The rank of the page's last hit among all hits."""
+        return self.first_number + len(self.hits) - 1
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """``/search/?q=…[&session=…][&page=…]``: the entries of every session (every branch) matching a query,
 best first, 20 a page, each leading to its entry's permalink. htmx asks for the results alone as the
-user types; without JavaScript the form loads the whole page."""
+user types, with the words saying what was found for the live region above them (``oob``: it stays in
+the page, so a screen reader reads its new text); without JavaScript the form loads the whole page."""
 
 from __future__ import annotations
 
@@ -80,5 +81,6 @@ def search_page(request: HttpRequest) -> HttpResponse:
                 context["not_searched"] = [(_name(path), why) for path, why in sorted(results.catch_up.failed.items())]
     htmx = cast(HtmxHttpRequest, request).htmx
     partial = bool(htmx) and not htmx.history_restore_request
+    context["oob"] = partial
     template = "sessions_app/partials/_search_results.html" if partial else "sessions_app/search.html"
     return render(request, template, context, status=status)

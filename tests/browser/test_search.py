@@ -1,6 +1,6 @@
 """Full-text search in the browser: results as one types, the matching snippet, a result's permalink
-landing on its entry with the words found marked and their fold opened (a tool's output too), and an
-entry appended by the command line found by the next search."""
+landing on its entry with the words found marked and their fold opened (a tool's output too), an
+entry appended by the command line found by the next search, and the count read out as one types."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_a_result_leads_to_its_entry_with_the_match_shown(page, ui, sessions, se
 def test_an_entry_appended_elsewhere_is_found_by_the_next_search(page, ui, sessions, server) -> None:
     seeded = sessions.seed("01-linear")
     ui.open(page, "/search/?q=zebracorn")
-    expect(page.locator("#search-results")).to_contain_text("No entry matches")
+    expect(page.get_by_role("status")).to_have_text("No entry matches “zebracorn”.")
     new_id = _append(server, seeded.path, "Could the zebracorn endpoint return **JSON**?")
     box = page.get_by_role("searchbox", name="Search every session")
     box.fill("zebracor")  # the last word may be the start of one
@@ -69,3 +69,31 @@ def test_an_entry_appended_elsewhere_is_found_by_the_next_search(page, ui, sessi
     hit.get_by_role("link").first.click()
     page.wait_for_url(f"**/s/{seeded.id}/e/{new_id}/**")
     expect(page.locator(f"#entry-{new_id} mark.hit")).to_have_text("zebracorn")
+
+
+def test_the_count_is_read_out_from_a_live_region_that_stays_as_one_types(page, ui, sessions, record) -> None:
+    """A screen reader reads out a live region's new text; one inserted along with its text is often
+    missed, so the region stays the same element while the results are swapped under it."""
+    sessions.seed("01-linear")
+    sessions.seed("02-tree-branches")
+    ui.open(page, "/search/")
+    status = page.locator("#search-status")
+    expect(status).to_have_attribute("role", "status")
+    expect(status).to_contain_text("Type words to find")
+    status.evaluate("(region) => { region.keptNode = true; }")  # gone if the element were replaced
+    box = page.get_by_role("searchbox", name="Search every session")
+    box.fill("list_todos")
+    expect(page.locator("#search-results li.search-hit")).to_have_count(1)
+    expect(status).to_have_text("1 entry matches “list_todos”.")
+    box.fill("zebracorn")
+    expect(status).to_have_text("No entry matches “zebracorn”.")
+    box.fill("endpoint")
+    expect(page.locator("#search-results li.search-hit")).to_have_count(3)
+    expect(status).to_have_text("3 entries match “endpoint”.")
+    box.fill("-endpoint")
+    expect(status).to_contain_text("“-endpoint” only leaves entries out")
+    expect(page.locator("#search-results li.search-hit")).to_have_count(0)
+    assert page.get_by_role("status").count() == 1
+    assert status.evaluate("(region) => region.keptNode === true && region.isConnected")  # the same element
+    assert not page.locator("#search-results [role=status], #search-results [aria-live]").count()  # not the list
+    assert not record.errors

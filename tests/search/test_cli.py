@@ -96,6 +96,19 @@ def test_a_query_with_nothing_to_search_is_an_error(pitree, folder) -> None:
         pitree('" * "')
 
 
+def test_a_word_left_out_removes_its_entries(pitree, folder) -> None:
+    folder.write(
+        "s", {"id": "kept", **folder.user("deploy to production")}, {"id": "gone", **folder.user("deploy to staging")}
+    )
+    assert [hit["entryId"] for hit in json.loads(pitree("deploy -staging", "--json"))["hits"]] == ["kept"]
+    assert [hit["entryId"] for hit in json.loads(pitree("--json", "--", "-staging deploy"))["hits"]] == ["kept"]
+
+
+def test_words_left_out_alone_say_a_word_to_find_is_missing(pitree, folder) -> None:
+    with pytest.raises(CommandError, match="nothing to search for in '-staging': a -word only leaves entries out"):
+        pitree("--", "-staging")
+
+
 def test_errors_are_one_line_and_a_nonzero_exit(root: Path, tmp_path: Path, folder) -> None:
     folder.write("s", folder.user("words"))
     bogus = tmp_path / "bogus.sqlite3"

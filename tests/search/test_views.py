@@ -1,8 +1,10 @@
 """The search page: results with titles, roles, times and permalinks, escaped snippets, pages, the
-session filter, htmx fragments, and a 400 for parameters the form refuses."""
+session filter, htmx fragments, the live region saying what was found, and a 400 for parameters the
+form refuses."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -110,6 +112,58 @@ def test_an_empty_query_shows_how_to_search_and_reads_nothing(client, folder, se
         assert status == 200
         assert "quoted phrase" in html and "search-hit" not in html
     assert not Path(settings.PITREE_SEARCH_DB).exists()
+
+
+def test_words_left_out_alone_say_a_word_to_find_is_missing_and_read_nothing(client, folder, settings) -> None:
+    folder.write("s", folder.user("words"))
+    status, html = page(client, q='-words -"a phrase"')
+    assert status == 200
+    assert "“-words -&quot;a phrase&quot;” only leaves entries out" in html and "search-hit" not in html
+    assert not Path(settings.PITREE_SEARCH_DB).exists()
+
+
+def test_a_word_left_out_removes_its_entries_from_the_page(client, folder) -> None:
+    folder.write(
+        "s", {"id": "kept", **folder.user("deploy to production")}, {"id": "gone", **folder.user("deploy to staging")}
+    )
+    status, html = page(client, q="deploy -staging")
+    assert status == 200 and html.count('class="session-item search-hit"') == 1
+    assert "#entry-kept" in html and "#entry-gone" not in html
+    assert "?hl=deploy#" in html  # the words marked on the entry: only those found
+
+
+def _status(html: str) -> str:
+    """The text of the page's live region (one, holding only text and paragraphs)."""
+    assert html.count('id="search-status"') == 1
+    region = re.search(r'<div id="search-status" class="search-status" role="status"[^>]*>(.*?)</div>', html, re.S)
+    assert region is not None
+    return " ".join(re.sub(r"<[^>]+>", " ", region.group(1)).split())
+
+
+def test_a_live_region_says_how_many_entries_match(client, folder) -> None:
+    folder.write("one", folder.user("single word"), *[folder.user(f"needle number {i}") for i in range(45)])
+    assert _status(page(client, q="single")[1]) == "1 entry matches “single”."
+    folder.write("two", folder.user("needle and single"))
+    assert _status(page(client, q="single")[1]) == "2 entries match “single”."
+    assert _status(page(client, q="needle")[1]) == "More than 20 entries match “needle”."
+    assert _status(page(client, q="needle", page=2)[1]) == "Matches 21–40 for “needle”, more on the next page."
+    assert _status(page(client, q="needle", page=3)[1]) == "Matches 41–46 for “needle”."
+    assert _status(page(client, q="needle", page=4)[1]) == "No more entries match."
+    assert _status(page(client, q="absent")[1]) == "No entry matches “absent”."
+    assert _status(page(client, q="")[1]).startswith("Type words to find")
+    assert _status(page(client, q="x" * 501)[1]) == "q: Ensure this value has at most 500 characters (it has 501)."
+
+
+def test_htmx_gets_the_live_regions_words_for_the_region_already_in_the_page(client, folder) -> None:
+    """The region is not swapped with the results (a region arriving with its text is often not read
+    out): the answer carries its new contents, which htmx puts inside the one in the page."""
+    folder.write("s", folder.user("fragment words"))
+    html = client.get(URL, {"q": "fragment"}).content.decode()
+    region = html.index('id="search-status"')
+    assert region < html.index('id="search-results"') and "hx-swap-oob" not in html
+    html = client.get(URL, {"q": "fragment"}, headers={"HX-Request": "true"}).content.decode()
+    assert 'id="search-status" class="search-status" role="status" hx-swap-oob="innerHTML"' in html
+    assert _status(html) == "1 entry matches “fragment”."
 
 
 def test_nothing_found_says_so(client, folder) -> None:

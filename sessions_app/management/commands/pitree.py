@@ -42,7 +42,7 @@ from sessions_app.cli.seed import seed
 from sessions_app.cli.transcript import printable, printable_json, render_transcript, terminal_line
 from sessions_app.cli.treeview import tree_lines
 from sessions_app.search.index import SearchIndex, SearchUnavailable
-from sessions_app.search.query import fts_query
+from sessions_app.search.query import fts_query, only_excluded
 from sessions_app.search.results import search
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
@@ -188,7 +188,8 @@ class Command(BaseCommand):
             "search",
             help="entries of every session and branch matching QUERY, best first, 20 a page",
             description=(
-                'QUERY: words (all must match; the last also matches words it starts) and "quoted phrases". '
+                'QUERY: words (all must match; the last also matches words it starts), "quoted phrases", and '
+                '-word or -"a phrase" to leave out the entries holding it (a QUERY starting with - goes after --). '
                 "The index (PITREE_SEARCH_DB) catches up with the files first."
             ),
         )
@@ -353,6 +354,10 @@ class Command(BaseCommand):
         self.out(f"{len(written)} sample sessions copied into {written[0].parent}")
 
     def do_search(self, *, query: str, session: str | None, page: int, json: bool, **_: Any) -> None:
+        if only_excluded(query):
+            raise CommandError(
+                f"nothing to search for in {query!r}: a -word only leaves entries out; add a word to find"
+            )
         if fts_query(query) is None:
             raise CommandError(f"nothing to search for in {query!r}: give words or a quoted phrase")
         if session is not None:  # an id prefix or a path, as for FILE; an unknown one is an error
