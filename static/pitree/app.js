@@ -843,11 +843,14 @@
   }
 
   // A fold opened by keyboard: focus moves to the first row it held; earlier entries of the path load
-  // above the row that had focus, and focus moves to the nearest of them (the last).
+  // above the row that had focus, and focus moves to the nearest of them (the last). Only once the
+  // fold's own rows have come: another swap settling meanwhile (the sidebar, the pickers) would move
+  // the focus onto the fold, which its rows then replace.
   let focusAfterFold = null;
 
   function openFold(item) {
     focusAfterFold = {
+      item,
       tree: item.closest("[role=tree]"),
       before: item.previousElementSibling,
       after: item.nextElementSibling,
@@ -920,7 +923,8 @@
   });
 
   document.addEventListener("htmx:afterSettle", (ev) => {
-    if (focusAfterFold && focusAfterFold.tree.isConnected) {
+    const asked = ev.detail.requestConfig && ev.detail.requestConfig.elt;
+    if (focusAfterFold && asked === focusAfterFold.item && focusAfterFold.tree.isConnected) {
       const { tree, before, after, earlier } = focusAfterFold;
       focusAfterFold = null;
       let next = before ? before.nextElementSibling : tree.firstElementChild;
