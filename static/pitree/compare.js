@@ -1,7 +1,8 @@
 // The comparison page: long messages fold to a few lines ("Show all"), at most four branches can be
-// picked, a label saved from a column's head reloads the page (which then shows it), and the grid is
-// fetched again when a compared file grows. The columns need no script to stay in step: they are one
-// grid, which scrolls as one. No inline script: the CSP allows only the app's own files.
+// picked, a label saved from a column's head is posted from the page (which then fetches its grid to
+// show it, the focus kept where it was), and the grid is fetched again when a compared file grows.
+// The columns need no script to stay in step: they are one grid, which scrolls as one. No inline
+// script: the CSP allows only the app's own files.
 (function () {
   "use strict";
 
@@ -53,7 +54,9 @@
 
   // ---- labels ---------------------------------------------------------------------------------
   // The label view answers a plain post with a redirect to the session: posted from here, the page
-  // stays and reloads instead. A refusal shows its reason where the user acted.
+  // stays and fetches its grid again (refresh), and the focus stays in the label's field, so that a
+  // keyboard or screen-reader user keeps their place; the live region says it was saved. A refusal
+  // shows its reason where the user acted, the text still in the field.
   function flash(messages) {
     const box = document.getElementById("flash");
     if (!box) return;
@@ -68,13 +71,27 @@
     box.replaceChildren(wrap);
   }
 
+  function announce(text) {
+    const box = document.getElementById("announce");
+    if (!box) return;
+    box.textContent = "";
+    setTimeout(() => (box.textContent = text), 50); // a change even when it says the same as last time
+  }
+
   async function postLabel(form) {
     const button = form.querySelector("button");
+    const field = form.querySelector("input[name=label]");
+    const column = form.closest(".compare__head").dataset.column;
+    field.focus(); // not on the button, which is disabled meanwhile (a disabled button drops the focus)
     if (button) button.disabled = true;
     try {
       const response = await fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" });
       if (response.ok) {
-        window.location.reload();
+        const text = field.value.trim();
+        field.value = ""; // saved: the head shows it once the grid is fetched again
+        document.getElementById("flash")?.replaceChildren();
+        announce(text ? `Branch ${column} is labelled “${text}”.` : `The label of branch ${column} is cleared.`);
+        refresh(); // saved whether or not this fetch succeeds: it is no refusal to report
         return;
       }
       const page = new DOMParser().parseFromString(await response.text(), "text/html");
@@ -88,7 +105,7 @@
   }
 
   document.addEventListener("submit", (ev) => {
-    const form = ev.target.closest && ev.target.closest("form[data-reload]");
+    const form = ev.target.closest && ev.target.closest("form[data-label]");
     if (!form) return;
     ev.preventDefault();
     postLabel(form);
@@ -96,8 +113,34 @@
 
   // ---- live -------------------------------------------------------------------------------------
   // follow.js says when a compared session's file grew: the page is fetched again and its grid (and
-  // the branch choice) replaced, scrolled where it was, with the messages opened still open.
+  // the branch choice) replaced, scrolled where it was, with the messages opened still open, and the
+  // focus, when it was in a column's head, on the same control of that column's new head. The trunk
+  // stays (pages of it may have been loaded), but its entries shown again may carry a new label: a
+  // column that adds nothing to the trunk labels its end, which is the trunk's.
   let refreshes = 0;
+  const HEAD_CONTROLS = "a[href], button, input:not([type=hidden]), summary";
+
+  /** Where the focus is in a column's head (null: not in one), and what its field holds. */
+  function headFocus() {
+    const focused = document.activeElement;
+    const head = focused && focused.closest(".compare__head");
+    if (!head) return null;
+    const at = Array.from(head.querySelectorAll(HEAD_CONTROLS)).indexOf(focused);
+    const typed = focused.matches("input[type=text]") ? [focused.value, focused.selectionStart, focused.selectionEnd] : null;
+    return { column: head.dataset.column, at, typed };
+  }
+
+  function restoreFocus(saved) {
+    const head = saved && document.querySelector(`.compare__head[data-column="${saved.column}"]`);
+    const control = head && head.querySelectorAll(HEAD_CONTROLS)[saved.at];
+    if (!control) return;
+    control.focus({ preventScroll: true });
+    if (saved.typed && control.matches("input[type=text]")) {
+      const [value, start, end] = saved.typed; // typed while the page was fetched
+      control.value = value;
+      control.setSelectionRange(start, end);
+    }
+  }
 
   function replace(selector, page) {
     const current = document.querySelector(selector);
@@ -105,6 +148,12 @@
     if (!current || !fresh) return;
     if (current.tagName === "DETAILS") fresh.open = current.open;
     current.replaceWith(fresh);
+  }
+
+  function replaceTrunkEntries(page) {
+    for (const fresh of page.querySelectorAll(".compare-trunk [data-entry]")) {
+      document.querySelector(`.compare-trunk [data-entry="${CSS.escape(fresh.dataset.entry)}"]`)?.replaceWith(fresh);
+    }
   }
 
   async function refresh() {
@@ -119,14 +168,17 @@
     const scroller = document.querySelector(".compare__scroll");
     const [top, left] = scroller ? [scroller.scrollTop, scroller.scrollLeft] : [0, 0];
     const open = openEntries();
+    const focus = headFocus();
     replace(".compare", page);
     replace(".compare-pick", page);
+    replaceTrunkEntries(page);
     const fresh = document.querySelector(".compare__scroll");
     if (fresh) {
       fresh.scrollTop = top;
       fresh.scrollLeft = left;
     }
-    foldLong(document.querySelector(".compare"), open);
+    restoreFocus(focus);
+    foldLong(document, open);
     document.querySelectorAll("form[data-pick-limit]").forEach(limitPicks);
     refreshes += 1;
     document.querySelector(".compare").dataset.refreshed = String(refreshes);

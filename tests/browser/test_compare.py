@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 # 02-tree-branches: f87f9c1c → 2f760a8d → { 97690895 … → 750a4556 (leaf), 07721729 … → de4f0d3a }
 U2, SUMMARY, LEAF, BRANCH_END = "97690895", "07721729", "750a4556", "de4f0d3a"
+PARTING = "2f760a8d"  # the answer both branches follow
 
 
 def _in_column(page, column: int, text: str):
@@ -214,9 +215,61 @@ def test_label_a_branch_from_its_column(page, ui, sessions, server):
     expect(page.locator('.compare__head[data-column="1"] [data-summary="labels"]')).to_contain_text(
         "pydantic <b>route</b>"
     )
-    assert page.url == f"{server.url}{url}"  # the page stayed, reloaded
+    assert page.url == f"{server.url}{url}"  # the page stayed
     label = seeded.lines()[-1]
     assert label["type"] == "label" and label["targetId"] == U2 and label["label"] == "pydantic <b>route</b>"
+
+
+# The column (by its number) and the name of the control that has the focus.
+_FOCUSED = "() => [document.activeElement.closest('.compare__head')?.dataset.column, document.activeElement.name]"
+
+
+def test_a_label_saved_from_the_keyboard_keeps_the_focus_in_its_field(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
+    page.locator("header[data-live=live]").wait_for()  # the label's own append is followed too
+    page.evaluate("() => { window.notReloaded = true; }")
+    page.locator('.compare__head[data-column="2"] input[name=label]').focus()
+    page.keyboard.type("second-try")
+    page.keyboard.press("Enter")
+    expect(page.locator('.compare__head[data-column="2"] [data-summary="labels"]')).to_contain_text("second-try")
+    assert page.evaluate(_FOCUSED) == ["2", "label"]
+    expect(page.locator("#announce")).to_have_text("Branch 2 is labelled “second-try”.")
+    # The append comes back from the file too, and the grid is fetched once more: the focus stays.
+    expect(page.locator(".compare")).to_have_attribute("data-refreshed", "2")
+    assert page.evaluate(_FOCUSED) == ["2", "label"]
+    assert page.evaluate("() => window.notReloaded") is True  # scroll and opened messages kept
+    page.keyboard.type("again")
+    expect(page.locator('.compare__head[data-column="2"] input[name=label]')).to_have_value("again")
+    assert record.errors == [] and record.console_errors == []
+
+
+def test_a_refused_label_keeps_its_text_and_the_focus(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
+    head = page.locator('.compare__head[data-column="1"]')
+    entry = head.locator(".compare__label input[name=entry]")
+    entry.evaluate("(el) => { el.value = 'no-such-entry'; }")  # as if the branch were gone meanwhile
+    head.locator("input[name=label]").fill("lost?")
+    head.locator(".compare__label button").click()
+    expect(page.locator("#flash [role=alert]")).to_contain_text("no-such-entry")
+    assert page.evaluate(_FOCUSED) == ["1", "label"]
+    expect(head.locator("input[name=label]")).to_have_value("lost?")
+    expect(head.locator(".compare__label button")).to_be_enabled()
+    assert seeded.lines()[-1]["type"] != "label"
+
+
+def test_a_label_on_the_trunk_shows_there(page, ui, sessions, server, record):
+    """A column that adds nothing to the trunk (it ends where the other branches part) labels its
+    end, which the trunk shows."""
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/compare/?e={PARTING}&e={U2}&end=exact")
+    page.locator(".compare-trunk summary").click()
+    head = page.locator('.compare__head[data-column="1"]')
+    head.locator("input[name=label]").fill("where-they-part")
+    head.locator("input[name=label]").press("Enter")
+    expect(page.locator(f'.compare-trunk [data-entry="{PARTING}"] .tag[title=label]')).to_have_text("where-they-part")
+    assert record.errors == []
 
 
 def test_pick_two_nodes_on_the_map_and_compare_them(page, ui, sessions, server, record):
