@@ -32,6 +32,16 @@ class EntryIdField(forms.CharField):
             )
 
 
+class FieldsForm(forms.Form):
+    """A form its page shows field by field (``partials/_form_fields.html``): Django ties each field's
+    help text and errors to it (``aria-describedby`` names their ids, ``aria-invalid`` marks a field
+    with errors). Its labels go without Django's colon, as the app's other labels do."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
 class MessageForm(forms.Form):
     """A user message, sent as a child of ``parent`` (empty: a new root).
 

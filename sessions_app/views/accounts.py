@@ -55,7 +55,7 @@ def password(request: HttpRequest) -> HttpResponse:
     """Set a password (first time, after a sign-in link) or change it (the old one is asked for)."""
     user = cast(User, request.user)  # signed in: LoginRequiredMiddleware
     form_class = PasswordChangeForm if user.has_usable_password() else SetPasswordForm
-    form = form_class(user, request.POST or None)
+    form = form_class(user, request.POST or None, label_suffix="")  # labels as the app's others go: no colon
     if request.method == "POST" and form.is_valid():
         form.save()
         update_session_auth_hash(request, form.user)

@@ -21,7 +21,7 @@ from django_ratelimit.decorators import ratelimit
 from ..access.scoped import SessionView
 from ..access.shares import BRANCH, LIVE, MODES, SNAPSHOT, ShareError, make_share, open_link, revoke
 from ..access.web import open_session, remember_link
-from ..forms import EntryIdField, PositionForm
+from ..forms import EntryIdField, FieldsForm, PositionForm
 from ..models import Share
 from .responses import form_error, permalink
 
@@ -34,13 +34,17 @@ def link_rate(group: str, request: HttpRequest) -> str:
     return str(settings.PITREE_LINK_RATE)
 
 
-class ShareForm(forms.Form):
-    audience = forms.ChoiceField(choices=[("link", "anyone with the link"), ("user", "a user"), ("team", "a team")])
-    name = forms.CharField(max_length=150, required=False, help_text="the user's or team's name")
-    role = forms.ChoiceField(choices=Share.ROLES, initial=Share.VIEWER)
-    mode = forms.ChoiceField(choices=MODES, initial=LIVE)
-    entry = EntryIdField(required=False)
-    days = forms.IntegerField(min_value=1, max_value=MAX_DAYS, required=False, help_text="expires after (days)")
+class ShareForm(FieldsForm):
+    audience = forms.ChoiceField(
+        label="With", choices=[("link", "anyone with the link"), ("user", "a user"), ("team", "a team")]
+    )
+    name = forms.CharField(max_length=150, required=False, help_text="for a user or a team")
+    role = forms.ChoiceField(label="As", choices=Share.ROLES, initial=Share.VIEWER)
+    mode = forms.ChoiceField(label="What", choices=MODES, initial=LIVE)
+    entry = EntryIdField(label="At entry", required=False, help_text="for a branch or a snapshot")
+    days = forms.IntegerField(
+        label="Expires after", min_value=1, max_value=MAX_DAYS, required=False, help_text="days; empty: never"
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

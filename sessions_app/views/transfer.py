@@ -3,17 +3,20 @@ upload a ``.jsonl`` from pi or a teammate into a workspace."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.defaultfilters import filesizeformat
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..access import transfer
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
-from ..forms import EntryIdField
+from ..forms import EntryIdField, FieldsForm
 from .responses import form_error, permalink
 
 
@@ -45,9 +48,18 @@ def _download(request: HttpRequest, session_id: str, build: transfer.Builder, co
     return response
 
 
-class UploadForm(forms.Form):
-    file = forms.FileField(help_text="a .jsonl session file, from pi or a teammate")
-    cwd = forms.CharField(max_length=4096, label="Workspace")
+class UploadForm(FieldsForm):
+    file = forms.FileField(
+        label="Session file", widget=forms.FileInput(attrs={"accept": ".jsonl,application/x-ndjson,application/json"})
+    )
+    cwd = forms.CharField(
+        max_length=4096, label="Workspace", widget=forms.TextInput(attrs={"list": "workspace-choices"})
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit = filesizeformat(settings.PITREE_MAX_UPLOAD_BYTES)
+        self.fields["file"].help_text = f"a .jsonl file from pi or a teammate, at most {limit}"
 
 
 @login_required  # uploads go to a workspace: a share link's holder has none
@@ -56,7 +68,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     """Add a session file to one of the user's workspaces: a new file, never replacing one."""
     access = access_of(request)
     form = UploadForm(request.POST or None, request.FILES or None, initial={"cwd": default_cwd(access)})
-    context = {"form": form, "workspaces": writable(access), "limit": settings.PITREE_MAX_UPLOAD_BYTES}
+    context = {"form": form, "workspaces": writable(access)}
     if request.method == "POST":
         if not form.is_valid():
             return render(request, "sessions_app/upload.html", context, status=422)

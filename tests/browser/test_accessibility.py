@@ -248,8 +248,21 @@ def test_share_upload_password_and_action_pages(axe_context, axe, ui, sessions, 
     ui.open(page, f"/s/{seeded.id}/share/")
     expect(page.locator("#main form").first).to_be_visible()
     axe.check_themes(page, "share page")
+    form = page.locator("form.share-form")
+    form.evaluate("(f) => { f.noValidate = true; }")  # what the server says, not the browser
+    form.locator("select[name=audience]").select_option("user")
+    form.locator("input[name=days]").fill("0")
+    form.locator("button[type=submit]").click()
+    expect(form.locator("input[name=days]")).to_have_attribute("aria-invalid", "true")
+    axe.check_themes(page, "share page with errors")
     ui.open(page, "/upload/")
     axe.check_themes(page, "upload page")
+    page.locator("input[name=file]").set_input_files(
+        {"name": "notes.jsonl", "mimeType": "application/json", "buffer": b"not json\n"}
+    )
+    page.locator("form.account-form button[type=submit]").click()
+    expect(page.locator("input[name=file]")).to_have_attribute("aria-invalid", "true")
+    axe.check_themes(page, "upload page with errors")
     ui.open(page, "/accounts/password/")
     axe.check_themes(page, "password page")
     ui.open(page, f"/s/{seeded.id}/e/c256703f/actions/")  # what a browser without JavaScript opens

@@ -18,6 +18,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 from django.utils import timezone
+from support.described import Controls
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, LINEAR, World, copy_sample
 
 from sessions_app.access import signin
@@ -118,6 +119,15 @@ def test_setting_a_password_after_a_link(transactional_db: Any) -> None:
     )
     assert response.status_code == 302
     assert _signs_in("hana", "a long pass phrase 42")
+
+
+def test_the_password_form_ties_each_error_to_its_field(transactional_db: Any) -> None:
+    client = Client()
+    client.force_login(User.objects.create_user("ines"))
+    sent = {"new_password1": "a long pass phrase 42", "new_password2": "another pass phrase 42"}
+    page = Controls(client.post("/accounts/password/", sent).content.decode())
+    assert page.missing() == {} and page.invalid() == {"new_password2"}
+    assert "didn’t match" in page.description("new_password2")
 
 
 def _signs_in(name: str, password: str) -> bool:

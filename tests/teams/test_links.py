@@ -12,6 +12,7 @@ import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
+from support.described import Controls
 from support.teams import LEAF, World
 
 from sessions_app.models import Share
@@ -61,6 +62,22 @@ def test_the_share_page_lists_who_has_the_session(world: World) -> None:
     world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/"))  # type: ignore[union-attr]
     html = world.client("owner").get(world.url("share/")).content.decode()
     assert html.count("you revoke it") == 2 and "revoked 20" in html
+
+
+def test_the_share_form_ties_its_help_and_each_error_to_the_field(world: World) -> None:
+    owner = world.client("owner")
+    page = Controls(owner.get(world.url("share/")).content.decode())
+    assert {"audience", "name", "role", "mode", "entry", "days"} <= set(page.controls)
+    assert page.missing() == {} and page.invalid() == set()
+    assert page.description("name") == "for a user or a team"
+    sent = {"audience": "user", "name": "x" * 151, "role": "viewer", "mode": "live", "days": "0"}
+    response = owner.post(world.url("share/"), sent)
+    assert response.status_code == 422
+    page = Controls(response.content.decode())
+    assert page.missing() == {} and page.invalid() == {"name", "days"}
+    assert page.description("name").startswith("for a user or a team Ensure this value has at most 150 characters")
+    assert "greater than or equal to 1" in page.description("days")
+    assert page.description("role") == ""  # a field without errors says nothing of the others'
 
 
 def test_revoking_one_link_leaves_the_others(world: World) -> None:

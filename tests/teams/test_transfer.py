@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from support.described import Controls
 from support.hostile import build_hostile_folder
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 
@@ -75,6 +76,18 @@ def test_an_upload_becomes_a_new_file_under_an_id_of_its_own(world: World) -> No
     assert stored["id"] != sent["id"] and stored == {**sent, "id": stored["id"]}
     assert path.read_bytes().splitlines()[1:] == data.splitlines()[1:]  # every entry byte for byte
     assert Authorship.objects.get(session_id=stored["id"], entry_id="").user == world.users["member"]
+
+
+def test_the_upload_form_ties_its_help_and_each_error_to_the_field(world: World) -> None:
+    member = world.client("member")
+    page = Controls(member.get("/upload/").content.decode())
+    assert {"file", "cwd"} <= set(page.controls) and page.missing() == {} and page.invalid() == set()
+    response = _upload(member, b"not json\n")
+    assert response.status_code == 422
+    page = Controls(response.content.decode())
+    assert page.missing() == {} and page.invalid() == {"file"}
+    assert "not a session pitree can read" in page.description("file")
+    assert page.controls["file"].get("accept") and page.controls["cwd"].get("list") == "workspace-choices"
 
 
 def test_an_instance_owner_s_upload_is_kept_byte_for_byte(world: World, django_user_model: Any) -> None:
