@@ -47,17 +47,23 @@ class ShareForm(FieldsForm):
     )
 
     def clean(self) -> dict[str, Any]:
+        """The user or team named, as an error of the name field (a name it refused already, too
+        long say, is not looked up)."""
         data = super().clean() or {}
-        audience, name = data.get("audience"), (data.get("name") or "").strip()
+        audience = data.get("audience")
         data["user"] = data["team"] = None
-        if audience == "user":
-            data["user"] = get_user_model().objects.filter(username=name, is_active=True).first()
-            if data["user"] is None:
-                raise forms.ValidationError(f"No user is named {name!r}.")
-        elif audience == "team":
-            data["team"] = Group.objects.filter(name=name).first()
-            if data["team"] is None:
-                raise forms.ValidationError(f"No team is named {name!r}.")
+        if audience in ("user", "team") and "name" in data:
+            name = data["name"].strip()
+            if not name:
+                self.add_error("name", f"Name the {audience} to share with.")
+            elif audience == "user":
+                data["user"] = get_user_model().objects.filter(username=name, is_active=True).first()
+                if data["user"] is None:
+                    self.add_error("name", f"No user is named {name!r}.")
+            else:
+                data["team"] = Group.objects.filter(name=name).first()
+                if data["team"] is None:
+                    self.add_error("name", f"No team is named {name!r}.")
         if data.get("mode") in (BRANCH, SNAPSHOT) and not data.get("entry"):
             raise forms.ValidationError("A branch or a snapshot goes to an entry: open the share page from it.")
         return data

@@ -78,6 +78,12 @@ def test_the_share_form_ties_its_help_and_each_error_to_the_field(world: World) 
     assert page.description("name").startswith("for a user or a team Ensure this value has at most 150 characters")
     assert "greater than or equal to 1" in page.description("days")
     assert page.description("role") == ""  # a field without errors says nothing of the others'
+    assert "No user is named" not in response.content.decode()  # a name refused is not looked up
+    for name, said in (("nobody", "No user is named 'nobody'."), ("  ", "Name the user to share with.")):
+        response = owner.post(world.url("share/"), {**sent, "name": name, "days": ""})
+        page = Controls(response.content.decode())
+        assert response.status_code == 422 and page.invalid() == {"name"}, name
+        assert page.description("name") == f"for a user or a team {said}", name
 
 
 def test_revoking_one_link_leaves_the_others(world: World) -> None:
