@@ -85,8 +85,14 @@
     field.focus(); // not on the button, which is disabled meanwhile (a disabled button drops the focus)
     if (button) button.disabled = true;
     try {
-      const response = await fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" });
-      if (response.ok) {
+      // The redirect is not followed: the session page it names is not wanted here.
+      const response = await fetch(form.action, {
+        method: "POST",
+        body: new FormData(form),
+        credentials: "same-origin",
+        redirect: "manual",
+      });
+      if (response.ok || response.type === "opaqueredirect") {
         const text = field.value.trim();
         field.value = ""; // saved: the head shows it once the grid is fetched again
         document.getElementById("flash")?.replaceChildren();
