@@ -670,6 +670,31 @@
     else if (elt.classList.contains("sidebar__more") && list.contains(elt)) list.dataset.pages = elt.dataset.page;
   });
 
+  // A refresh that brings the very list shown (the folder changed outside what it lists) is not
+  // swapped, so that the focus, a hover or a selection in it stay; one that changes it puts the focus
+  // back on the link it was on.
+  let sidebarLast = null; // the last list swapped in whole
+  let sidebarFocus = null; // the link that had the focus, by its address
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const list = document.getElementById("sidebar-list");
+    if (!list || ev.detail.target !== list || !ev.detail.shouldSwap) return;
+    if (ev.detail.serverResponse === sidebarLast) {
+      ev.detail.shouldSwap = false;
+      return;
+    }
+    sidebarLast = ev.detail.serverResponse;
+    const focused = list.contains(document.activeElement) && document.activeElement.closest("a[href]");
+    sidebarFocus = focused ? focused.getAttribute("href") : null;
+  });
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    const list = document.getElementById("sidebar-list");
+    if (!list || ev.detail.target !== list || !sidebarFocus) return;
+    const link = list.querySelector(`a[href="${CSS.escape(sidebarFocus)}"]`);
+    sidebarFocus = null;
+    if (link) link.focus({ preventScroll: true });
+  });
+
   function refreshSidebar() {
     const list = document.getElementById("sidebar-list");
     const filter = document.getElementById("sidebar-filter");

@@ -540,3 +540,25 @@ def test_a_message_s_actions_are_one_row_of_named_icons_on_a_phone(page, ui, ses
         " const w = probe.getBoundingClientRect().width; probe.remove(); return w + 16 <= s.clientWidth; }"
     )
     assert fits and switch.bounding_box()["x"] + switch.bounding_box()["width"] <= 390
+
+
+def test_a_sidebar_refresh_keeps_the_focus_on_its_link(page, ui, sessions) -> None:
+    """When the folder changes outside what the sidebar lists, its list is not swapped (the focus and
+    the very elements stay); when the list does change, the focus comes back to the link it was on."""
+    seeded = sessions.seed("01-linear")
+    sessions.write_lines([_message("u0000001", None, "user", "Another session", 1)])
+    ui.open(page, seeded.url)
+    current = page.locator("#sidebar a[aria-current=page]")
+    links = page.locator("#sidebar .sidebar__sessions a")
+    expect(links).to_have_count(2)
+    current.focus()
+    page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked = '1'")
+    with page.expect_response(lambda response: "/sidebar/" in response.url):
+        (sessions.root / "not-a-session.jsonl").write_text("no header here\n")  # listed nowhere in the sidebar
+    page.wait_for_timeout(100)
+    expect(current).to_be_focused()
+    assert page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked") == "1"
+    sessions.write_lines([_message("u0000002", None, "user", "A third one", 2)])
+    expect(links).to_have_count(3)
+    expect(current).to_be_focused()
+    assert page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked") is None
