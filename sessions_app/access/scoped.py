@@ -68,7 +68,16 @@ class SessionView(SessionFile):
         self.max_line_bytes = full.max_line_bytes
         self._part = None if grant.scope is None else _part(full.path, grant.scope)
         self._cleaned: dict[int, bytes] = {}  # line offset -> what the view shows of that line
+        self.view_key = grant.scope
         self.index = self._current()
+
+    def line_key(self, offset: int, length: int) -> tuple[Any, ...]:
+        """A line this view shows cleaned (padded to the same length, so at the same offsets) is not
+        the file's line: its key holds what is shown, so that no cache hands one reader's line to
+        another."""
+        key = super().line_key(offset, length)
+        shown = self._cleaned.get(offset)
+        return key if shown is None else (*key, hashlib.blake2b(shown, digest_size=16).digest())
 
     def _current(self) -> SessionIndex:
         if self._part is None:

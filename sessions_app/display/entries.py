@@ -75,7 +75,7 @@ class EntryView:
     meta: str = ""
     raw: str = ""
     navigator: Navigator | None = None
-    line: tuple[str, int, int] = ("", 0, 0)  # (file, byte offset, length): which stored line this shows
+    line: tuple[Any, ...] = ()  # which stored line this shows, as its reader sees it (``SessionFile.line_key``)
 
     @property
     def dom_id(self) -> str:
@@ -140,7 +140,7 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
         parent_id=index.ids[parent] if parent >= 0 else None,
         label=label[0] if label else None,
         navigator=navigator,
-        line=(str(session.path), index.offsets[row], index.lengths[row]),
+        line=session.line_key(index.offsets[row], index.lengths[row]),
     )
     _fill(view, entry)
     return view

@@ -36,7 +36,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.lines import only_tool_calls
@@ -242,7 +242,7 @@ def _shown_rows(session: SessionFile, index: SessionIndex, mode: str, rows: Iter
 
 # ------------------------------------------------------------------------------------ the cache
 
-_skeletons: OrderedDict[tuple[Path, str], Skeleton] = OrderedDict()
+_skeletons: OrderedDict[tuple[Path, str, Any], Skeleton] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -256,7 +256,7 @@ def skeleton(session: SessionFile, mode: str) -> Skeleton:
     outside the lock (a first build of a 100k-entry file takes a while, and other files' panels need
     not wait); one that another thread grew further meanwhile is kept."""
     index = session.index
-    key = (session.path, mode)
+    key = (session.path, mode, session.view_key)  # a view of part of the file has rows of its own
     with _lock:
         found = _skeletons.get(key)
     if found is not None and found.index.ids is index.ids and found.length >= len(index):
@@ -517,19 +517,21 @@ def _compared(view: _View, point: int) -> tuple[str, ...]:
     return tuple(view.skel.index.ids[row] for row in chosen_branches(heads, on_path))
 
 
-_previews_cache: OrderedDict[tuple[Path, int, int], str] = OrderedDict()
+_previews_cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
 PREVIEWS_KEPT = 20_000
 
 
 def _previews(session: SessionFile, index: SessionIndex, rows: list[int]) -> dict[int, str]:
-    """Plain-text previews, cached by stored line (a line never changes): ``rows`` of ``index``, the
-    index the skeleton drawn from reflects (the session's own may have grown since)."""
+    """Plain-text previews, cached by stored line as the reader sees it (``SessionFile.line_key``; a
+    line never changes): ``rows`` of ``index``, the index the skeleton drawn from reflects (the
+    session's own may have grown since)."""
     found: dict[int, str] = {}
     missing: list[int] = []
     offsets, lengths = index.offsets, index.lengths
+    keys = {row: session.line_key(offsets[row], lengths[row]) for row in rows}
     with _lock:
         for row in rows:
-            text = _previews_cache.get((session.path, offsets[row], lengths[row]))
+            text = _previews_cache.get(keys[row])
             if text is None:
                 missing.append(row)
             else:
@@ -538,7 +540,7 @@ def _previews(session: SessionFile, index: SessionIndex, rows: list[int]) -> dic
         fresh = {row: preview(entry, PREVIEW_WIDTH) for row, entry in zip(missing, session.entries(missing))}
         with _lock:
             for row, text in fresh.items():
-                _previews_cache[(session.path, offsets[row], lengths[row])] = text
+                _previews_cache[keys[row]] = text
             while len(_previews_cache) > PREVIEWS_KEPT:
                 _previews_cache.popitem(last=False)
         found.update(fresh)

@@ -261,6 +261,16 @@ class SessionFile:
         """The row of a tree node, or EntryNotFound."""
         return _row_of(self.index, entry_id)
 
+    view_key: Any = None
+    """What tells apart readers of one file that see different rows or lines of it (None: the file
+    as it is); a view of part of it (``access.scoped``) sets its own, for caches of what is drawn from
+    the rows."""
+
+    def line_key(self, offset: int, length: int) -> tuple[Any, ...]:
+        """What identifies the stored line at ``offset`` as this reader sees it, for caches of what is
+        drawn from it (a line never changes, so its place in the file does)."""
+        return (str(self.path), offset, length)
+
     def raw_line(self, row: int) -> bytes:
         """The bytes of an entry's line as stored (shown in the raw view)."""
         return next(iter(self.raw_lines([row])))

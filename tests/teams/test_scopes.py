@@ -337,3 +337,23 @@ async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
     # A write elsewhere is not even announced: every batch the tab got holds an entry it may see.
     assert all(orjson.loads(m)["entries"] for m in received if m.startswith('{"t":"batch"'))
     await tab.disconnect()
+
+
+def test_whole_file_and_branch_readers_keep_a_tree_each(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree panel's skeleton is cached per view of the file: readers of the whole file and of a
+    branch taking turns each reuse their own, not build one afresh at every turn."""
+    from sessions_app.display import treepanel
+
+    built: list[str] = []
+
+    class Counted(treepanel.Skeleton):
+        def __init__(self, mode: str, *rest: Any) -> None:
+            built.append(mode)
+            super().__init__(mode, *rest)
+
+    monkeypatch.setattr(treepanel, "Skeleton", Counted)
+    world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    for _ in range(3):
+        for who in ("owner", "stranger"):
+            assert world.client(who).get(world.url("tree/?filter=all"), **HX).status_code == 200
+    assert built == ["all", "all"]
