@@ -1,7 +1,7 @@
 """What the transcript shows of each entry: plain view objects the ``_entry.html`` partial renders.
 
-The page view, the htmx fragments and (later) websocket pushes all build entries here and render the
-same partial, so an entry looks the same however it reached the browser. Nothing here writes.
+The page view, the htmx fragments and the websocket pushes (``live.fragments``) all build entries
+here and render the same partial, so an entry looks the same however it reached the browser. Nothing here writes.
 """
 
 from __future__ import annotations
