@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from django.urls import NoReverseMatch, reverse
+
 # Longest id a URL or a form may name: far beyond any id pi writes, short enough that the worst case
 # (every character escaped and percent-encoded) stays within the server's request-line limit.
 MAX_ID_CHARS = 1024
@@ -54,3 +56,12 @@ class EntryIdConverter:
         if value in (".", ".."):
             return value.replace(".", "%2E")
         return value.replace("%", "%25").replace("/", "%2F")
+
+
+def reverse_entry(name: str, session_id: str, entry_id: str, *args: object) -> str | None:
+    """``reverse`` for a URL naming an entry, or None for the rare id no URL can carry (``usable_id``):
+    the caller shows that entry without a link, or links something else."""
+    try:
+        return reverse(name, args=[session_id, entry_id, *args])
+    except NoReverseMatch:
+        return None

@@ -16,11 +16,12 @@ from django.conf import settings
 from django.core.cache import caches
 from django.template.loader import render_to_string
 from django.templatetags.static import static
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
+from ..converters import reverse_entry
 from ..display.entries import EntryView
 from ..display.markdown import markdown_text, render_markdown, title_text
 from ..display.tools import READING, SIBLING, offered
@@ -111,10 +112,7 @@ def entry_url(name: str, session_id: str, entry_id: str | None, *args: object) -
     carry (see ``converters.usable_id``): such an entry is shown without links."""
     if not entry_id:
         return ""
-    try:
-        return reverse(name, args=[session_id, entry_id, *args])
-    except NoReverseMatch:
-        return ""
+    return reverse_entry(name, session_id, entry_id, *args) or ""
 
 
 # Stand for the request's CSRF token and the tab's position inside a cached fragment; filled in on the

@@ -26,17 +26,17 @@ from typing import Any
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from ..access.listing import visible_sessions
 from ..access.scoped import SessionView, can_write, may_fork
 from ..access.web import open_for, open_session
-from ..converters import MAX_ID_CHARS, SessionIdConverter
+from ..converters import MAX_ID_CHARS, SessionIdConverter, reverse_entry
 from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, compare, diff_rows, trunk_page
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
-from ..forms import EntryIdField
+from ..forms import EntryIdField, PositionForm
 from ..live.fragments import cursor_of
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
@@ -97,12 +97,6 @@ class CompareForm(forms.Form):
         if pair and (len(pair) != 2 or pair[0] == pair[1] or max(pair) > len(refs)):
             raise forms.ValidationError(f"A word diff takes two different column numbers from 1 to {len(refs)}.")
         return data
-
-
-class PositionForm(forms.Form):
-    """The tab's position, for the map (its path is highlighted)."""
-
-    at = EntryIdField(required=False)
 
 
 @require_GET
@@ -317,7 +311,4 @@ def _node_json(session: SessionFile, node: MapNode) -> dict[str, Any]:
 
 
 def _entry_url(session_id: str, entry_id: str) -> str:
-    try:
-        return reverse("sessions:entry", args=[session_id, entry_id])
-    except NoReverseMatch:
-        return ""  # an id holding "/" has no URL of its own
+    return reverse_entry("sessions:entry", session_id, entry_id) or ""  # map.js draws such an entry without a link

@@ -12,10 +12,11 @@ from typing import cast
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
+from ..converters import reverse_entry
 from ..forms import MessageForm
 from ..sessionfiles.store import SessionFile
 
@@ -35,12 +36,8 @@ def is_htmx(request: HttpRequest) -> bool:
 def permalink(session: SessionFile, entry_id: str | None) -> str:
     """The URL of the session at ``entry_id`` (the session's own URL when the position is the start,
     or for the rare id no URL can carry: see ``converters.usable_id``)."""
-    if entry_id is not None:
-        try:
-            return reverse("sessions:entry", args=[session.session_id, entry_id])
-        except NoReverseMatch:
-            pass
-    return reverse("sessions:session", args=[session.session_id])
+    url = None if entry_id is None else reverse_entry("sessions:entry", session.session_id, entry_id)
+    return url or reverse("sessions:session", args=[session.session_id])
 
 
 def moved_to(
