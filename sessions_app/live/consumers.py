@@ -55,6 +55,8 @@ class _Outbox(AsyncWebsocketConsumer):
 
     outbox: asyncio.Queue[Any]
     pump: asyncio.Task[None] | None = None
+    feed: SessionFeed | ListFeed | None = None  # set once the socket joined one (subclasses say which)
+    guard: Guard | ListGuard | None = None
 
     async def connect(self) -> None:
         self.outbox = asyncio.Queue()
@@ -100,7 +102,12 @@ class _Outbox(AsyncWebsocketConsumer):
             await self.leave()
 
     async def leave(self) -> None:
-        """Leave the feed this socket joined, if any."""
+        """Stop the guard and leave the feed this socket joined, if any."""
+        if self.guard is not None:
+            await self.guard.stop()
+        if self.feed is not None:
+            feed, self.feed = self.feed, None
+            await feed.leave(self)
 
 
 class SessionConsumer(_Outbox):
@@ -147,13 +154,6 @@ class SessionConsumer(_Outbox):
         # After the pieces of replies in progress that ``join`` queued, and any batch that came meanwhile.
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
-
-    async def leave(self) -> None:
-        if self.guard is not None:
-            await self.guard.stop()
-        if self.feed is not None:
-            feed, self.feed = self.feed, None
-            await feed.leave(self)
 
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
@@ -212,13 +212,6 @@ class SessionListConsumer(_Outbox):
     async def send_item(self, item: str) -> None:
         if self.guard is None or await self.guard.passes():
             await self.send(text_data=item)
-
-    async def leave(self) -> None:
-        if self.guard is not None:
-            await self.guard.stop()
-        if self.feed is not None:
-            feed, self.feed = self.feed, None
-            await feed.leave(self)
 
 
 class NoSuchSocket(AsyncWebsocketConsumer):
