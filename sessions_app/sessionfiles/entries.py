@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import time
 import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from .instants import format_iso
+from .instants import format_iso, now_ms
 
 SESSION_VERSION = 3
 
@@ -37,12 +36,12 @@ ZERO_USAGE: Mapping[str, Any] = {
 
 def now_iso() -> str:
     """The current time as JS ``new Date().toISOString()`` prints it (UTC, milliseconds, ``Z``)."""
-    return format_iso(time.time_ns() // 1_000_000)
+    return format_iso(now_ms())
 
 
 def new_session_id() -> str:
     """A UUIDv7 (time-ordered), which is what pi uses for session ids since mid 2026."""
-    ms = time.time_ns() // 1_000_000
+    ms = now_ms()
     value = (ms & (2**48 - 1)) << 80 | int.from_bytes(os.urandom(10), "big") & ((1 << 80) - 1)
     value = value & ~(0xF << 76) | 0x7 << 76  # version 7
     value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 4122 variant
@@ -160,7 +159,7 @@ def message(msg: Mapping[str, Any]) -> Draft:
 
 
 def user_message(content: str | list[dict[str, Any]], timestamp_ms: int | None = None) -> Draft:
-    return message({"role": "user", "content": content, "timestamp": timestamp_ms or _now_ms()})
+    return message({"role": "user", "content": content, "timestamp": timestamp_ms or now_ms()})
 
 
 def assistant_message(
@@ -185,7 +184,7 @@ def assistant_message(
         "usage": dict(usage or ZERO_USAGE),
         "stopReason": stop_reason,
         **_present(errorMessage=error_message),
-        "timestamp": timestamp_ms or _now_ms(),
+        "timestamp": timestamp_ms or now_ms(),
     }
     return message(msg)
 
@@ -247,10 +246,6 @@ def custom_message(custom_type: str, content: Any, display: bool, details: Any =
         "custom_message",
         {"customType": custom_type, "content": content, "display": display, **_present(details=details)},
     )
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def clip(text: str, width: int) -> str:

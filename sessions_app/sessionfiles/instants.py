@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from typing import Any
 
 MAX_MS = 8_640_000_000_000_000
@@ -30,6 +31,11 @@ _ISO = re.compile(
     r"(?:[Tt](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]+))?)?)?"
     r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zone_hour>[0-9]{2}):?(?P<zone_minute>[0-9]{2}))?"
 )
+
+
+def now_ms() -> int:
+    """``Date.now()``: the current time in milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
 
 
 def js_date_ms(value: Any) -> float:

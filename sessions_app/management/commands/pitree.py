@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.context import estimate_tokens
 from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.fork import create_session
+from sessions_app.sessionfiles.instants import now_ms
 from sessions_app.sessionfiles.store import AT_LEAF, OUTSIDE
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
@@ -258,7 +258,7 @@ class Command(BaseCommand):
         elif not forest:
             self.out(f"no sessions in {self.sessions_dir}")
         else:
-            for line in ls_lines(forest, time.time_ns() // 1_000_000):
+            for line in ls_lines(forest, now_ms()):
                 self.out(line)
 
     def do_show(self, *, file: str, leaf: str | None, tail: int | None, **_: Any) -> None:
