@@ -121,10 +121,6 @@ class Share(models.Model):
         return "link"
 
     @property
-    def is_link(self) -> bool:
-        return self.token_hash is not None
-
-    @property
     def is_snapshot(self) -> bool:
         return self.snapshot_offset is not None
 
