@@ -28,7 +28,8 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -85,16 +86,17 @@ class SessionView(SessionFile):
         index, self._cleaned = self._part.follow(self.full)
         return index
 
-    def raw_lines(self, rows: Iterable[int]) -> Iterable[bytes]:
+    def raw_lines(self, rows: Iterable[int]) -> Generator[bytes, None, None]:
         """The stored lines, except those that name an entry the view does not hold: those as cleaned."""
         if not self._cleaned:
             yield from super().raw_lines(rows)
             return
         rows = list(rows)
         offsets, cleaned = self.index.offsets, self._cleaned
-        for row, line in zip(rows, super().raw_lines(rows)):
-            shown = cleaned.get(offsets[row])
-            yield line if shown is None else shown.rstrip(b" ")
+        with closing(super().raw_lines(rows)) as lines:  # closed with this one, if its reader stops early
+            for row, line in zip(rows, lines):
+                shown = cleaned.get(offsets[row])
+                yield line if shown is None else shown.rstrip(b" ")
 
     def refresh(self) -> list[int]:
         """The file's new lines as the view sees them (all rows when the file was read again)."""

@@ -27,7 +27,8 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -273,18 +274,28 @@ class SessionFile:
 
     def raw_line(self, row: int) -> bytes:
         """The bytes of an entry's line as stored (shown in the raw view)."""
-        return next(iter(self.raw_lines([row])))
+        return next(self.raw_lines([row]))
 
-    def raw_lines(self, rows: Iterable[int]) -> Iterable[bytes]:
-        """The stored bytes of each row's line, read with one open file."""
-        index = self.index
-        offsets, lengths = index.offsets, index.lengths
+    def raw_lines(self, rows: Iterable[int]) -> Generator[bytes, None, None]:
+        """The stored bytes of each row's line, read with one open file, one line at a time (a caller may
+        read every line of a large file).
+
+        The file is closed before the last line is handed out: a reader that takes one line per row
+        (``zip(rows, ...)``) is never back for the end of the generator, whose ``finally`` would
+        otherwise close the file only when the generator is collected. A reader that may stop earlier
+        closes the generator (``contextlib.closing``)."""
+        rows = list(rows)
+        if not rows:
+            return
+        offsets, lengths = self.index.offsets, self.index.lengths
         fd, _ = reopen_regular(self.path)
         try:
-            for row in rows:
+            for row in rows[:-1]:
                 yield os.pread(fd, lengths[row], offsets[row])
+            last = os.pread(fd, lengths[rows[-1]], offsets[rows[-1]])
         finally:
             os.close(fd)
+        yield last
 
     def entries(self, rows: Iterable[int]) -> list[dict[str, Any]]:
         """Decoded entries for ``rows`` (v1/v2 ones migrated to v3 in memory). Each call decodes afresh,
@@ -295,17 +306,18 @@ class SessionFile:
         rows = list(rows)
         index = self.index
         decoded = []
-        for row, line in zip(rows, self.raw_lines(rows)):
-            try:
-                entry = loads_line(line)
-            except BadLine:
-                entry = None
-            if not isinstance(entry, dict) or (index.version > 1 and entry.get("id") != index.ids[row]):
-                raise FileChanged(
-                    f"{self.path}: line {index.line_numbers[row]} no longer holds entry {index.ids[row]}; "
-                    "the file was rewritten in place"
-                )
-            decoded.append(entry)
+        with closing(self.raw_lines(rows)) as lines:  # FileChanged stops the reading midway
+            for row, line in zip(rows, lines):
+                try:
+                    entry = loads_line(line)
+                except BadLine:
+                    entry = None
+                if not isinstance(entry, dict) or (index.version > 1 and entry.get("id") != index.ids[row]):
+                    raise FileChanged(
+                        f"{self.path}: line {index.line_numbers[row]} no longer holds entry {index.ids[row]}; "
+                        "the file was rewritten in place"
+                    )
+                decoded.append(entry)
         if index.read_only:
             return [self._migrated(index, row, entry) for row, entry in zip(rows, decoded)]
         return decoded

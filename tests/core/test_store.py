@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import index as index_module
-from sessions_app.sessionfiles.errors import EntryNotFound, SessionError
+from sessions_app.sessionfiles.errors import EntryNotFound, FileChanged, SessionError
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -277,6 +278,40 @@ def test_entries_decode_afresh_each_time(chat: Any) -> None:
     first = session.entry(ids["u1"])
     first["message"]["content"] = "changed by a caller"
     assert session.entry(ids["u1"])["message"]["content"] == "one"
+
+
+class _KeepsItsLines(SessionFile):
+    """Keeps every iterator of lines it hands out, as a traceback holding a reader's frame would, or a
+    Python that does not free objects as soon as they are dropped: whatever such an iterator still
+    holds open stays open unless the reader closed it."""
+
+    kept: list[Generator[bytes, None, None]]
+
+    def raw_lines(self, rows: Iterable[int]) -> Generator[bytes, None, None]:
+        lines = super().raw_lines(rows)
+        self.kept.append(lines)
+        return lines
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_reading_lines_leaves_no_descriptor_open(chat: Any) -> None:
+    session, ids = chat
+    reader = _KeepsItsLines(session.path, fsync=False)
+    reader.kept = []
+    before = _open_descriptors()
+    assert reader.raw_line(reader.row_of(ids["u1"])) == session.raw_line(session.row_of(ids["u1"]))
+    assert _open_descriptors() == before
+    rows = reader.path_rows()
+    assert len(list(zip(rows, reader.raw_lines(rows)))) == len(rows)  # as the tree panel reads lines
+    assert _open_descriptors() == before
+    # u1's id rewritten in place: the first of the four lines no longer holds its entry.
+    session.path.write_bytes(session.path.read_bytes().replace(ids["u1"].encode(), b"0" * 8, 1))
+    with pytest.raises(FileChanged, match="rewritten in place"):
+        reader.entries(rows)
+    assert _open_descriptors() == before
 
 
 def test_ids_are_fresh_8_hex_and_unique(new_session: Any) -> None:
