@@ -21,7 +21,7 @@ from ..sessionfiles.catalog import URL_SAFE_ID, SessionInfo, UnknownSession, ses
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.fork import create_session, encode_cwd, fork_session
 from ..sessionfiles.lines import BadLine, loads_line
-from ..sessionfiles.store import SessionFile, write_new
+from ..sessionfiles.store import SessionFile, open_regular, write_new
 from ..sessionfiles.tree import path as tree_path
 from .authorship import FILE, record
 from .grants import Access, folder_of
@@ -176,7 +176,10 @@ def _safe(text: str, limit: int) -> str:
 
 
 def _file_bytes(path: Path, end: int) -> bytes:
-    with open(path, "rb") as file:
+    """The file's first ``end`` bytes, opened as the core opens a session file: a FIFO or a device put in
+    its place since it was read is refused (NotARegularFile), where reading it could wait forever."""
+    fd, _ = open_regular(path)
+    with open(fd, "rb") as file:
         return file.read(end)
 
 

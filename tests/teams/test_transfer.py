@@ -7,6 +7,7 @@ import json
 import os
 import re
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
 from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
+from sessions_app.views import transfer as transfer_views
 
 HX = {"HTTP_HX_REQUEST": "true"}
 CSRF = re.compile(r'"x-csrftoken": "[^"]+"|name="csrfmiddlewaretoken" value="[^"]+"')
@@ -58,6 +60,34 @@ def test_markdown_holds_the_branch_s_conversation(world: World) -> None:
     text = world.client("collaborator").get(world.url("download.md"), {"entry": "0f649aff"}).content.decode()
     assert "## You\n\nWrite a function that validates todo titles" in text
     assert "Switched to a pydantic model" in text and "empty titles" not in text
+
+
+def test_a_download_whose_file_became_a_fifo_is_refused_at_once(world: World, monkeypatch: Any) -> None:
+    """A FIFO put in the file's place once the session is open, as the download reads the file: read,
+    it would wait for a writer forever; refused, it is the core's refusal of a file that is no
+    regular file (409), as on any other page."""
+    opened = transfer_views.open_session
+
+    def open_then_swap(request: Any, session_id: str) -> Any:
+        view = opened(request, session_id)
+        world.path.unlink()
+        os.mkfifo(world.path)
+        return view
+
+    monkeypatch.setattr(transfer_views, "open_session", open_then_swap)
+    answers: list[Any] = []
+    download = threading.Thread(
+        target=lambda: answers.append(world.client("owner").get(world.url("download.jsonl"))), daemon=True
+    )
+    download.start()
+    download.join(timeout=10)
+    waited = download.is_alive()
+    if waited:  # a writer opening the FIFO ends the blocked read: no thread is left hanging
+        os.close(os.open(world.path, os.O_WRONLY | os.O_NONBLOCK))
+        download.join(timeout=10)
+    assert not waited, "the download waited for a writer of the FIFO"
+    assert answers[0].status_code == 409
+    assert "a FIFO, not a session file" in answers[0].content.decode()
 
 
 # -------------------------------------------------------------------------------------------- uploads
