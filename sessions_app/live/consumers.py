@@ -203,7 +203,7 @@ class SessionListConsumer(_Outbox):
         self.feed = list_feed()
         resume = _field(text_data, "resume", bool) is True
         if _field(text_data, "notify", bool) is True:  # told that the folder changed, not what it lists
-            self.feed.notify(self, send_now=resume)
+            await self.feed.notify(self, send_now=resume)
         else:
             await self.feed.join(self, actor, query.strip(), page, send_now=resume)
         self.outbox.put_nowait(fragments.LIVE)

@@ -112,7 +112,7 @@ class SessionFeed:
     # ------------------------------------------------------------------ the file
 
     async def _start(self) -> None:
-        watch = watch_file(self.path)  # made before the first look, so no change falls between
+        watch = await watch_file(self.path)  # made before the first look, so no change falls between
         try:
             self._session = await asyncio.to_thread(
                 SessionFile, self.path, fsync=False, max_line_bytes=settings.PITREE_MAX_LINE_BYTES

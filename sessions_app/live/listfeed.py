@@ -37,26 +37,30 @@ class ListFeed:
         self.tabs: dict[ListTab, tuple[Actor, str, int]] = {}  # tab -> who looks, its search and page
         self.notified: set[ListTab] = set()  # tabs told only that something changed
         self._task: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()  # one watch made at a time: tabs joining at once share it
 
     async def join(self, tab: ListTab, actor: Actor, query: str, page: int, *, send_now: bool) -> None:
         """Add a tab of ``actor`` showing page ``page`` of the listing for ``query``; ``send_now`` sends it
         the current listing (a tab that reconnects may have missed changes)."""
         self.tabs[tab] = (actor, query, page)
-        self._watch()
+        await self._watch()
         if send_now:
             tab.deliver(await asyncio.to_thread(render_listing, actor, query, page))
 
-    def notify(self, tab: ListTab, *, send_now: bool) -> None:
+    async def notify(self, tab: ListTab, *, send_now: bool) -> None:
         """Add a tab told ``CHANGED`` whenever the folder changed (at once too, with ``send_now``)."""
         self.notified.add(tab)
-        self._watch()
+        await self._watch()
         if send_now:
             tab.deliver(CHANGED)
 
-    def _watch(self) -> None:
-        if self._task is None:
-            watch = watch_tree(self.root)
-            self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
+    async def _watch(self) -> None:
+        """Follow the folder, unless this feed does already: the watch is made before the tab is sent
+        what the folder holds, so no change falls between."""
+        async with self._starting:
+            if self._task is None:
+                watch = await watch_tree(self.root)
+                self._task = asyncio.get_running_loop().create_task(self._follow(watch), name="pitree-list")
 
     async def leave(self, tab: ListTab) -> None:
         self.tabs.pop(tab, None)

@@ -8,7 +8,11 @@ are watched rather than files: a folder watch reports appends to the files in it
 replaced by a rename or deleted, which a watch on the file's inode would not see.
 
 Where inotify cannot see the changes — another machine writing a network filesystem — or where
-``PITREE_WATCH=poll`` asks for it, ``os.stat`` is polled every ``POLL_INTERVAL`` seconds instead.
+``PITREE_WATCH=poll`` asks for it, ``os.stat`` is polled every ``POLL_INTERVAL`` seconds instead, in a
+worker thread: on a network filesystem each ``stat`` is a round trip to the server (as long as the
+server takes to answer), and a folder's look stats every file in it, so on the event loop every socket
+and async view of the process would wait for it several times a second. Whether inotify can be used
+is found out in a worker thread too (it reads the mount table and resolves the path).
 
 A wake-up only says "look again": the reader finds out what changed from the file itself (the store's
 ``refresh`` reads only new bytes and notices a replaced file), so a spurious wake-up costs one
@@ -47,40 +51,51 @@ class Watch:
         """Stop watching; safe to call twice."""
 
 
-def watch_file(path: Path) -> Watch:
-    """Wake-ups for one file: appends, and the file being created, replaced or deleted."""
+async def watch_file(path: Path) -> Watch:
+    """Wake-ups for one file: appends, and the file being created, replaced or deleted (from when this
+    returns: a change made after that wakes the first ``wait()``)."""
     folder, name = path.parent, path.name
-    if _inotify_usable(folder):
+    if await _inotify_usable(folder):
         hub = _Hub.current()
         if hub is not None:
             with contextlib.suppress(OSError):
                 return _FolderWatch(hub, [folder], lambda f, n: n == name or n is None)
-    return _PollWatch(lambda: _file_signature(path))
+    return await _PollWatch.start(lambda: _file_signature(path))
 
 
-def watch_tree(root: Path) -> Watch:
+async def watch_tree(root: Path) -> Watch:
     """Wake-ups for a sessions folder: any file added, grown, renamed or removed in the root or in one of
-    its workspace folders (pi's layout is one level deep), and workspace folders appearing."""
-    if _inotify_usable(root):
+    its workspace folders (pi's layout is one level deep), and workspace folders appearing (from when
+    this returns)."""
+    if await _inotify_usable(root):
         hub = _Hub.current()
         if hub is not None:
             with contextlib.suppress(OSError):
                 return _TreeWatch(hub, root)
-    return _PollWatch(lambda: _tree_signature(root))
+    return await _PollWatch.start(lambda: _tree_signature(root))
 
 
 # --------------------------------------------------------------------------------------- polling
 
 
 class _PollWatch(Watch):
-    def __init__(self, signature: Callable[[], object]) -> None:
+    """A signature of the watched path, taken again every ``POLL_INTERVAL`` seconds in a worker thread
+    (never on the event loop: see the module's docstring)."""
+
+    @classmethod
+    async def start(cls, signature: Callable[[], object]) -> _PollWatch:
+        """A watch whose first signature is taken before it is returned, so that a change made after
+        that is not missed."""
+        return cls(signature, await asyncio.to_thread(signature))
+
+    def __init__(self, signature: Callable[[], object], first: object) -> None:
         self._signature = signature
-        self._last = signature()
+        self._last = first
 
     async def wait(self) -> None:
         while True:
             await asyncio.sleep(POLL_INTERVAL)
-            current = self._signature()  # a few stat calls: cheaper than a hop to a thread
+            current = await asyncio.to_thread(self._signature)
             if current != self._last:
                 self._last = current
                 return
@@ -118,10 +133,10 @@ def _tree_signature(root: Path) -> frozenset[tuple[str, int, int, int]]:
 # --------------------------------------------------------------------------------------- inotify
 
 
-def _inotify_usable(path: Path) -> bool:
+async def _inotify_usable(path: Path) -> bool:
     if settings.PITREE_WATCH == "poll":
         return False
-    return sees_every_change(path)
+    return await asyncio.to_thread(sees_every_change, path)
 
 
 Listener = Callable[[Path, str | None], None]

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +16,7 @@ from sessions_app.live import watch
 from sessions_app.sessionfiles import changes
 
 TIMEOUT = 10
+SLOW_LOOK = 0.3  # seconds a look at the filesystem takes below (a network filesystem's server is slow)
 
 
 async def _woken(w: watch.Watch) -> None:
@@ -27,7 +32,7 @@ def mode(request: pytest.FixtureRequest, settings) -> str:
 async def test_a_file_wakes_its_watch_on_append_replace_and_delete(tmp_path: Path, mode: str) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"{}\n")
-    w = watch.watch_file(path)
+    w = await watch.watch_file(path)
     try:
         with path.open("ab") as f:
             f.write(b"{}\n")
@@ -43,7 +48,7 @@ async def test_a_file_wakes_its_watch_on_append_replace_and_delete(tmp_path: Pat
 
 
 async def test_inotify_is_used_unless_polling_is_asked_for(tmp_path: Path, mode: str) -> None:
-    w = watch.watch_file(tmp_path / "s.jsonl")
+    w = await watch.watch_file(tmp_path / "s.jsonl")
     try:
         assert isinstance(w, watch._PollWatch) == (mode == "poll")
     finally:
@@ -53,7 +58,7 @@ async def test_inotify_is_used_unless_polling_is_asked_for(tmp_path: Path, mode:
 async def test_a_network_filesystem_is_polled(tmp_path: Path, monkeypatch, settings) -> None:
     settings.PITREE_WATCH = "auto"
     monkeypatch.setattr(changes, "filesystem_type", lambda path: "nfs4")
-    w = watch.watch_file(tmp_path / "s.jsonl")
+    w = await watch.watch_file(tmp_path / "s.jsonl")
     try:
         assert isinstance(w, watch._PollWatch)
     finally:
@@ -64,7 +69,7 @@ async def test_a_change_to_another_file_of_the_folder_does_not_wake(tmp_path: Pa
     settings.PITREE_WATCH = "auto"
     mine, theirs = tmp_path / "mine.jsonl", tmp_path / "theirs.jsonl"
     mine.write_bytes(b"")
-    watch_mine, watch_theirs = watch.watch_file(mine), watch.watch_file(theirs)
+    watch_mine, watch_theirs = await watch.watch_file(mine), await watch.watch_file(theirs)
     try:
         theirs.write_bytes(b"{}\n")
         await _woken(watch_theirs)
@@ -81,7 +86,7 @@ async def test_a_change_to_another_file_of_the_folder_does_not_wake(tmp_path: Pa
 
 
 async def test_a_sessions_folder_wakes_for_new_workspaces_and_files_in_them(tmp_path: Path, mode: str) -> None:
-    w = watch.watch_tree(tmp_path)
+    w = await watch.watch_tree(tmp_path)
     try:
         workspace = tmp_path / "--home-x--"
         workspace.mkdir()
@@ -93,3 +98,52 @@ async def test_a_sessions_folder_wakes_for_new_workspaces_and_files_in_them(tmp_
         await _woken(w)
     finally:
         w.close()
+
+
+def _slow(answer: Callable[..., Any]) -> Callable[..., Any]:
+    def slowly(*args: Any) -> Any:
+        time.sleep(SLOW_LOOK)
+        return answer(*args)
+
+    return slowly
+
+
+@pytest.mark.parametrize(
+    ("signature", "start"),
+    [
+        ("_file_signature", lambda folder: watch.watch_file(folder / "s.jsonl")),
+        ("_tree_signature", watch.watch_tree),
+    ],
+    ids=["file", "tree"],
+)
+async def test_polling_a_slow_filesystem_does_not_stall_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings, signature: str, start: Callable[..., Any]
+) -> None:
+    """On a network filesystem each stat is a round trip, and a folder's look stats every file in it:
+    choosing how to watch (the mount table), the first look and each poll run in a worker thread, while
+    the loop goes on serving everyone else (here: a ticker every 10 ms)."""
+    settings.PITREE_WATCH = "auto"
+    monkeypatch.setattr(changes, "filesystem_type", _slow(lambda path: "nfs4"))
+    looks = itertools.count()
+    monkeypatch.setattr(watch, signature, _slow(lambda path: next(looks)))  # each look sees a change
+    ticks: list[float] = []
+
+    async def tick() -> None:
+        while True:
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        await asyncio.sleep(0)  # the ticker's first tick
+        w = await start(tmp_path)
+        try:
+            assert isinstance(w, watch._PollWatch)
+            await _woken(w)
+        finally:
+            w.close()
+        await asyncio.sleep(0.05)  # the ticker's tick after the last look
+    finally:
+        ticker.cancel()
+    assert next(looks) == 2  # the first look and one poll, both slow
+    assert max(later - earlier for earlier, later in itertools.pairwise(ticks)) < SLOW_LOOK / 2
