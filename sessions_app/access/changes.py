@@ -12,10 +12,16 @@ queries per batch (measured 3–10 ms a socket here), a hundred tabs a second or
 Events are sent once the change is committed, so that what the sockets read is the change. A change
 made behind the ORM's back (``QuerySet.update``, SQL) sends nothing: it applies from the next request
 or reconnect, and an expiry from its time (each socket also arms a timer for its grant's expiry).
+
+The sending is bounded (``live.layer.call``): it happens in the request that made the change, mostly
+a sync view, and under ASGI every sync view shares one thread, so a Redis that stops answering would
+stall every sync page of the process. The change stands either way; a socket that was not told keeps
+its grant until it reconnects or its expiry.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from typing import Any
@@ -29,6 +35,7 @@ from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.dispatch import receiver
 
+from ..live.layer import call
 from ..models import Share, Workspace
 
 log = logging.getLogger(__name__)
@@ -65,11 +72,21 @@ def _send(groups: list[str], ended: bool) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    for group in groups:
-        try:
-            async_to_sync(layer.group_send)(group, {"type": CHANGED, "ended": ended})
-        except Exception:  # the change stands either way; those sockets learn of it when they reconnect
-            log.exception("could not tell the sockets of %s", group)
+    try:
+        async_to_sync(_send_all)(layer, groups, {"type": CHANGED, "ended": ended})
+    except TimeoutError:
+        log.warning("the channel layer did not answer: the sockets of %s were not told", ", ".join(groups))
+    except Exception:  # the change stands either way; those sockets learn of it when they reconnect
+        log.exception("could not tell the sockets of %s", ", ".join(groups))
+
+
+async def _send_all(layer: Any, groups: list[str], message: dict[str, Any]) -> None:
+    """Send ``message`` to every group at once, in one bounded call; a group that could not be told is
+    logged."""
+    sends = asyncio.gather(*(layer.group_send(group, message) for group in groups), return_exceptions=True)
+    for group, outcome in zip(groups, await call(sends)):
+        if isinstance(outcome, Exception):
+            log.error("could not tell the sockets of %s", group, exc_info=outcome)
 
 
 # ------------------------------------------------------------------------------------ what changes

@@ -6,6 +6,7 @@ may no longer see."""
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import timedelta
 from io import StringIO
 from typing import Any
@@ -19,6 +20,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from support.teams import BRANCH_A, LEAF, World
 
+from sessions_app.live import layer
 from sessions_app.models import Share, Workspace
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
@@ -190,3 +192,25 @@ async def test_a_sign_in_tells_no_socket_and_another_change_to_the_user_does(
     assert told["type"] == "grant.changed"
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(layer.receive(channel), 0.2)  # one message: the rename's, not the sign-in's
+
+
+async def test_a_channel_layer_that_never_answers_does_not_hold_up_a_revocation(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The share's sockets are told through the channel layer, for a bounded time: under ASGI every sync
+    view shares one thread, so a Redis that stops answering would stall every sync page. The share is
+    revoked all the same."""
+    from channels.layers import get_channel_layer
+
+    async def hanging(group: str, message: dict[str, Any]) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(get_channel_layer(), "group_send", hanging)
+    share = world.link_share
+    assert share is not None
+    revoke = sync_to_async(world.client("owner").post)  # on the thread of sync views, as under ASGI
+    started = time.monotonic()
+    response = await asyncio.wait_for(revoke(world.url(f"share/{share.pk}/revoke/")), 10)
+    assert response.status_code == 302 and time.monotonic() - started < layer.TIMEOUT + 3
+    await sync_to_async(share.refresh_from_db)()
+    assert share.revoked_at is not None
