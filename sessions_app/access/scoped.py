@@ -119,10 +119,7 @@ class SessionView(SessionFile):
             self.index = self._current()
             planned = plan(self.index)
             if planned is not None and self._part is not None and not self._part.takes(self.full.index, *planned):
-                raise PermissionDenied(
-                    f"You may write only in the branch shared with you (entry {self._part.scope.entry_id} and what "
-                    "follows it), and move only to entries it holds. Nothing was written."
-                )
+                raise _outside(self._part.scope)
             return planned
 
         written = self.full._append(within_view)
@@ -130,6 +127,24 @@ class SessionView(SessionFile):
         if written is not None and self.author is not None and not self.author.unrestricted:
             record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)
         return written
+
+    def refuse_outside_branch(self, parent_id: str | None) -> None:
+        """Refuse (403, as the append would) an entry under ``parent_id`` that a branch share's writer
+        may not write: one outside the shared entry and what follows it. Asked before a reply or a
+        summary is: it could not be stored, so the model is not asked for it and no tab shows it being
+        written. (The append checks again, under the file's lock.)"""
+        if self._part is None:
+            return
+        self._part.follow(self.full)  # the rows under the shared entry, as of the file's index
+        if not self._part.under(self.full.index, parent_id):
+            raise _outside(self._part.scope)
+
+
+def _outside(scope: Scope) -> PermissionDenied:
+    return PermissionDenied(
+        f"You may write only in the branch shared with you (entry {scope.entry_id} and what follows it), "
+        "and move only to entries it holds. Nothing was written."
+    )
 
 
 def can_write(session: SessionFile) -> bool:
@@ -263,6 +278,11 @@ class _Part:
         if draft.type == LEAF:
             target = draft.fields.get("targetId")
             return isinstance(target, str) and self._holds(source)(target)
+        return self.under(source, parent_id)
+
+    def under(self, source: SessionIndex, parent_id: str | None) -> bool:
+        """Whether an entry under ``parent_id`` stays in this (live branch) scope: the parent is the
+        anchor or below it."""
         row = None if parent_id is None else source.row(parent_id)
         return row is not None and row in self._below
 

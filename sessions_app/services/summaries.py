@@ -4,6 +4,7 @@ branch the user leaves (pi's ``navigateTree`` with ``summarize``)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from ..assistants import get_assistant
@@ -45,11 +46,12 @@ async def compact(
 
 
 async def summarize_abandoned_branch(
-    session: SessionFile, left: str | None, target: str | None
+    session: SessionFile, left: str | None, target: str | None, *, check: Callable[[], None] | None = None
 ) -> dict[str, Any] | None:
     """When moving from ``left`` to ``target``, summarise the entries of the branch left behind (from
     ``left`` up to the common ancestor) and append that as a ``branch_summary`` at ``target``.
-    None when nothing is left behind."""
+    None when nothing is left behind. ``check`` runs once a summary is due, before the assistant is
+    asked for it, and raises to refuse it (the caller's rules of where it may be written)."""
     index = session.index
     if left is None or left == target:
         return None
@@ -57,6 +59,8 @@ async def summarize_abandoned_branch(
     abandoned = [row for row in ancestors(index, session.row_of(left)) if row not in kept]
     if not abandoned:
         return None
+    if check is not None:
+        check()
     abandoned.reverse()
     entries = await asyncio.to_thread(session.entries, abandoned)
     reply = (

@@ -75,6 +75,8 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
         return form_error(request, "This session is read-only; fork it to continue.", status=409)
     if not isinstance(entry.get("parentId"), str):
         return form_error(request, "This answer has nothing before it to answer again.", status=409)
+    # Pages offer no Regenerate above a shared branch, but a stale tab or a hand-made post may ask.
+    await asyncio.to_thread(session.refuse_outside_branch, entry["parentId"])
     reply = await chat.answer(session, entry["parentId"], form.cleaned_data["stream"] or None)
     return await _moved(request, session, reply["id"])
 
@@ -99,6 +101,7 @@ async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     at = form.cleaned_data["at"] or session.leaf_id
+    await asyncio.to_thread(session.refuse_outside_branch, at)  # before the summary is asked for
     written = await summaries.compact(
         session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None
     )
@@ -120,7 +123,9 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
         target = session.index.ids[latest_position_under(session.index, session.row_of(target))]
     if can_write(session):  # a viewer moves the tab only, the file's position stays
         if form.cleaned_data["summarize"]:
-            written = await summaries.summarize_abandoned_branch(session, left, target)
+            written = await summaries.summarize_abandoned_branch(
+                session, left, target, check=lambda: session.refuse_outside_branch(target)
+            )
             if written is not None:
                 return await _moved(request, session, written["id"])
         await asyncio.to_thread(session.navigate, target)

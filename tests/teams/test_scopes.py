@@ -14,6 +14,7 @@ from channels.testing import WebsocketCommunicator
 from support.teams import BRANCH_A, BRANCH_B, FIRST_ANSWER, LEAF, ROOT, World
 
 from sessions_app.access.shares import BRANCH, SNAPSHOT
+from sessions_app.assistants import OfflineAssistant
 from sessions_app.live.groups import session_group
 from sessions_app.models import Share
 from sessions_app.sessionfiles import entries as E
@@ -279,6 +280,25 @@ def test_a_branch_collaborator_is_offered_edit_and_regenerate_only_inside_the_br
     assert "do=edit" in owner[ROOT] and "/regenerate/" in owner[FIRST_ANSWER]
 
 
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the assistant was asked to write ("reply", "summary"), as it is asked."""
+    calls: list[str] = []
+    reply, summarize = OfflineAssistant.reply, OfflineAssistant.summarize
+
+    def replying(self: OfflineAssistant, *args: Any, **kwargs: Any) -> Any:
+        calls.append("reply")
+        return reply(self, *args, **kwargs)
+
+    def summarizing(self: OfflineAssistant, *args: Any, **kwargs: Any) -> Any:
+        calls.append("summary")
+        return summarize(self, *args, **kwargs)
+
+    monkeypatch.setattr(OfflineAssistant, "reply", replying)
+    monkeypatch.setattr(OfflineAssistant, "summarize", summarizing)
+    return calls
+
+
 @pytest.mark.parametrize(
     ("rest", "data"),
     [
@@ -286,6 +306,8 @@ def test_a_branch_collaborator_is_offered_edit_and_regenerate_only_inside_the_br
         ("send/", {"text": "a new root", "parent": ""}),  # "Edit" of the first message
         ("send/", {"text": "beside the branch", "parent": FIRST_ANSWER}),  # above the shared entry
         ("regenerate/", {"entry": BRANCH_A[0]}),  # a sibling of the shared entry
+        ("regenerate/", {"entry": FIRST_ANSWER}),  # an answer above it
+        ("navigate/", {"to": FIRST_ANSWER, "mode": "exact", "at": LEAF, "summarize": "1"}),  # its summary there
         ("label/", {"entry": LEAF, "label": "x", "at": FIRST_ANSWER}),
         ("rename/", {"name": "x", "at": ROOT}),
         ("thinking/", {"level": "high", "at": FIRST_ANSWER}),
@@ -293,13 +315,32 @@ def test_a_branch_collaborator_is_offered_edit_and_regenerate_only_inside_the_br
     ],
 )
 def test_a_branch_collaborator_writes_and_moves_inside_the_branch_only(
-    world: World, rest: str, data: dict[str, str]
+    world: World, asked: list[str], rest: str, data: dict[str, str]
 ) -> None:
+    """Refused with nothing written, and before the assistant is asked for a reply or a summary that
+    could not be stored (from a stale tab or a hand-made post: pages do not offer these)."""
     world.share(Share.COLLABORATOR, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
     before = world.bytes()
     response = world.client("stranger").post(world.url(rest), data, **HX)
     assert response.status_code == 403 and "branch shared with you" in response.content.decode()
-    assert world.bytes() == before
+    assert world.bytes() == before and asked == []
+
+
+@pytest.mark.parametrize(
+    ("rest", "data", "wanted"),
+    [
+        ("regenerate/", {"entry": LEAF}, ["reply"]),
+        ("navigate/", {"to": BRANCH_A[2], "mode": "exact", "at": LEAF, "summarize": "1"}, ["summary"]),
+        ("navigate/", {"to": FIRST_ANSWER, "mode": "exact", "at": ROOT, "summarize": "1"}, []),  # nothing left
+    ],
+)
+def test_a_branch_collaborator_s_replies_and_summaries_inside_the_branch_are_written(
+    world: World, asked: list[str], rest: str, data: dict[str, str], wanted: list[str]
+) -> None:
+    world.share(Share.COLLABORATOR, mode=BRANCH, entry=BRANCH_A[0], user=world.users["stranger"])
+    before = world.bytes()
+    assert world.client("stranger").post(world.url(rest), data, **HX).status_code == 200
+    assert asked == wanted and len(world.bytes()) > len(before)
 
 
 def test_a_branch_collaborator_moves_the_position_within_the_branch(world: World) -> None:
