@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 from django_htmx.http import reswap, retarget
 
-from ..access.scoped import can_write
+from ..access.scoped import SessionView, can_write
 from ..access.web import open_session
 from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
@@ -120,7 +120,7 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
     target = form.cleaned_data["to"] or None
     left = form.cleaned_data["at"] or session.leaf_id
     if target is not None and form.cleaned_data["mode"] == "branch":
-        target = session.index.ids[latest_position_under(session.index, session.row_of(target))]
+        target = await asyncio.to_thread(_resumed, session, target)
     if can_write(session):  # a viewer moves the tab only, the file's position stays
         if form.cleaned_data["summarize"]:
             written = await summaries.summarize_abandoned_branch(
@@ -130,6 +130,11 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
                 return await _moved(request, session, written["id"])
         await asyncio.to_thread(session.navigate, target)
     return await _moved(request, session, target)
+
+
+def _resumed(session: SessionView, entry_id: str) -> str:
+    """Where the branch of ``entry_id`` was last left: its whole subtree is walked (in a worker thread)."""
+    return session.index.ids[latest_position_under(session.index, session.row_of(entry_id))]
 
 
 def _moved_on(request: HttpRequest, session: Any, form: MessageForm, moved: chat.MovedOn) -> HttpResponse:

@@ -6,18 +6,21 @@ import asyncio
 import contextlib
 import io
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx2
 import pytest
 from django.test import Client
 from support.fake_openai import running_fake
 
-from sessions_app.services import replies
+from sessions_app.services import replies, summaries
+from sessions_app.views import chat as chat_views
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 HTMX_HEADERS = {"HX-Request": "true"}
 LINEAR = "01-linear"
+TREE = "02-tree-branches"
 
 
 def test_send_appends_the_message_under_the_shown_entry_then_the_reply(client, pi) -> None:
@@ -166,6 +169,56 @@ def test_compact_writes_the_offline_summary(client, pi) -> None:
     compaction = pi.lines(pi.path(LINEAR))[-1]
     assert compaction["type"] == "compaction" and compaction["firstKeptEntryId"] == "c256703f"
     assert compaction["summary"].startswith("## Summary (offline responder")
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("sample", "rest", "data", "expected"),
+    [
+        (
+            LINEAR,
+            "compact/",
+            {"keep_from": "c256703f", "at": "db26dc72"},
+            {"build_session_context", "convert_to_llm", "estimate_tokens"},
+        ),
+        (
+            TREE,
+            "navigate/",
+            {"to": "07721729", "mode": "branch", "at": "750a4556", "summarize": "1"},
+            {"latest_position_under", "build_session_context", "convert_to_llm"},
+        ),
+    ],
+    ids=["compact", "navigate"],
+)
+def test_what_a_summary_is_written_from_is_built_off_the_event_loop(
+    client, pi, monkeypatch, sample: str, rest: str, data: dict[str, str], expected: set[str]
+) -> None:
+    """Decoding a branch, building its context and estimating its tokens grow with the branch (so does
+    finding where a branch was left): on the event loop they would hold up every socket and async view
+    of the process."""
+    seen: list[tuple[str, bool]] = []  # (what ran, whether on the event loop)
+
+    def recording(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def recorded(*args: Any) -> Any:
+            seen.append((name, _on_event_loop()))
+            return function(*args)
+
+        return recorded
+
+    for name in expected:
+        module = chat_views if name == "latest_position_under" else summaries  # where the view and service find it
+        monkeypatch.setattr(module, name, recording(name, getattr(module, name)))
+    response = client.post(f"/s/{pi.id(sample)}/{rest}", data, **HTMX)
+    assert response.status_code == 200 and pi.lines(pi.path(sample))[-1]["type"] in ("compaction", "branch_summary")
+    assert {name for name, _ in seen} == expected
+    assert [name for name, on_loop in seen if on_loop] == []
 
 
 def test_the_composer_offers_stop_for_the_reply_being_written(client, pi) -> None:
