@@ -30,8 +30,9 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 _SILENT_TYPES = frozenset({"label", "leaf", "usage"})
 # Bookkeeping: shown as a slim line, not as a message card.
 MARKER_KINDS = frozenset(
-    {"model_change", "thinking_level_change", "session_info", "context_edit", "custom_state", "compaction"}
+    {"model_change", "thinking_level_change", "session_info", "context_edit", "custom_state", "compaction", "silent"}
 )
+"""``silent``: an entry otherwise left out (a label), shown where the path ends in it below a fork."""
 
 
 @dataclass
@@ -189,6 +190,10 @@ def _fill(view: EntryView, entry: dict[str, Any]) -> None:
         replacement = entry.get("replacement")
         view.text = str(entry.get("targetId"))
         view.detail = "dropped from the context" if replacement is None else "replaced in the context"
+    elif kind == "hidden" and entry.get("type") == "label":  # shown only at the end of a path (``silent``)
+        target, text = entry.get("targetId"), entry.get("label")
+        view.text = target if isinstance(target, str) else ""
+        view.detail = text if isinstance(text, str) else ""
     elif kind == "custom_state":
         view.title = str(entry.get("customType") or "custom")
         view.raw = _pretty(entry.get("data"))

@@ -85,16 +85,23 @@ def _fold_point(session: SessionFile, compaction_row: int) -> int | None:
 
 def _views(session: SessionFile, rows: list[int]) -> list[EntryView]:
     """Entry views for path rows (oldest first); a branch point hidden from the transcript hands its
-    navigator to the next visible entry, so every fork on the path stays switchable."""
+    navigator to the next visible entry, so every fork on the path stays switchable. A path that ends
+    in hidden entries below a fork (a label set after moving back up a branch: pi hangs it under the
+    position, beside the branch that went on) shows the last of them as a slim line holding the
+    navigator: otherwise nothing would lead back to the other branches."""
     index = session.index
     views: list[EntryView] = []
     carried = None
+    last_hidden = None
     for row, entry in zip(rows, session.entries(rows)):
         navigator = navigator_for(index, row) or carried
         view = present(session, entry, row, navigator=navigator)
         if view.kind == "hidden":
-            carried = navigator
+            carried, last_hidden = navigator, view
             continue
         carried = None
         views.append(view)
+    if carried is not None and last_hidden is not None:
+        last_hidden.kind = "silent"
+        views.append(last_hidden)
     return views

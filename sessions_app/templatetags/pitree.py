@@ -43,6 +43,7 @@ _ROLE_NAMES = {
     "thinking_level_change": "Thinking level",
     "session_info": "Name",
     "label": "Label",
+    "silent": "Bookkeeping entry",
     "custom_state": "Extension state",
     "context_edit": "Context edit",
     "unknown": "Entry of an unknown type",

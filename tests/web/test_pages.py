@@ -67,6 +67,26 @@ def test_session_page_shows_the_active_branch_with_a_navigator(client, pi) -> No
     assert 'data-position="750a4556"' in html
 
 
+def test_a_path_ending_in_a_label_below_a_fork_keeps_its_navigator(client, sessions_dir: Path) -> None:
+    """Moved back to an answer, then labelled it: pi hangs the label under the answer, beside the
+    branch that went on. The label is shown, as the path's last line, with the navigator back to it."""
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    first = session.append(E.user_message("one"), None)["id"]
+    answer = session.append(E.assistant_message("reply one", provider="p", model="m", api="x"), first)["id"]
+    second = session.append(E.user_message("two"), answer)["id"]
+    session.append(E.assistant_message("reply two", provider="p", model="m", api="x"), second)
+    session.navigate(answer)
+    label = session.set_label(answer, "A", answer)["id"]
+    html = client.get(reverse("sessions:session", args=[session.session_id])).content.decode()
+    end = re.search(rf'<article class="entry entry--silent[^"]*"[^>]*data-entry="{label}".*?</article>', html, re.S)
+    assert end and f'Label “A” set on <a href="#entry-{answer}">' in end.group(0)
+    assert re.search(r'navigator__count">2/2<', end.group(0)) and "reply two" not in html
+    assert f'class="nav-prev" name="to" value="{second}"' in end.group(0)  # the branch that went on
+
+
 def test_permalink_shows_the_branch_through_that_entry(client, pi) -> None:
     response = client.get(reverse("sessions:entry", args=[pi.id(TREE), "de4f0d3a"]))
     html = response.content.decode()
