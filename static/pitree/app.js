@@ -66,6 +66,17 @@
     );
   });
 
+  // A request that reached no server (offline, the server down), made by the reader (a click, a send,
+  // a key): said next to the composer; nothing was written, and a message sent is back in its box.
+  // The page's own refreshes (on load, on scroll, htmx.ajax) say nothing: the live badge tells of the
+  // connection.
+  const BACKGROUND = new Set(["load", "intersect", "revealed"]);
+  document.addEventListener("htmx:sendError", (ev) => {
+    const cause = ev.detail.requestConfig && ev.detail.requestConfig.triggeringEvent;
+    if (!cause || BACKGROUND.has(cause.type)) return;
+    flash("The server could not be reached (offline, or the server is down). Nothing was written; try again.");
+  });
+
   function store(key, value) {
     try {
       if (value === null) localStorage.removeItem(key);

@@ -69,6 +69,7 @@
 
   document.addEventListener("htmx:wsClose", (ev) => {
     if (ev.target !== live() && ev.target !== document.getElementById("session-groups")) return;
+    beforeOffline.delete(ev.target); // closed for real: it reconnects
     const code = ev.detail.event.code;
     if (code >= 4000) {
       // The extension does not retry 4xxx closes; say why the page stopped following.
@@ -108,9 +109,23 @@
     return el;
   }
 
+  // Offline, a socket may stay open with nothing getting through (the browser need not close it): the
+  // badge says so at once. Back online, a socket that did not close meanwhile is as it was (what the
+  // server sent meanwhile arrives now); one that closed reconnects from its cursor, as always.
+  const beforeOffline = new Map(); // socket element -> its state when the network went
   window.addEventListener("offline", () => {
-    const el = [live(), document.getElementById("session-groups")].find((x) => x && x.dataset.live === "closed");
-    if (el) setLink(el, "closed");
+    [live(), document.getElementById("session-groups")].forEach((el) => {
+      if (!el || el.dataset.live === "stopped") return;
+      if (el.dataset.live !== "closed" && !beforeOffline.has(el)) beforeOffline.set(el, el.dataset.live);
+      setLink(el, "closed");
+    });
+  });
+
+  window.addEventListener("online", () => {
+    beforeOffline.forEach((was, el) => {
+      if (el.isConnected && el.dataset.live === "closed") setLink(el, was);
+    });
+    beforeOffline.clear();
   });
 
   document.addEventListener("htmx:wsBeforeMessage", (ev) => {

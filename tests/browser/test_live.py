@@ -389,3 +389,24 @@ def test_pages_too_large_for_the_history_cache_come_back_without_an_error(page, 
         expect(page.locator(f"#entry-cccc000{branch}")).to_be_visible()
         expect(page.locator("#entry-bbbb0001")).to_contain_text("root lorem ipsum")
     _no_console_errors(record)
+
+
+def test_offline_the_badge_says_so_and_a_send_says_it_reached_no_server(page, ui, sessions) -> None:
+    """Offline, the socket may stay open with nothing getting through: the badge says so at once, a
+    message sent says it reached no server (and is back in the box), and back online the tab is live."""
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    badge = page.locator("#live-status")
+    page.context.set_offline(True)
+    expect(badge).to_be_visible()
+    expect(badge).to_contain_text("Offline")
+    box = page.locator("#composer textarea[name=text]")
+    box.fill("Sent while offline")
+    box.press("Control+Enter")
+    expect(page.locator("#flash")).to_contain_text("could not be reached")
+    expect(box).to_have_value("Sent while offline")
+    page.context.set_offline(False)
+    expect(badge).to_be_hidden()
+    with seeded.path.open("ab") as file:  # as pi appends
+        file.write(json.dumps(_message("ffff0001", LEAF, "user", "written once back online")).encode() + b"\n")
+    expect(page.locator("#entry-ffff0001")).to_contain_text("written once back online")
