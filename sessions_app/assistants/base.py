@@ -110,11 +110,13 @@ class Reply:
 
 
 class Assistant(ABC):
-    """One way of answering. ``name`` matches ``PITREE_ASSISTANT``, ``label`` is shown in the UI, and
-    ``provider``/``model``/``api`` are stored on every entry it writes."""
+    """One way of answering. ``name`` matches ``PITREE_ASSISTANT``, ``label`` is shown in the UI (and
+    ``server``, where it answers, beside the model picked), and ``provider``/``model``/``api`` are
+    stored on every entry it writes."""
 
     name: str
     label: str
+    server = ""
     provider: str
     model: str
     api: str
@@ -133,7 +135,14 @@ class Assistant(ABC):
 
     def info(self) -> dict[str, str]:
         """What the UI shows about the backend."""
-        return {"name": self.name, "label": self.label, "provider": self.provider, "model": self.model, "api": self.api}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "server": self.server,
+            "provider": self.provider,
+            "model": self.model,
+            "api": self.api,
+        }
 
     @abstractmethod
     async def models(self) -> list[str]:

@@ -59,7 +59,8 @@ class OpenAICompatAssistant(Assistant):
         self.public_url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="")).rstrip("/")
         self.endpoint = f"{self.public_url}/chat/completions"
         self.provider = provider or ("openai" if parts.hostname == "api.openai.com" else "openai-compatible")
-        self.label = f"{model} (OpenAI-compatible server at {self.public_url})"
+        self.server = f"OpenAI-compatible server at {self.public_url}"
+        self.label = f"{model} ({self.server})"
 
     def _client(self) -> openai.AsyncOpenAI:
         """A client per call: it belongs to the calling event loop and closes its connection with the call."""

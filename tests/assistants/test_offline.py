@@ -37,6 +37,7 @@ def test_label_says_offline_and_entry_fields_are_fixed() -> None:
     assert assistant.info() == {
         "name": "offline",
         "label": assistant.label,
+        "server": "",  # nowhere: it answers in the process
         "provider": "pitree",
         "model": "offline-echo",
         "api": "pitree-offline",

@@ -136,6 +136,24 @@ def test_a_model_of_the_server_is_written_as_model_change_under_the_position(cli
         assert fake.requests[-1].body["model"] == "fake-model"
 
 
+def test_the_note_beside_the_pickers_names_the_model_the_branch_answers_with(client, pi, settings) -> None:
+    from support.fake_openai import send_json
+
+    with running_fake() as fake:
+        settings.PITREE_ASSISTANT = "openai"
+        settings.PITREE_OPENAI_BASE_URL = fake.base_url
+        settings.PITREE_OPENAI_MODEL = "fake-small"
+        fake.list_models = lambda handler, fake: send_json(
+            handler, 200, {"object": "list", "data": [{"id": name} for name in ("fake-small", "fake-large")]}
+        )
+        response = client.post(f"/s/{pi.id(LINEAR)}/model/", {"model": "fake-large", "at": "db26dc72"}, **HTMX)
+        change = pi.lines(pi.path(LINEAR))[-1]
+        assert response.status_code == 200 and change["modelId"] == "fake-large"
+        html = client.get(f"/s/{pi.id(LINEAR)}/settings/", {"at": change["id"]}, **HTMX).content.decode()
+        note = re.search(r'<span class="muted picker__note"[^>]*>(.*?)</span>', html, re.S)
+        assert note and note.group(1).startswith(f"fake-large (OpenAI-compatible server at {fake.base_url})"), html
+
+
 def test_a_model_list_that_cannot_be_fetched_changes_nothing(client, pi, settings) -> None:
     settings.PITREE_ASSISTANT = "openai"
     settings.PITREE_OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
