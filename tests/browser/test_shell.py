@@ -80,7 +80,9 @@ def test_sidebar_lists_filters_and_marks_the_session(page, ui, sessions) -> None
 def test_sidebar_loads_more_sessions_as_it_is_scrolled(page, ui, sessions) -> None:
     for n in range(60):
         sessions.write_lines([_message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
-    target = sessions.write_lines([_message("u9999999", None, "user", "The one open", 1)])
+    # The newest, so listed first: the sidebar shows the open session's link, which at the end of the
+    # first page would bring "More sessions" into view, and the next page with it.
+    target = sessions.write_lines([_message("u9999999", None, "user", "The one open", 2)])
     ui.open(page, target.url)
     links = page.locator("#sidebar .sidebar__sessions a")
     expect(links).to_have_count(50)  # one page at first
@@ -117,6 +119,7 @@ def test_new_session_from_the_sidebar(page, ui, sessions) -> None:
     new.locator("input[name=name]").fill("From the sidebar")
     new.get_by_role("button", name="Start").click()
     page.wait_for_url(re.compile(r"/s/(?!" + seeded.id + r")[A-Za-z0-9._-]+/$"))
+    expect(page.locator("#composer textarea[name=text]")).to_be_focused()  # "write the first one below"
     ui.open(page, page.url)
     expect(page.locator("#session-title")).to_have_text("From the sidebar")
     expect(page.locator("#sidebar a[aria-current=page]")).to_contain_text("From the sidebar")
@@ -562,3 +565,22 @@ def test_a_sidebar_refresh_keeps_the_focus_on_its_link(page, ui, sessions) -> No
     expect(links).to_have_count(3)
     expect(current).to_be_focused()
     assert page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked") is None
+
+
+def test_a_wide_table_scrolls_sideways_on_a_phone_with_its_words_whole(page, ui, sessions) -> None:
+    columns = ["column", "another", "heading", "values", "numbers", "words", "longer", "last"]
+    table = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n| " + " | ".join(columns) + " |\n"
+    seeded = sessions.write_lines(
+        [_message("u0000001", None, "user", "A table?", 1), _message("a0000001", "u0000001", "assistant", table, 2)]
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    frame = page.locator("#entry-a0000001 .md-table")
+    expect(frame).to_have_attribute("tabindex", "0")
+    sizes = frame.evaluate(
+        """(el) => ({scroll: el.scrollWidth, client: el.clientWidth, page: document.documentElement.scrollWidth,
+             lines: Array.from(el.querySelectorAll("td"), (td) => td.getClientRects().length &&
+               Math.round(td.getBoundingClientRect().height / parseFloat(getComputedStyle(td).lineHeight)))})"""
+    )
+    assert sizes["scroll"] > sizes["client"] and sizes["page"] <= 390, sizes  # the frame scrolls, not the page
+    assert max(sizes["lines"]) <= 2, sizes  # one line of text (and its padding) per cell: no word cut up
