@@ -88,8 +88,22 @@ def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, optio
     return f'<div class="code{" code--long" if long else ""}">{head}{code}</div>\n'
 
 
+def _table_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A table in a frame that scrolls sideways: on a phone a table of many columns keeps its words
+    whole instead of squeezing each cell to a few letters; keyboard users reach the frame to scroll it."""
+    return '<div class="md-table" tabindex="0" role="region" aria-label="Table">' + renderer.renderToken(
+        tokens, idx, options, env
+    )
+
+
+def _table_close(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return renderer.renderToken(tokens, idx, options, env) + "</div>\n"
+
+
 _md.add_render_rule("image", _image_or_link)
 _md.add_render_rule("fence", _code_block)
+_md.add_render_rule("table_open", _table_open)
+_md.add_render_rule("table_close", _table_close)
 
 # What a text reads as is taken from a parser that accepts every link target: nothing it parses is
 # ever rendered as HTML, and a link the renderer refuses (``[text](javascript:…)``) still reads as its

@@ -1063,5 +1063,10 @@
     if ("scrollRestoration" in history) history.scrollRestoration = "manual";
     if (found) showFound(false);
     else if (!location.hash) toBottom();
+    // A session without a message yet (just started): the message box has the focus, as its page says.
+    const box = document.querySelector("#composer textarea[name=text]");
+    if (box && !location.hash && !document.querySelector("#entries > article.entry--user, #entries > article.entry--assistant")) {
+      box.focus({ preventScroll: true });
+    }
   }
 })();

@@ -195,6 +195,12 @@ def test_code_is_highlighted_with_classes_and_framed_with_buttons() -> None:
     assert "code--long" not in render_markdown("```\n" + "line\n" * 30 + "```")
 
 
+def test_a_table_sits_in_a_frame_that_scrolls_sideways_and_takes_the_focus() -> None:
+    html = str(render_markdown("| name | value |\n|---|---|\n| a | 1 |\n"))
+    assert html.startswith('<div class="md-table" tabindex="0" role="region" aria-label="Table"><table>')
+    assert html.rstrip().endswith("</table>\n</div>") and html.count("<table>") == 1
+
+
 def test_markdown_as_plain_text() -> None:
     assert (
         markdown_text("## Plan\n\n- **first** step\n- `second` [step](http://x)", 80) == "Plan first step second step"
