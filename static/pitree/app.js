@@ -70,7 +70,7 @@
   // a key): said next to the composer; nothing was written, and a message sent is back in its box.
   // The page's own refreshes (on load, on scroll, htmx.ajax) say nothing: the live badge tells of the
   // connection.
-  const BACKGROUND = new Set(["load", "intersect", "revealed"]);
+  const BACKGROUND = new Set(["load", "intersect", "revealed", "mouseenter"]); // mouseenter: an author's name, fetched on hover
   document.addEventListener("htmx:sendError", (ev) => {
     const cause = ev.detail.requestConfig && ev.detail.requestConfig.triggeringEvent;
     if (!cause || BACKGROUND.has(cause.type)) return;
@@ -684,16 +684,22 @@
   // A refresh that brings the very list shown (the folder changed outside what it lists) is not
   // swapped, so that the focus, a hover or a selection in it stay; one that changes it puts the focus
   // back on the link it was on.
-  let sidebarLast = null; // the last list swapped in whole
+  // What was last swapped in is kept on the list element itself: a page that Back puts back has a list
+  // of its own (as it was then), which the next answer must replace, and a page of "More sessions"
+  // added to the list makes it another list.
   let sidebarFocus = null; // the link that had the focus, by its address
   document.addEventListener("htmx:beforeSwap", (ev) => {
     const list = document.getElementById("sidebar-list");
-    if (!list || ev.detail.target !== list || !ev.detail.shouldSwap) return;
-    if (ev.detail.serverResponse === sidebarLast) {
+    if (!list || !ev.detail.shouldSwap) return;
+    if (ev.detail.target !== list) {
+      if (list.contains(ev.detail.target)) list.pitreeShown = null;
+      return;
+    }
+    if (ev.detail.serverResponse === list.pitreeShown) {
       ev.detail.shouldSwap = false;
       return;
     }
-    sidebarLast = ev.detail.serverResponse;
+    list.pitreeShown = ev.detail.serverResponse;
     const focused = list.contains(document.activeElement) && document.activeElement.closest("a[href]");
     sidebarFocus = focused ? focused.getAttribute("href") : null;
   });

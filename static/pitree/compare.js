@@ -85,14 +85,16 @@
     field.focus(); // not on the button, which is disabled meanwhile (a disabled button drops the focus)
     if (button) button.disabled = true;
     try {
-      // The redirect is not followed: the session page it names is not wanted here.
-      const response = await fetch(form.action, {
-        method: "POST",
-        body: new FormData(form),
-        credentials: "same-origin",
-        redirect: "manual",
-      });
-      if (response.ok || response.type === "opaqueredirect") {
+      const response = await fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" });
+      // Saved, the label view redirects to the session; a redirect that ends elsewhere (the sign-in
+      // page: the reader was signed out meanwhile) saved nothing.
+      const session = new URL(form.action, location.href).pathname.replace(/label\/$/, "");
+      const landed = new URL(response.url).pathname.startsWith(session);
+      if (response.status === 200 && !landed) {
+        flash(["The label was not saved: you are signed out. Sign in again (in another tab), then save it."]);
+        return;
+      }
+      if (response.status === 200) {
         const text = field.value.trim();
         field.value = ""; // saved: the head shows it once the grid is fetched again
         document.getElementById("flash")?.replaceChildren();
@@ -130,15 +132,24 @@
   function headFocus() {
     const focused = document.activeElement;
     const head = focused && focused.closest(".compare__head");
-    if (!head) return null;
-    const at = Array.from(head.querySelectorAll(HEAD_CONTROLS)).indexOf(focused);
+    if (!head || !focused.matches(HEAD_CONTROLS)) return null;
     const typed = focused.matches("input[type=text]") ? [focused.value, focused.selectionStart, focused.selectionEnd] : null;
-    return { column: head.dataset.column, at, typed };
+    return { column: head.dataset.column, control: controlKey(focused), typed };
+  }
+
+  // A control found again by what it is (its field's name, its form, its link), not by its place: the
+  // new head may hold one more or one fewer control before it (a "+N more" of labels).
+  function controlKey(el) {
+    if (el.matches("input")) return `input[name="${CSS.escape(el.name)}"]`;
+    const form = el.closest("form");
+    if (form) return `form[action="${CSS.escape(form.getAttribute("action") || "")}"] ${el.localName}`;
+    if (el.matches("a[href]")) return `a[href="${CSS.escape(el.getAttribute("href"))}"]`;
+    return el.localName;
   }
 
   function restoreFocus(saved) {
     const head = saved && document.querySelector(`.compare__head[data-column="${saved.column}"]`);
-    const control = head && head.querySelectorAll(HEAD_CONTROLS)[saved.at];
+    const control = head && head.querySelector(saved.control);
     if (!control) return;
     control.focus({ preventScroll: true });
     if (saved.typed && control.matches("input[type=text]")) {

@@ -286,7 +286,7 @@
   }
 
   function focusHeir(el) {
-    if (!el.hasAttribute("tabindex")) el.tabIndex = -1;
+    if (el.tabIndex < 0 && !el.hasAttribute("tabindex")) el.tabIndex = -1; // not a control: focusable by script only
     el.focus({ preventScroll: true });
   }
 

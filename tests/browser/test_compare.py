@@ -259,6 +259,21 @@ def test_a_refused_label_keeps_its_text_and_the_focus(page, ui, sessions, server
     assert seeded.lines()[-1]["type"] != "label"
 
 
+def test_a_label_saved_after_signing_out_says_it_was_not_saved(page, ui, sessions, server, record):
+    """Signed out meanwhile (in another tab, or the session expired), the post ends at the sign-in
+    page: nothing was written, and the page says so rather than that the label was saved."""
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")
+    head = page.locator('.compare__head[data-column="1"]')
+    page.context.clear_cookies(name=server.daphne.cookie.partition("=")[0])  # the sign-in, not the CSRF cookie
+    head.locator("input[name=label]").fill("unsaved")
+    head.locator("input[name=label]").press("Enter")
+    expect(page.locator("#flash [role=alert]")).to_contain_text("signed out")
+    expect(head.locator("input[name=label]")).to_have_value("unsaved")
+    expect(page.locator("#announce")).not_to_contain_text("labelled")
+    assert seeded.lines()[-1]["type"] != "label"
+
+
 def test_a_label_on_the_trunk_shows_there(page, ui, sessions, server, record):
     """A column that adds nothing to the trunk (it ends where the other branches part) labels its
     end, which the trunk shows."""
