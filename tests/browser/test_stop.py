@@ -97,7 +97,11 @@ def test_the_focus_follows_the_reply_an_entry_s_action_asks_for(page, ui, sessio
         text.fill("Add a PATCH endpoint instead.")
         text.press("Control+Enter")
     expect(page.locator("#entries > article.entry--assistant.is-pending")).to_be_focused()
-    page.evaluate("document.getElementById('stop-reply').requestSubmit()")  # stopped elsewhere: the focus stays
+    # Stopped once the server writes it (a stop that comes first finds no reply to stop), from
+    # elsewhere: the focus stays where it is.
+    expect(page.locator("#entries article.is-pending .stream")).to_contain_text("Offline responder")
+    expect(page.locator("#entries > article.entry--assistant.is-pending")).to_be_focused()
+    page.evaluate("document.getElementById('stop-reply').requestSubmit()")
     ui.wait_position_change(page, "db26dc72")
     expect(page.locator("#composer .send")).to_be_visible()
     box = page.locator("#composer textarea[name=text]")
