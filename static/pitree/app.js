@@ -22,6 +22,7 @@
     },
     refreshTree,
     flash,
+    announce,
     replyEnded,
   });
 
@@ -37,10 +38,17 @@
 
   /** Tell a screen reader, once, that the reply ``id`` (one this tab showed, or asked for) ended. */
   function replyEnded(id, stored) {
-    const announce = document.getElementById("announce");
-    if (!announce || endedReplies.has(id)) return;
+    if (endedReplies.has(id)) return;
     endedReplies.add(id);
-    announce.textContent = stored ? "The reply has ended." : "The reply could not be stored.";
+    announce(stored ? "The reply has ended." : "The reply could not be stored.");
+  }
+
+  /** Say ``text`` to a screen reader (the page's polite live region, #announce). */
+  function announce(text) {
+    const box = document.getElementById("announce");
+    if (!box) return;
+    box.textContent = "";
+    setTimeout(() => (box.textContent = text), 50); // a change even when it says the same as last time
   }
 
   /** Say ``text`` next to the composer (#flash), in place of what was said there before. */

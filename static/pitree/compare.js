@@ -71,12 +71,6 @@
     box.replaceChildren(wrap);
   }
 
-  function announce(text) {
-    const box = document.getElementById("announce");
-    if (!box) return;
-    box.textContent = "";
-    setTimeout(() => (box.textContent = text), 50); // a change even when it says the same as last time
-  }
 
   async function postLabel(form) {
     const button = form.querySelector("button");
@@ -98,7 +92,7 @@
         const text = field.value.trim();
         field.value = ""; // saved: the head shows it once the grid is fetched again
         document.getElementById("flash")?.replaceChildren();
-        announce(text ? `Branch ${column} is labelled “${text}”.` : `The label of branch ${column} is cleared.`);
+        window.pitree.announce(text ? `Branch ${column} is labelled “${text}”.` : `The label of branch ${column} is cleared.`);
         refresh(); // saved whether or not this fetch succeeds: it is no refusal to report
         return;
       }
