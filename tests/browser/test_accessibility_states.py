@@ -88,6 +88,8 @@ def test_a_reply_being_written(axe_context, axe, ui, sessions) -> None:
     page = axe_context.new_page()
     page.set_viewport_size({"width": 390, "height": 844})
     ui.open(page, seeded.url)
+    # Live first: the reply's text so far reaches the tabs whose socket has joined the session.
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
     page.locator("#composer textarea[name=text]").fill("And a PUT endpoint?")
     page.locator("#composer textarea[name=text]").press("Control+Enter")
     expect(page.locator("#entries .stream")).to_contain_text("Let me think about that")
