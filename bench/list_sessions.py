@@ -14,6 +14,9 @@ not the disk. Side by side:
 - the floor under cold: every file read whole and each line's head decoded by the index's typed
   decoder, nothing checked or kept — what any reader that counts a file's messages must at least do
   (a line that is no JSON must not count, so every line is parsed);
+- the validating floor: what any reader that validates a file as the listing does must at least do
+  (``validating_floor``): read it, check its UTF-8, decode the header and every line's head, and tell
+  a reused id; nothing else (no facts, no ``SessionInfo``, no folder scan);
 - ``forest(infos)`` (nesting forks under their parents, from a listing in hand) and ``forest()``;
 - cold and warm listings by the baseline core (``_baseline``: the code this branch started from);
 - what a session page asks of the catalog on each view: ``locate(id)`` and the page's lineage
@@ -25,10 +28,13 @@ Targets: a cold listing (nothing remembered) takes ≤ 300 ms, a warm one ≤ 10
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
 import tempfile
+from itertools import filterfalse
+from operator import attrgetter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -37,13 +43,14 @@ import _common as C
 import _gen
 
 from sessions_app.sessionfiles.catalog import Catalog, session_info
-from sessions_app.sessionfiles.lines import decode_known_head
+from sessions_app.sessionfiles.lines import decode_known_head, loads_line
 from sessions_app.sessionfiles.store import SessionFile
 
 COLD_REPS = 5
 COLD_PAIRS = 7  # cold listings next to the baseline's, back to back
 CACHE_REPS = 7
 WARM_REPS = 20
+_ID = attrgetter("id")
 
 
 def bare_walk(root: Path) -> int:
@@ -69,6 +76,27 @@ def read_and_decode(files: list[Path]) -> int:
     return lines
 
 
+def validating_floor(files: list[Path]) -> int:
+    """The floor under a cold listing that checks each file as the listing does: read it whole (one
+    ``read``), cut its lines (``readlines``, as the listing does), decode the lines that are not ASCII
+    (the UTF-8 check), the header with orjson and every other line's head, and count the distinct ids.
+    Nothing else: no counts, times, names or labels, no first message, no ``SessionInfo``."""
+    valid = 0
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            data = os.read(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        lines = io.BytesIO(data).readlines()
+        for _ in map(bytes.decode, filterfalse(bytes.isascii, lines)):
+            pass
+        loads_line(lines[0])
+        heads = list(map(decode_known_head, lines[1:]))
+        valid += len(set(map(_ID, heads))) == len(heads)
+    return valid
+
+
 def main() -> int:
     report = C.Report("list_sessions", "Listing 3,000 sessions: Catalog.sessions() cold and warm, forest()")
     root = _gen.sessions_folder()
@@ -83,12 +111,14 @@ def main() -> int:
 
     baseline = _baseline.load()
     old = baseline.catalog.Catalog if baseline is not None else None
-    cold, cold_before, decode_floor = [], [], []
+    assert validating_floor(files) == len(files)
+    cold, cold_before, decode_floor, validating = [], [], [], []
     for number in range(COLD_REPS if old is None else COLD_PAIRS):
         if old is not None and number % 2:
             cold_before.append(C.timed(lambda: old(root).sessions()))
         cold.append(C.timed(lambda: Catalog(root).sessions()))
         decode_floor.append(C.timed(lambda: read_and_decode(files)))
+        validating.append(C.timed(lambda: validating_floor(files)))
         if old is not None and not number % 2:
             cold_before.append(C.timed(lambda: old(root).sessions()))
     scratch = Path(tempfile.mkdtemp(prefix="pitree-bench-listcache-"))
@@ -149,6 +179,7 @@ def main() -> int:
         (f"warm: same Catalog .sessions() ×{WARM_REPS}", warm),
         ("floor: scandir + stat every file", walk),
         ("floor under cold: read + decode heads", decode_floor),
+        ("validating floor: + UTF-8, header, ids", validating),
         ("forest(infos)", forest_given),
         ("forest()  (= sessions() + forest)", forest_full),
         ("session page: locate + parent + forks", page),
@@ -175,6 +206,10 @@ def main() -> int:
     report.figure(
         "cold / read+decode floor",
         f"{cold_med / C.median(decode_floor):.2f}× (floor {C.fmt_time(C.median(decode_floor))})",
+    )
+    report.figure(
+        "cold / validating floor",
+        f"{cold_med / C.median(validating):.2f}× (floor {C.fmt_time(C.median(validating))})",
     )
     report.figure("warm / cold", f"{warm_med / cold_med:.3f}×")
     report.figure("warm / scandir+stat floor", f"{warm_med / walk_med:.1f}×")

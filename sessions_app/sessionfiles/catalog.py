@@ -209,6 +209,7 @@ class Catalog:
         self._remember()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
+        learned: list[tuple[str, Stamp, Known]] = []
         infos, failures = self._infos, self._failures
         for path, st in files:
             stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -221,12 +222,13 @@ class Catalog:
                 result: SessionInfo | str = failure[1]
             else:
                 result = self._read_info(path)
-                self._learn(path, stamp, result)
+                learned.append((path, stamp, result))
             if isinstance(result, str):
                 failed[path] = (stamp, result)
                 problems[Path(path)] = result
             else:
                 listed[path] = (stamp, result)
+        self._learn(learned)
         with self._lock:
             self._infos, self._failures = listed, failed
             self.problems = problems
@@ -266,25 +268,30 @@ class Catalog:
             self._cache.save(changed, gone)
             self._cached = (self._cached | changed.keys()) - gone
 
-    def _learn(self, path: str, stamp: Stamp, known: Known) -> None:
-        """Note what was read of a file — its listing, its header facts, or why it is no session — for
-        the cache folder (the next ``_save``), and its header facts in the header index; a failure is
-        the listing's too, until the file changes (a file without a readable header lists as nothing)."""
-        found = _header_of(known) if isinstance(known, SessionInfo) else known
+    def _learn(self, learned: Iterable[tuple[str, Stamp, Known]]) -> None:
+        """Note what was read of files — each one's listing, its header facts, or why it is no session —
+        for the cache folder (the next ``_save``), and their header facts in the header index; a failure
+        is the listing's too, until the file changes (a file without a readable header lists as
+        nothing). A listing notes all it read at once: one lock for thousands of files."""
         with self._lock:
-            if self._cache is not None:
-                self._unsaved[path] = (stamp, known)
-            previous = self._headers.get(path)
-            self._headers[path] = (stamp, found)
-            if previous is None or previous[1] != found:
-                self._headers_version += 1
-            if isinstance(found, str):
-                self._failures[path] = (stamp, found)
+            unsaved = self._unsaved if self._cache is not None else None
+            headers, version = self._headers, self._headers_version
+            for path, stamp, known in learned:
+                found = _header_of(known) if isinstance(known, SessionInfo) else known
+                if unsaved is not None:
+                    unsaved[path] = (stamp, known)
+                previous = headers.get(path)
+                headers[path] = (stamp, found)
+                if previous is None or previous[1] != found:
+                    version += 1
+                if isinstance(found, str):
+                    self._failures[path] = (stamp, found)
+            self._headers_version = version
 
     def _read_info(self, path: str) -> SessionInfo | str:
-        """A file's SessionInfo, or what is wrong with it."""
+        """A file's SessionInfo, or what is wrong with it (``path`` was just found a regular file)."""
         try:
-            return read_info(path, max_line_bytes=self.max_line_bytes)
+            return read_info(path, max_line_bytes=self.max_line_bytes, known_regular=True)
         except Exception as error:  # one file must never keep the others from being listed
             return _reason(path, error)
 
@@ -298,7 +305,7 @@ class Catalog:
         info = session_info(SessionFile.open(key, max_line_bytes=self.max_line_bytes))
         with self._lock:
             self._infos[key] = (stamp, info)
-        self._learn(key, stamp, info)
+        self._learn([(key, stamp, info)])
         return info
 
     # ------------------------------------------------------------------ finding a session
@@ -391,7 +398,7 @@ class Catalog:
         ):
             return cached[1]
         found = self._read_header(path)
-        self._learn(path, stamp, found)
+        self._learn([(path, stamp, found)])
         self._save(None)
         return found
 
@@ -418,10 +425,12 @@ class Catalog:
         if known is not None and known.key == (folders, self._headers_version):
             return known
         files, _ = self._scan()
+        learned: list[tuple[str, Stamp, Known]] = []
         for path, st in files:
             cached = self._headers.get(path)
             if cached is None or cached[0][:2] != (st.st_dev, st.st_ino):
-                self._learn(path, _stamp(st), self._read_header(path))
+                learned.append((path, _stamp(st), self._read_header(path)))
+        self._learn(learned)
         present = {path for path, _ in files}
         with self._lock:
             self._headers = {path: known for path, known in self._headers.items() if path in present}

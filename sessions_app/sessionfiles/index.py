@@ -282,7 +282,9 @@ class Chunk(NamedTuple):
     lengths: list[int]
 
 
-def read_chunk(lines: list[memoryview], max_line_bytes: int, strings: dict[Any, Any] | None) -> Chunk | None:
+def read_chunk(
+    lines: list[memoryview] | list[bytes], max_line_bytes: int, strings: dict[Any, Any] | None
+) -> Chunk | None:
     """Decode whole lines that are all ordinary entries, or None if one is not (the careful reader
     then takes them one by one).
 

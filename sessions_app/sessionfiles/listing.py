@@ -1,42 +1,80 @@
 """What a session list shows of one file (pi's SessionInfo, docs/format.md §10), read in one pass.
 
 A list needs a few facts of each line — its type, the first words of the first user message, the
-name, the labels, the newest message time — and nothing of the tree. ``read_info`` gets them with the
-index's own decoder (``index.read_chunk``) without building an index: no columns, no parents, ids
-only counted. The index stays the judge of odd files: a file with any line its bulk reader would not
-take (blank or broken lines, a reused id, a torn end, lines before the header, a v1 file, invalid
-UTF-8, an over-long line) is opened as a ``SessionFile`` instead, so that both give the same
-SessionInfo (a property test compares them on such files).
+name, the labels, the newest message time — and nothing of the tree. ``read_info`` gets them with a
+decoder of its own that fits only the lines the index reads in bulk (``index.read_chunk``), without
+building an index: no columns, no parents, ids only counted. The index stays the judge of odd files: a
+file with any line its bulk reader would not take (blank or broken lines, a reused id, a torn end,
+lines before the header, a v1 file, invalid UTF-8, an over-long line) is opened as a ``SessionFile``
+instead, so that both give the same SessionInfo (a property test compares them on such files).
+
+Most session files are small, and a cold listing reads thousands of them, so what it costs per file
+and per line beside the decoder counts: a file of at most ``WHOLE_READ`` bytes is read in one read,
+cut into lines by ``readlines`` and checked for UTF-8 line by line (only lines with a non-ASCII byte
+are decoded); a longer one is read a chunk at a time (``store.read_chunks``), as the index reads it,
+so that a long line is never held twice.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, filterfalse
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from .entries import content_text
 from .index import (
     MAX_LINE_BYTES,
     MESSAGE,
-    Chunk,
     cut_lines,
     is_utf8,
     newest_activity,
-    positions,
     read_chunk,
 )
 from .instants import format_iso, iso_to_ms
-from .lines import BadLine, header_of, loads_line
-from .store import HEADER_LIMIT, LongLine, SessionFile, open_regular, read_chunks
+from .lines import (
+    DECODE_ERRORS,
+    BadLine,
+    Head,
+    KnownHead,
+    fast_path_may_nest_deeper,
+    header_of,
+    loads_line,
+    nested_too_deeply,
+)
+from .store import HEADER_LIMIT, LongLine, SessionFile, open_regular, read_chunks, reopen_regular
 
 NO_MESSAGES = "(no messages)"
 
 URL_SAFE_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 """pi's rule for the session ids it accepts, at most 128 characters: what a session URL may carry."""
 _FIRST_MESSAGE = (MESSAGE, "user")
+_EFFECTS = frozenset({"label", "session_info"})  # the types whose lines change what a list shows
+WHOLE_READ = 256 << 10
+"""Files up to this size are read whole (``_read_whole``): nearly every session, and a buffer small
+enough that cutting it into ``bytes`` lines costs no memory to speak of."""
+
+
+class _Listed(KnownHead, kw_only=True, gc=False):
+    """A ``KnownHead`` that also requires what ``read_chunk`` checks after decoding one (a string id, a
+    string timestamp), so that a line it fits needs none of those checks; a line it does not fit goes to
+    ``read_chunk``, which says whether the index reads it in bulk anyway (an unknown type, say)."""
+
+    id: str
+    timestamp: str
+
+
+_decode_listed = msgspec.json.Decoder(_Listed).decode
+_ID = attrgetter("id")
+_TYPE = attrgetter("type")
+_ROLE = attrgetter("message.role")
 
 
 @dataclass(frozen=True)
@@ -87,12 +125,19 @@ def session_info(session: SessionFile) -> SessionInfo:
     )
 
 
-def read_info(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> SessionInfo:
+def read_info(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES, known_regular: bool = False) -> SessionInfo:
     """pi's SessionInfo of the file at ``path``, reading it once; NotASession and the like as for
-    ``SessionFile``, whose reading it falls back on for a file with odd lines."""
-    fd, st = open_regular(path)
+    ``SessionFile``, whose reading it falls back on for a file with odd lines.
+
+    ``known_regular``: the caller has just found ``path`` a regular file (a listing looks at every
+    name), so it is opened without another ``stat`` (``store.reopen_regular``, which still checks the
+    descriptor): over thousands of small files, that system call is a few percent of a listing."""
+    fd, st = reopen_regular(path) if known_regular else open_regular(path)
     try:
-        facts = _scan(fd, st.st_size, max_line_bytes, str(path))
+        if st.st_size <= WHOLE_READ:
+            facts = _read_whole(os.pread(fd, st.st_size, 0), max_line_bytes, str(path))
+        else:
+            facts = _scan(fd, st.st_size, max_line_bytes, str(path))
     finally:
         os.close(fd)
     if facts is None:
@@ -125,31 +170,91 @@ class _Facts:
         self.ids: set[str] = set()  # every entry id read, to tell a reused one
         self.rows = 0
 
-    def add(self, chunk: Chunk, lines: list[memoryview]) -> None:
-        """A chunk of ordinary entries, as the index would take them (``IndexBuilder._read_bulk``)."""
-        heads, types = chunk.heads, chunk.types
+    def add(self, heads: Sequence[Head], lines: Sequence[bytes] | Sequence[memoryview]) -> bool:
+        """Lines the index would read in bulk (``IndexBuilder._read_bulk``), whose heads are ``heads``;
+        False for an id read before, since which line wins is the index's to say."""
+        ids = self.ids
+        ids.update(map(_ID, heads))
+        self.rows += len(heads)
+        if len(ids) != self.rows:
+            return False
+        types = list(map(_TYPE, heads))
         if MESSAGE in types:
-            self.message_count += types.count(MESSAGE)
-            newest = newest_activity(heads, types, chunk.roles)
-            if newest is not None and (self.activity is None or newest > self.activity):
-                self.activity = newest
-            if self.first_message is None:
-                for position, kind in enumerate(zip(types, chunk.roles)):
-                    if kind == _FIRST_MESSAGE:
-                        self.first_message = _text(loads_line(bytes(lines[position])))
-                        if self.first_message is not None:
-                            break
-        for position in sorted(
-            p for kind in ("label", "session_info") if kind in types for p in positions(types, kind)
-        ):
-            head = heads[position]
-            if types[position] == "session_info":
+            self._messages(heads, types, lines)
+        if "label" in types or "session_info" in types:
+            self._effects(compress(heads, map(_EFFECTS.__contains__, types)))
+        return True
+
+    def _messages(self, heads: Sequence[Head], types: list[str], lines: Sequence[bytes] | Sequence[memoryview]) -> None:
+        self.message_count += types.count(MESSAGE)
+        roles = list(map(_ROLE, heads))
+        newest = newest_activity(heads, types, roles)
+        if newest is not None and (self.activity is None or newest > self.activity):
+            self.activity = newest
+        if self.first_message is None:
+            for position, kind in enumerate(zip(types, roles)):
+                if kind == _FIRST_MESSAGE:
+                    self.first_message = _text(loads_line(bytes(lines[position])))
+                    if self.first_message is not None:
+                        break
+
+    def _effects(self, heads: Iterable[Head]) -> None:
+        """Labels and names, in file order: the last one read wins."""
+        for head in heads:
+            if head.type == "session_info":
                 self.name = head.name.strip() or None if isinstance(head.name, str) else None
             elif isinstance(head.targetId, str):
                 if head.label:
                     self.labels[head.targetId] = head.label if isinstance(head.label, str) else str(head.label)
                 else:
                     self.labels.pop(head.targetId, None)
+
+
+def _read_whole(data: bytes, max_line_bytes: int, source: str) -> _Facts | None:
+    """``_scan`` of a file read whole into ``data``, with the same verdicts. Its lines keep their
+    newline: ``readlines`` finds them with ``memchr``, in about 0.4 of the time ``bytes.split`` takes
+    to look at each byte, and a decoder takes a newline after a value as the whitespace it is. As in
+    ``_scan``, the header is the first line and must end within the first ``HEADER_LIMIT`` bytes."""
+    if data.find(b"\n", 0, HEADER_LIMIT) < 0:
+        return None
+    lines = io.BytesIO(data).readlines()
+    tail = b"" if lines[-1].endswith(b"\n") else lines.pop()
+    if not data.isascii() and not _utf8(lines):
+        return None
+    facts = _Facts()
+    if len(lines[0]) - 1 > max_line_bytes or not _read_header(facts, lines[0], source):
+        return None
+    entries = lines[1:]
+    if len(data) > max_line_bytes and max(len(tail), max(map(len, entries), default=1) - 1) > max_line_bytes:
+        return None
+    if entries:
+        heads = _heads(entries, max_line_bytes)
+        if heads is None or not facts.add(heads, entries):
+            return None
+    return None if tail.strip() else facts  # an unterminated last line (torn, or a header alone): the index decides
+
+
+def _utf8(lines: list[bytes]) -> bool:
+    """Whether every line is valid UTF-8, which the index checks because msgspec does not check the keys
+    it skips (``IndexBuilder.feed``). Only lines with a non-ASCII byte are decoded: most lines have none."""
+    try:
+        for _ in map(bytes.decode, filterfalse(bytes.isascii, lines)):
+            pass
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _heads(lines: list[bytes], max_line_bytes: int) -> Sequence[Head] | None:
+    """The heads of lines (each with its newline, none longer than the limit) if the index reads them
+    all in bulk; else None."""
+    if fast_path_may_nest_deeper() and any(map(nested_too_deeply, lines)):
+        return None  # as ``read_chunk``
+    try:
+        return list(map(_decode_listed, lines))
+    except DECODE_ERRORS:  # a type or role pi does not write, say: ``read_chunk`` judges, as for the index
+        chunk = read_chunk([line[:-1] for line in lines], max_line_bytes, None)
+        return None if chunk is None else chunk.heads
 
 
 def _scan(fd: int, size: int, max_line_bytes: int, source: str) -> _Facts | None:
@@ -191,17 +296,12 @@ def _scan_range(
             if not lines:
                 continue
         chunk = read_chunk(lines, max_line_bytes, None)
-        if chunk is None:
+        if chunk is None or not facts.add(chunk.heads, lines):
             return None
-        facts.ids.update(chunk.ids)
-        facts.rows += len(chunk.ids)
-        if len(facts.ids) != facts.rows:
-            return None  # a reused id: which line wins is the index's to say
-        facts.add(chunk, lines)
     return offset
 
 
-def _read_header(facts: _Facts, line: memoryview, source: str) -> bool:
+def _read_header(facts: _Facts, line: bytes | memoryview, source: str) -> bool:
     """Take the file's first line as its header if it is one of a v2/v3 file; NotASession or
     UnsupportedFormat for a first JSON object that is no header, as the index says."""
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,11 @@ def _outcome(read: Any) -> Any:
         return f"{type(error).__name__}: {error}"
 
 
+# ``read_info`` reads a small file whole and a longer one a chunk at a time: 0 makes every file longer.
+READS = pytest.mark.parametrize("whole_read", [listing.WHOLE_READ, 0], ids=["read whole", "read in chunks"])
+
+
+@READS
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     file_lines=st.one_of(lines(), lines(kinds=LIST_KINDS)),
@@ -276,18 +282,28 @@ def _outcome(read: Any) -> Any:
     chunk=st.integers(64, 3000),
 )
 def test_a_list_reads_a_file_as_the_index_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file_lines: list[bytes], torn: bool, limit: int, chunk: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    whole_read: int,
+    file_lines: list[bytes],
+    torn: bool,
+    limit: int,
+    chunk: int,
 ) -> None:
     """``read_info`` reads the few facts a list shows without an index, or falls back on the index:
     either way, what ``session_info`` of the opened file says."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(file_lines) + (b"" if torn else b"\n"))
     monkeypatch.setattr(store, "_CHUNK", chunk)
+    monkeypatch.setattr(listing, "WHOLE_READ", whole_read)
     fast = _outcome(lambda: read_info(path, max_line_bytes=limit))
     assert fast == _outcome(lambda: session_info(SessionFile(path, fsync=False, max_line_bytes=limit)))
 
 
-def test_a_list_reads_a_clean_file_without_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@READS
+def test_a_list_reads_a_clean_file_without_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole_read: int
+) -> None:
     path = tmp_path / "s.jsonl"
     entries = [{**HEADER, "parentSession": "/elsewhere/p.jsonl"}]
     for number in range(40):
@@ -304,6 +320,7 @@ def test_a_list_reads_a_clean_file_without_the_index(tmp_path: Path, monkeypatch
     entries.append({"type": "session_info", "id": "n1", "parentId": "l5", "timestamp": stamp, "name": " The name "})
     path.write_bytes(b"".join(dump(entry) + b"\n" for entry in entries))
     monkeypatch.setattr(store, "_CHUNK", 1024)
+    monkeypatch.setattr(listing, "WHOLE_READ", whole_read)
 
     def no_index(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the index was built")
@@ -343,8 +360,12 @@ ODD_BUT_QUIET = {
 }
 
 
+@READS
 @pytest.mark.parametrize("case", list(ODD_BUT_QUIET))
-def test_a_list_leaves_odd_files_to_the_index(tmp_path: Path, case: str) -> None:
+def test_a_list_leaves_odd_files_to_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, whole_read: int
+) -> None:
+    monkeypatch.setattr(listing, "WHOLE_READ", whole_read)
     entries, change = ODD_BUT_QUIET[case]
     raw = [dump(entry) for entry in entries]
     if callable(change):
@@ -354,6 +375,57 @@ def test_a_list_leaves_odd_files_to_the_index(tmp_path: Path, case: str) -> None
     path.write_bytes(data)
     fast = _outcome(lambda: read_info(path, max_line_bytes=200))
     assert fast == _outcome(lambda: session_info(SessionFile(path, fsync=False, max_line_bytes=200)))
+
+
+def _sized(size: int) -> bytes:
+    """A clean file of exactly ``size`` bytes, some of them not ASCII: its last message is padded."""
+    lines = [dump(entry) for entry in _clean(4)]
+    lines[2] = lines[2].replace(b'"said 1"', dump("said é 1"))
+    pad = size - sum(len(line) + 1 for line in lines)
+    lines[-1] = lines[-1].replace(b'"said 3"', dump("said 3" + "x" * pad))
+    return b"".join(line + b"\n" for line in lines)
+
+
+def test_a_file_at_the_whole_read_bound_is_read_whole_and_lists_as_one_read_in_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def counting(fd: int, size: int, offset: int) -> bytes:
+        reads.append(size)
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", counting)
+    infos = []
+    for size, expected_reads in ((listing.WHOLE_READ, 1), (listing.WHOLE_READ + 1, 2)):
+        path = tmp_path / f"{size}.jsonl"
+        path.write_bytes(_sized(size))
+        reads.clear()
+        info = read_info(path)
+        assert len(reads) == expected_reads  # whole; or the first 64 KiB (the header), then the rest
+        assert info == session_info(SessionFile(path, fsync=False))
+        infos.append(replace(info, path=tmp_path))
+    assert infos[0] == infos[1]
+    assert (infos[0].message_count, infos[0].first_message) == (4, "said 0")
+
+
+@READS
+@pytest.mark.parametrize("late", [0, 1])
+def test_a_list_takes_a_header_only_within_the_first_64_kib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole_read: int, late: int
+) -> None:
+    """Like ``SessionFile``, whether the file is read whole or not: a header line that ends at byte
+    65,536 starts the session, one that ends a byte later does not."""
+    monkeypatch.setattr(listing, "WHOLE_READ", whole_read)
+    header = dump(HEADER)
+    header = header[:-1] + b',"pad":"' + b"h" * (store.HEADER_LIMIT - len(header) - 10 + late) + b'"}\n'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(header + b"".join(dump(entry) + b"\n" for entry in _clean(2)[1:]))
+    assert len(header) == store.HEADER_LIMIT + late
+    fast = _outcome(lambda: read_info(path))
+    assert fast == _outcome(lambda: session_info(SessionFile(path, fsync=False)))
+    assert isinstance(fast, str) == bool(late)  # a refusal
 
 
 @pytest.mark.parametrize("case", list(ODD_BUT_QUIET))

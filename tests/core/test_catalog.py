@@ -261,6 +261,31 @@ def test_what_is_not_a_regular_file_is_reported_never_opened(samples_root: Path,
     assert "a folder" in problems["dir.jsonl"]
 
 
+def test_a_file_swapped_for_a_fifo_after_the_look_is_refused_without_blocking(
+    samples_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing opens the files it has just looked at without another ``stat``; one replaced by a
+    FIFO in between is still refused, not read (which would wait for a writer)."""
+    swapped = next((samples_root / FOLDER).glob("*.jsonl"))
+    real = catalog_module.read_info
+
+    def swap_first(path: Any, **kwargs: Any) -> Any:
+        if path == str(swapped):
+            swapped.unlink()
+            os.mkfifo(swapped)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(catalog_module, "read_info", swap_first)
+    listed: list[Any] = []
+    catalog = Catalog(samples_root)
+    worker = threading.Thread(target=lambda: listed.append(catalog.sessions()), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "listing blocked on a file"
+    assert len(listed[0]) == 6
+    assert "a FIFO, not a session file" in catalog.problems[swapped]
+
+
 def test_a_bad_file_is_not_read_again_while_unchanged(samples_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bad = samples_root / FOLDER / "notes.jsonl"
     bad.write_bytes(b'{"not": "a session"}\n')
