@@ -9,9 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .base import Assistant, AssistantError, Reply
 from .offline import OfflineAssistant
-from .openai_compat import OpenAICompatAssistant
 
-__all__ = ["Assistant", "AssistantError", "OfflineAssistant", "OpenAICompatAssistant", "Reply", "get_assistant"]
+__all__ = ["Assistant", "AssistantError", "OfflineAssistant", "Reply", "get_assistant"]
 
 
 def get_assistant() -> Assistant:
@@ -19,13 +18,17 @@ def get_assistant() -> Assistant:
     choice = settings.PITREE_ASSISTANT
     if choice == "offline":
         return OfflineAssistant(delay=settings.PITREE_OFFLINE_DELAY)
-    if choice == "openai":
-        return OpenAICompatAssistant(
-            base_url=settings.PITREE_OPENAI_BASE_URL,
-            model=settings.PITREE_OPENAI_MODEL,
-            api_key=settings.PITREE_OPENAI_API_KEY,
-            timeout=float(settings.PITREE_OPENAI_TIMEOUT),
-            provider=settings.PITREE_OPENAI_PROVIDER or None,
-            max_retries=settings.PITREE_OPENAI_MAX_RETRIES,
-        )
-    raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline' or 'openai'")
+    if choice != "openai":
+        raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline' or 'openai'")
+    # Imported here, not above: the SDK takes tens of milliseconds and pydantic to import, a cost every
+    # command and server process would pay at start-up, even those that never talk to a model.
+    from .openai_compat import OpenAICompatAssistant
+
+    return OpenAICompatAssistant(
+        base_url=settings.PITREE_OPENAI_BASE_URL,
+        model=settings.PITREE_OPENAI_MODEL,
+        api_key=settings.PITREE_OPENAI_API_KEY,
+        timeout=float(settings.PITREE_OPENAI_TIMEOUT),
+        provider=settings.PITREE_OPENAI_PROVIDER or None,
+        max_retries=settings.PITREE_OPENAI_MAX_RETRIES,
+    )

@@ -1,5 +1,5 @@
 """The assistant interface. A backend is an async generator of text deltas that may end with a ``Finish``
-(stop reason, usage) and raises ``AssistantError`` for an expected failure. ``Reply`` reads it and keeps
+(stop reason, tokens) and raises ``AssistantError`` for an expected failure. ``Reply`` reads it and keeps
 the text it handed out, so what was shown is what is stored; a failure, a bug, a ``break`` or the
 cancellation of the reading task (that is how a reply is stopped) end it as ``error`` or ``aborted``
 with the text so far: whatever happens, one assistant entry to append.
@@ -26,10 +26,12 @@ class AssistantError(Exception):
 
 
 class Finish(NamedTuple):
-    """How a backend's stream ended, apart from its text."""
+    """How a backend's stream ended, apart from its text: why, and the tokens it counted (0: unknown)."""
 
     stop_reason: Literal["stop", "length"] = "stop"
-    usage: dict[str, Any] | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
 
 
 Deltas = AsyncGenerator[str | Finish, None]
@@ -37,24 +39,27 @@ Deltas = AsyncGenerator[str | Finish, None]
 
 def make_usage(input_tokens: int, output_tokens: int, cache_read: int = 0) -> dict[str, Any]:
     """pi's usage shape with zero cost: pitree knows no prices, and a guessed cost would mislead."""
-    usage = dict(ZERO_USAGE, input=input_tokens, output=output_tokens, cacheRead=cache_read)
-    return {**usage, "totalTokens": input_tokens + output_tokens + cache_read, "cost": dict(ZERO_USAGE["cost"])}
+    total = input_tokens + output_tokens + cache_read
+    counts = {"input": input_tokens, "output": output_tokens, "cacheRead": cache_read, "totalTokens": total}
+    return {**ZERO_USAGE, **counts, "cost": dict(ZERO_USAGE["cost"])}
 
 
 class Reply:
-    """One reply: ``async for delta in reply`` gives its text as it comes (once); then it says how it ended."""
+    """One reply: ``async for delta in reply`` gives its text as it comes (once); then it says how it ended
+    (``stop_reason`` is None until then) and what it cost (``usage``, in pi's shape)."""
+
+    stop_reason: StopReason | None = None
+    error_message: str | None = None
 
     def __init__(self, deltas: Deltas, *, provider: str, model: str, api: str) -> None:
         self._deltas, self._read = deltas, False
         self.provider, self.model, self.api = provider, model, api
-        self.parts: list[str] = []
-        self.stop_reason: StopReason | None = None  # None while it is being written
-        self.usage: dict[str, Any] = make_usage(0, 0)
-        self.error_message: str | None = None
+        self._parts: list[str] = []
+        self.usage = make_usage(0, 0)
 
     @property
     def text(self) -> str:
-        return "".join(self.parts)
+        return "".join(self._parts)
 
     @property
     def ok(self) -> bool:
@@ -67,9 +72,11 @@ class Reply:
         try:
             async for item in self._deltas:
                 if isinstance(item, Finish):
-                    self._end(item.stop_reason, usage=item.usage)
+                    self._end(
+                        item.stop_reason, usage=make_usage(item.input_tokens, item.output_tokens, item.cache_read)
+                    )
                 elif item and self.stop_reason is None:
-                    self.parts.append(item)
+                    self._parts.append(item)
                     yield item
             self._end("stop")
         except AssistantError as error:
@@ -78,7 +85,7 @@ class Reply:
             logger.exception("assistant backend failed")
             self._end("error", f"Internal error: {type(error).__name__}: {error}")
         finally:  # cancelled, or left early: keep what was shown
-            self.abort()
+            self._end("aborted", ABORTED_MESSAGE)
             await self._deltas.aclose()
 
     async def collect(self) -> Reply:
@@ -87,17 +94,14 @@ class Reply:
             pass
         return self
 
-    def abort(self) -> None:
-        """End here as ``aborted`` with the text so far, unless it has already ended."""
-        self._end("aborted", ABORTED_MESSAGE)
-
     def _end(self, stop_reason: StopReason, error: str | None = None, usage: dict[str, Any] | None = None) -> None:
+        """The first end counts: a ``Finish``, a failure, or being left before either."""
         if self.stop_reason is None:
             self.stop_reason, self.error_message, self.usage = stop_reason, error, usage or self.usage
 
     def draft(self) -> Draft:
         """The assistant entry to append, in pi's format (one still being written is stored as aborted)."""
-        self.abort()
+        self._end("aborted", ABORTED_MESSAGE)
         return assistant_message(
             self.text,
             provider=self.provider,
@@ -129,20 +133,12 @@ class Assistant(ABC):
 
     def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Reply:
         """A Markdown summary of ``messages`` (compaction, abandoned branch): ``reply.text`` when ``reply.ok``."""
-        return Reply(
-            self._summary(list(messages), instructions), provider=self.provider, model=self.model, api=self.api
-        )
+        deltas = self._summary(list(messages), instructions)
+        return Reply(deltas, provider=self.provider, model=self.model, api=self.api)
 
     def info(self) -> dict[str, str]:
         """What the UI shows about the backend."""
-        return {
-            "name": self.name,
-            "label": self.label,
-            "server": self.server,
-            "provider": self.provider,
-            "model": self.model,
-            "api": self.api,
-        }
+        return {key: getattr(self, key) for key in ("name", "label", "server", "provider", "model", "api")}
 
     @abstractmethod
     async def models(self) -> list[str]:

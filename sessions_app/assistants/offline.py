@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
 
 from sessions_app.sessionfiles.context import COMPACTION_PREFIX, Message, estimate_tokens
 from sessions_app.sessionfiles.entries import clip, content_text
 
-from .base import Assistant, AssistantError, Deltas, Finish, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish
 
 DEFAULT_DELAY = 0.04  # seconds between chunks: visible streaming, still quick
-_WORDS = re.compile(r"\s*\S+\s*|\s+")
+_WORDS = re.compile(r"\s*\S+\s*|\s+")  # words with the whitespace around them: chunks join up to the text
 _OPENINGS = [
     "no language model is connected, so this answer is made without one",
     "still no model here: this is another canned answer",
@@ -44,26 +43,22 @@ class OfflineAssistant(Assistant):
         if model != self.model:
             raise AssistantError(f"The offline responder has one model, {self.model}; it cannot answer as {model}")
         text = compose_reply(messages, variant)
-        for position, piece in enumerate(split_chunks(text)):
-            if position:
+        words = _WORDS.findall(text)
+        for start in range(0, len(words), 4):  # a few words a chunk
+            if start:
                 await asyncio.sleep(self.delay)
-            yield piece
-        yield Finish("stop", _usage(messages, text))
+            yield "".join(words[start : start + 4])
+        yield _finish(messages, text)
 
     async def _summary(self, messages: list[Message], instructions: str | None) -> Deltas:
         text = compose_summary(messages, instructions)
         yield text  # nobody watches a summary being written: one chunk, no delay
-        yield Finish("stop", _usage(messages, text))
+        yield _finish(messages, text)
 
 
-def _usage(messages: list[Message], text: str) -> dict[str, Any]:
-    return make_usage(estimate_tokens(messages), estimate_tokens([{"role": "assistant", "content": text}]))
-
-
-def split_chunks(text: str, words: int = 4) -> list[str]:
-    """``text`` in pieces of a few words each, whitespace kept, so joining them gives ``text`` back."""
-    tokens = _WORDS.findall(text)
-    return ["".join(tokens[i : i + words]) for i in range(0, len(tokens), words)]
+def _finish(messages: list[Message], text: str) -> Finish:
+    """Tokens estimated as pi estimates them: no model counted any."""
+    return Finish("stop", estimate_tokens(messages), estimate_tokens([{"role": "assistant", "content": text}]))
 
 
 def compose_reply(messages: list[Message], variant: int = 0) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,7 +24,7 @@ from openai.types.chat import ChatCompletion
 from sessions_app.sessionfiles.context import Message
 from sessions_app.sessionfiles.entries import clip
 
-from .base import Assistant, AssistantError, Deltas, Finish, make_usage
+from .base import Assistant, AssistantError, Deltas, Finish
 
 MODELS_TTL = 30.0  # seconds a model list is reused: a picker opened twice should not ask twice
 _models_cache: dict[tuple[str, str], tuple[float, list[str]]] = {}
@@ -122,15 +122,16 @@ class OpenAICompatAssistant(Assistant):
             ) from None
         if finish_reason is None:
             raise AssistantError(f"Connection closed by {self.endpoint} before the reply was complete")
-        yield Finish("length" if finish_reason == "length" else "stop", _usage(usage) if usage else None)
+        yield Finish("length" if finish_reason == "length" else "stop", *_tokens(usage))
 
     def _explain(self, error: openai.OpenAIError, where: str) -> str:
         """What went wrong, for the stored ``errorMessage``; the key is masked should a server echo it."""
         if isinstance(error, openai.APITimeoutError):
             message = f"Timed out after {self.timeout:g} s waiting for {where}"
+        elif isinstance(error, openai.APIConnectionError) and _refused(error):
+            message = f"Connection refused by {where}"
         elif isinstance(error, openai.APIConnectionError):
-            refused = any(isinstance(cause, ConnectionRefusedError) for cause in _causes(error))
-            message = f"Connection refused by {where}" if refused else f"No connection to {where}: {error.__cause__}"
+            message = f"No connection to {where}: {error.__cause__}"
         elif isinstance(error, openai.APIStatusError):
             message = f"HTTP {error.status_code} from {where}: {_message(error.body) or error.response.reason_phrase}"
         else:  # an error event inside the stream
@@ -148,15 +149,17 @@ async def _events(stream: openai.AsyncStream[Any]) -> AsyncIterator[Any]:
             yield chunk
 
 
-def _usage(usage: Any) -> dict[str, Any]:
-    """OpenAI usage in pi's shape: pi counts cached prompt tokens as ``cacheRead``, not ``input``."""
+def _tokens(usage: Any) -> tuple[int, int, int]:
+    """OpenAI usage as pi counts it, (input, output, cache read): cached prompt tokens are not input."""
+    prompt, output = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+    cached = min(_count(getattr(usage, "prompt_tokens_details", None), "cached_tokens"), prompt)
+    return prompt - cached, output, cached
 
-    def number(value: Any) -> int:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
-    prompt = number(getattr(usage, "prompt_tokens", 0))
-    cached = min(number(getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0)), prompt)
-    return make_usage(prompt - cached, number(getattr(usage, "completion_tokens", 0)), cache_read=cached)
+def _count(owner: object, name: str) -> int:
+    """A token count the server sent; 0 for one missing or not a count."""
+    value = getattr(owner, name, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _message(body: object) -> str:
@@ -167,19 +170,23 @@ def _message(body: object) -> str:
     return clip(body.strip() if isinstance(body, str) else json.dumps(body, ensure_ascii=False) if body else "", 1000)
 
 
-def _causes(error: BaseException | None) -> Iterator[BaseException]:
-    """The chain of errors behind ``error`` (the SDK wraps httpx, which wraps the socket's error)."""
-    for _ in range(20):
-        if error is None:
-            return
-        yield error
+def _refused(error: BaseException | None) -> bool:
+    """Whether the socket refused the connection: the SDK's error wraps httpx's, which wraps the socket's."""
+    for _ in range(20):  # a bound, should a chain loop
+        if error is None or isinstance(error, ConnectionRefusedError):
+            return error is not None
         error = error.__cause__ or error.__context__
+    return False
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """pitree's provider messages (``convert_to_llm`` output) as Chat Completions messages."""
     turns: list[tuple[str, list[str], list[dict[str, Any]]]] = []
-    for role, text, images in map(_readable, messages):
+    for message in messages:
+        role, text, images = _readable(message)
+        if role == "toolResult":
+            error = " (error)" if message.get("isError") else ""
+            role, text = "user", "\n".join(filter(None, [f"[Tool result from {message.get('toolName')}{error}]", text]))
         if turns and turns[-1][0] == role != "system":
             turns[-1][1].append(text)
             turns[-1][2].extend(images)
@@ -196,27 +203,24 @@ def _content(text: str, images: list[dict[str, Any]]) -> str | list[dict[str, An
 
 
 def _readable(message: Message) -> tuple[str, str, list[dict[str, Any]]]:
-    """A message as (role, text, images) a model can read; the role is "" for what it should not see."""
-    role, content = message.get("role"), message.get("content")
+    """A message's role, text and images as a model may read them; no role for what it should not see
+    (a reply that ended in error or aborted: pi skips them too)."""
+    role, content = str(message.get("role")), message.get("content")
+    if role not in ("system", "user", "assistant", "toolResult") or message.get("stopReason") in ("error", "aborted"):
+        return "", "", []
     texts, images = [content] if isinstance(content, str) and content else [], []
     for block in content if isinstance(content, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
             texts.append(block["text"])
         elif kind == "toolCall":
-            texts.append(
-                f"[Tool call {block.get('name')} {json.dumps(block.get('arguments', {}), ensure_ascii=False, sort_keys=True)}]"
-            )
+            arguments = json.dumps(block.get("arguments", {}), ensure_ascii=False, sort_keys=True)
+            texts.append(f"[Tool call {block.get('name')} {arguments}]")
         elif kind == "image" and isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str):
             images.append(
                 {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
             )
-    if role == "toolResult":
-        error = " (error)" if message.get("isError") else ""
-        return "user", "\n".join([f"[Tool result from {message.get('toolName')}{error}]", *texts]), images
-    if role in ("system", "user") or (role == "assistant" and message.get("stopReason") not in ("error", "aborted")):
-        return str(role), "\n".join(texts), images if role == "user" else []
-    return "", "", []
+    return role, "\n".join(texts), images if role in ("user", "toolResult") else []
 
 
 def transcript(messages: Sequence[Message]) -> str:
@@ -224,9 +228,8 @@ def transcript(messages: Sequence[Message]) -> str:
     lines: list[str] = []
     for message in messages:
         role, text, images = _readable(message)
-        if message.get("role") == "toolResult":
-            result = text.partition("\n")[2]  # the text after the "[Tool result from …]" line
-            lines.append(f"Tool result from {message.get('toolName')}: {clip(result, 2000)}")
+        if role == "toolResult":
+            lines.append(f"Tool result from {message.get('toolName')}: {clip(text, 2000)}")
         elif role == "user" or (role == "assistant" and text):
             lines.append(f"{role.capitalize()}: {text}" + " [image]" * len(images))
     return "\n\n".join(lines)

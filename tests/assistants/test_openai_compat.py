@@ -20,8 +20,8 @@ from support.fake_openai import (
     start_sse,
 )
 
-from sessions_app.assistants import OpenAICompatAssistant, Reply, get_assistant
-from sessions_app.assistants.openai_compat import SUMMARY_SYSTEM_PROMPT, to_openai_messages
+from sessions_app.assistants import Reply, get_assistant
+from sessions_app.assistants.openai_compat import SUMMARY_SYSTEM_PROMPT, OpenAICompatAssistant, to_openai_messages
 
 CONVERSATION = [
     {"role": "user", "content": "Hi there", "timestamp": 1},

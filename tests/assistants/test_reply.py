@@ -19,7 +19,7 @@ async def test_deltas_are_handed_out_and_assembled_empty_ones_skipped() -> None:
         yield "a"
         yield ""
         yield "b"
-        yield Finish("length", make_usage(3, 2))
+        yield Finish("length", 3, 2)
 
     reply = reply_of(deltas())
     assert [delta async for delta in reply] == ["a", "b"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from sessions_app.assistants import OfflineAssistant, OpenAICompatAssistant, get_assistant
+from sessions_app.assistants import OfflineAssistant, get_assistant
+from sessions_app.assistants.openai_compat import OpenAICompatAssistant
 
 
 def test_offline_by_default_and_delay_from_settings(settings) -> None:
