@@ -217,8 +217,9 @@ def chosen_branches(branches: Sequence[int], on_path: Container[int]) -> list[in
 
 def compare(picks: list[Pick], *, latest: bool = True) -> Comparison:
     """Columns for ``picks`` (2–4). With ``latest`` each column runs on to where its branch was last
-    left (the newest position under the picked entry), else it stops at the picked entry."""
-    ends = [tree.latest_position_under(p.session.index, p.row) if latest else p.row for p in picks]
+    left (the newest position under the picked entry, on into the answer of a prompt left there), else
+    it stops at the picked entry."""
+    ends = [_column_end(p.session.index, p.row) if latest else p.row for p in picks]
     paths = [tree.path(p.session.index, end) for p, end in zip(picks, ends)]
     id_paths = [[p.session.index.ids[row] for row in rows] for p, rows in zip(picks, paths)]
     shared = set(id_paths[0]).intersection(*id_paths[1:])
@@ -247,6 +248,46 @@ def compare(picks: list[Pick], *, latest: bool = True) -> Comparison:
 
 
 # ---------------------------------------------------------------------- a column
+
+# The entry types that are part of the conversation: those the context makes messages of
+# (docs/format.md §6.4). The others (labels, names, model and thinking changes, extension state) only
+# say something about it.
+_CONVERSATION = frozenset({"message", "custom_message", "branch_summary", "compaction"})
+
+
+def _column_end(index: SessionIndex, pick: int) -> int:
+    """Where the column of ``pick``'s branch ends: where the branch was last left (docs/format.md
+    §5.5), and on into the newest answer when that was at a prompt that has one. A position left at a
+    prompt is common after moving back up a branch: a label, a name or a model change set there is
+    hung under the prompt beside its answer, and is then the branch's newest entry; a column stopped
+    there would show the prompt without the answer the comparison is for ("No answer yet").
+
+    One step is enough in a file written in order (a child after its parent): nothing of the
+    conversation is below its newest entry, so no other prompt is. A file written out of order may
+    still stop at a prompt; following on again could walk the branch once per turn."""
+    end = tree.latest_position_under(index, pick)
+    prompt = _unanswered_prompt(index, pick, end)
+    newest = _newest_talk_below(index, prompt) if prompt is not None else None
+    return tree.latest_position_under(index, newest) if newest is not None else end
+
+
+def _unanswered_prompt(index: SessionIndex, pick: int, end: int) -> int | None:
+    """The user message the path from ``pick`` down to ``end`` stops at, when nothing of the
+    conversation follows it there (only entries about it, if any)."""
+    for row in tree.ancestors(index, end):
+        if index.types[row] in _CONVERSATION:
+            return row if index.types[row] == "message" and index.roles[row] == "user" else None
+        if row == pick:
+            break
+    return None
+
+
+def _newest_talk_below(index: SessionIndex, row: int) -> int | None:
+    """The newest entry of the conversation below ``row`` (past the labels and names between them), or
+    None when nothing of it is below."""
+    types = index.types
+    below = tree.subtree(index, row)[1:]
+    return max((entry for entry in below if types[entry] in _CONVERSATION), default=None)
 
 
 # A turn as (its number, start, end): a slice of its branch's rows, ``rows[start:end]``. Most turns of a

@@ -7,7 +7,8 @@ The comparison URL is a permalink: ``/s/<session>/compare/?e=<ref>&e=<ref>[&e=<r
   (a fork, the session it came from). A ref that is an entry id of this session means that entry,
   whatever it contains.
 - ``end=latest`` (default): each column runs on to where its branch was last left (what the
-  navigator's branch switch resumes); ``end=exact``: it stops at the named entry.
+  navigator's branch switch resumes), and on into the answer when that was at a prompt that has one;
+  ``end=exact``: it stops at the named entry.
 - ``diff=<n>&diff=<m>``: a word diff from column n to column m (1-based) instead of the columns.
 - ``branches=<entry id>[&at=<entry id>]``: the sibling branches of that entry; answered with a
   redirect to the ``e=`` URL of (up to 4 of) them, always including the one holding ``at``.

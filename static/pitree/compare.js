@@ -115,35 +115,85 @@
 
   // ---- live -------------------------------------------------------------------------------------
   // follow.js says when a compared session's file grew: the page is fetched again and its grid (and
-  // the branch choice) replaced, scrolled where it was, with the messages opened still open, and the
-  // focus, when it was in a column's head, on the same control of that column's new head. The trunk
-  // stays (pages of it may have been loaded), but its entries shown again may carry a new label: a
-  // column that adds nothing to the trunk labels its end, which is the trunk's.
+  // the branch choice) replaced, scrolled where it was, with the messages and folds opened still open,
+  // and the focus back on the same element of the new grid (see focusKey). The trunk stays (pages of
+  // it may have been loaded), but its entries shown again may carry a new label: a column that adds
+  // nothing to the trunk labels its end, which the trunk's entries show.
   let refreshes = 0;
-  const HEAD_CONTROLS = "a[href], button, input:not([type=hidden]), summary";
+  const FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex='-1'])";
+  // Parts of the replaced page that stay when it is fetched again, each found by a selector: an entry
+  // (it never changes), a column's head, title or cell, the branch picker, the grid's region.
+  const PARTS = "[data-entry], .compare__head, .compare__col-title, .compare__cell, .compare-pick, .compare__scroll";
 
-  /** Where the focus is in a column's head (null: not in one), and what its field holds. */
-  function headFocus() {
-    const focused = document.activeElement;
-    const head = focused && focused.closest(".compare__head");
-    if (!head || !focused.matches(HEAD_CONTROLS)) return null;
-    const typed = focused.matches("input[type=text]") ? [focused.value, focused.selectionStart, focused.selectionEnd] : null;
-    return { column: head.dataset.column, control: controlKey(focused), typed };
+  /** The selector that finds ``part`` (one of PARTS) again in the fresh page. */
+  function partSelector(part) {
+    if (part.matches("[data-entry]")) {
+      const cell = part.closest(".compare__cell");
+      const around = cell ? `.compare__cell[data-column="${cell.dataset.column}"]` : ".compare-trunk";
+      return `${around} [data-entry="${CSS.escape(part.dataset.entry)}"]`;
+    }
+    if (part.matches(".compare__cell")) {
+      const kind = Array.from(part.classList).find((name) => name.startsWith("compare__cell--") && name !== "compare__cell--folded");
+      const row = part.dataset.row === undefined ? "" : `[data-row="${part.dataset.row}"]`;
+      return `.${kind}[data-column="${part.dataset.column}"]${row}`;
+    }
+    const column = part.dataset.column === undefined ? "" : `[data-column="${part.dataset.column}"]`;
+    return `.${part.classList[0]}${column}`;
   }
 
-  // A control found again by what it is (its field's name, its form, its link), not by its place: the
-  // new head may hold one more or one fewer control before it (a "+N more" of labels).
+  // A control of a head or of the picker is found again by what it is (its field's name and value, its
+  // form, its link), not by its place: a head may hold one more or one fewer control before it (a
+  // "+N more" of labels), the picker one more branch. What is inside an entry, a title or a cell never
+  // moves there: it is found by its place among their focusable elements.
   function controlKey(el) {
-    if (el.matches("input")) return `input[name="${CSS.escape(el.name)}"]`;
+    if (el.matches("input[type=checkbox], input[type=radio]")) return `input[name="${CSS.escape(el.name)}"][value="${CSS.escape(el.value)}"]`;
+    if (el.matches("input, select, textarea")) return `${el.localName}[name="${CSS.escape(el.name)}"]`;
     const form = el.closest("form");
     if (form) return `form[action="${CSS.escape(form.getAttribute("action") || "")}"] ${el.localName}`;
     if (el.matches("a[href]")) return `a[href="${CSS.escape(el.getAttribute("href"))}"]`;
     return el.localName;
   }
 
+  // The elements of ``part`` that match ``selector``, in order. A large block's fold is filled when
+  // opened, and comes again empty: what it was filled with is not counted.
+  function placed(part, selector) {
+    return Array.from(part.querySelectorAll(selector)).filter((el) => !el.closest(".fold__body"));
+  }
+
+  /** Where ``el`` is, as {part, control, nth}: found again by ``findKey`` (null: not in a replaced part). */
+  function keyOf(el, selector) {
+    const part = el && el.closest && el.closest(PARTS);
+    if (!part || !part.closest(".compare, .compare-pick, .compare-trunk")) return null;
+    const key = { part: partSelector(part), control: null, nth: 0 };
+    if (el === part) return key;
+    if (part.matches(".compare__head, .compare-pick")) key.control = controlKey(el);
+    else {
+      key.control = selector;
+      key.nth = placed(part, selector).indexOf(el);
+    }
+    return key;
+  }
+
+  function findKey(key) {
+    const part = key && document.querySelector(key.part);
+    if (!part || !key.control) return part;
+    return placed(part, key.control)[key.nth] || null;
+  }
+
+  /** Where the focus is in the parts replaced (null: elsewhere), and what its field holds. The focus in
+   * what a large block's fold was filled with comes back to the fold's summary. */
+  function focusKey() {
+    const active = document.activeElement;
+    const body = active && active.closest && active.closest(".fold__body");
+    const focused = body ? body.parentElement.querySelector(":scope > summary") : active;
+    const key = keyOf(focused, FOCUSABLE);
+    if (!key) return null;
+    key.typed = focused.matches("input[type=text]") ? [focused.value, focused.selectionStart, focused.selectionEnd] : null;
+    return key;
+  }
+
   function restoreFocus(saved) {
-    const head = saved && document.querySelector(`.compare__head[data-column="${saved.column}"]`);
-    const control = head && head.querySelector(saved.control);
+    const control = findKey(saved);
     if (!control) return;
     control.focus({ preventScroll: true });
     if (saved.typed && control.matches("input[type=text]")) {
@@ -153,17 +203,35 @@
     }
   }
 
+  /** The folds opened in the grid (a tool call, thinking, "+N more"): an element inside one is only
+   * focusable while it is open. */
+  function openFolds() {
+    const open = document.querySelectorAll(".compare details[open], .compare-trunk [data-entry] details[open]");
+    return Array.from(open, (fold) => keyOf(fold, "details"));
+  }
+
+  function reopen(folds) {
+    for (const fold of folds.map(findKey)) if (fold) fold.open = true;
+  }
+
+  // What is put in the page's place is handed to htmx: its large blocks load when opened.
+  function swapIn(current, fresh) {
+    current.replaceWith(fresh);
+    htmx.process(fresh);
+  }
+
   function replace(selector, page) {
     const current = document.querySelector(selector);
     const fresh = page.querySelector(selector);
     if (!current || !fresh) return;
     if (current.tagName === "DETAILS") fresh.open = current.open;
-    current.replaceWith(fresh);
+    swapIn(current, fresh);
   }
 
   function replaceTrunkEntries(page) {
     for (const fresh of page.querySelectorAll(".compare-trunk [data-entry]")) {
-      document.querySelector(`.compare-trunk [data-entry="${CSS.escape(fresh.dataset.entry)}"]`)?.replaceWith(fresh);
+      const current = document.querySelector(`.compare-trunk [data-entry="${CSS.escape(fresh.dataset.entry)}"]`);
+      if (current) swapIn(current, fresh);
     }
   }
 
@@ -179,7 +247,8 @@
     const scroller = document.querySelector(".compare__scroll");
     const [top, left] = scroller ? [scroller.scrollTop, scroller.scrollLeft] : [0, 0];
     const open = openEntries();
-    const focus = headFocus();
+    const folds = openFolds();
+    const focus = focusKey();
     replace(".compare", page);
     replace(".compare-pick", page);
     replaceTrunkEntries(page);
@@ -188,9 +257,10 @@
       fresh.scrollTop = top;
       fresh.scrollLeft = left;
     }
-    restoreFocus(focus);
-    foldLong(document, open);
+    foldLong(document, open); // before the focus: folding changes what can have it
+    reopen(folds);
     document.querySelectorAll("form[data-pick-limit]").forEach(limitPicks);
+    restoreFocus(focus);
     refreshes += 1;
     document.querySelector(".compare").dataset.refreshed = String(refreshes);
   }

@@ -375,6 +375,33 @@ def test_a_comparison_follows_what_is_appended_to_a_compared_branch(page, ui, se
     assert record.errors == []
 
 
+def test_a_large_block_loads_when_opened_after_the_grid_is_fetched_again(page, ui, sessions, server, record):
+    """A block too large to be in the page loads when its fold is opened, in a grid fetched again too
+    (the new grid is handed to htmx); opened, it stays open when the grid is fetched once more, and the
+    focus on what follows it comes back there, although the fold comes again empty."""
+    thinking = "pondering " * 1000  # larger than a page holds inline: it loads when opened
+    large = _message("a0000001", "u0000001", "assistant", "The code:\n\n```python\nprint(1)\n```", 2)
+    large["message"]["content"].insert(0, {"type": "thinking", "thinking": thinking})
+    seeded = sessions.write_lines(
+        [_message("u0000001", None, "user", "q", 1), large, _message("a0000002", "u0000001", "assistant", "two", 3)]
+    )
+    ui.open(page, f"/s/{seeded.id}/compare/?e=a0000001&e=a0000002")
+    page.locator("header[data-live=live]").wait_for()
+    first = _append_elsewhere(seeded, "Go on", "a0000002")
+    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{first}"]')).to_have_count(1)
+    fold = page.locator('[data-entry="a0000001"] details.fold')
+    expect(fold.locator(".fold__body")).to_have_text("Open")  # not loaded yet
+    fold.locator("summary").click()
+    expect(fold.locator(".fold__body")).to_contain_text("pondering pondering")
+    code = page.locator('[data-entry="a0000001"] pre[tabindex="0"]')
+    code.focus()
+    second = _append_elsewhere(seeded, "Go on again", first)
+    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{second}"]')).to_have_count(1)
+    expect(fold.locator(".fold__body")).to_contain_text("pondering pondering")  # open, loaded again
+    expect(code).to_be_focused()
+    assert record.errors == []
+
+
 def test_the_map_follows_a_new_branch(page, ui, sessions, server, record):
     seeded = sessions.seed("02-tree-branches")
     ui.open(page, f"/s/{seeded.id}/map/")

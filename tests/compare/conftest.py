@@ -97,6 +97,11 @@ class Make:
         }
 
     @staticmethod
+    def meta(kind: str, entry_id: str, parent: str | None, second: int, **keys: Any) -> dict[str, Any]:
+        """An entry of any other type (``session_info``, ``model_change``, ``leaf`` …) with its own keys."""
+        return {"type": kind, "id": entry_id, "parentId": parent, "timestamp": Make.stamp(second), **keys}
+
+    @staticmethod
     def stamp(second: int) -> str:
         return f"2026-03-02T{9 + second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
 
