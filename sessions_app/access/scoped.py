@@ -28,7 +28,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Container, Generator, Iterable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -128,15 +128,22 @@ class SessionView(SessionFile):
             record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)
         return written
 
+    def writes_under(self, parent_id: str | None) -> bool:
+        """Whether the scope lets an entry be written under ``parent_id`` (the grant's role aside): any
+        parent for a whole grant; for a branch share, the shared entry or one below it (``_Part.under``,
+        the rule the append itself checks), never one above it, where the entry would be a sibling
+        outside the branch. The pages' tools (``trunk_of``) and ``refuse_outside_branch`` ask this."""
+        return self._part is None or self._part.under(self.full.index, parent_id)
+
     def refuse_outside_branch(self, parent_id: str | None) -> None:
         """Refuse (403, as the append would) an entry under ``parent_id`` that a branch share's writer
-        may not write: one outside the shared entry and what follows it. Asked before a reply or a
-        summary is: it could not be stored, so the model is not asked for it and no tab shows it being
-        written. (The append checks again, under the file's lock.)"""
+        may not write (``writes_under``). Asked before a reply or a summary is: it could not be stored,
+        so the model is not asked for it and no tab shows it being written. (The append checks again,
+        under the file's lock.)"""
         if self._part is None:
             return
         self._part.follow(self.full)  # the rows under the shared entry, as of the file's index
-        if not self._part.under(self.full.index, parent_id):
+        if not self.writes_under(parent_id):
             raise _outside(self._part.scope)
 
 
@@ -171,14 +178,28 @@ def tools_of(session: SessionFile) -> frozenset[str]:
     return frozenset([*writes, *([FORK] if may_fork(session) else [])])
 
 
-def trunk_of(session: SessionFile) -> frozenset[str]:
-    """The entries from the root to where a live branch share starts, for a reader who writes in it:
-    a sibling of any of them (an Edit & resend, a Regenerate) would be outside the branch."""
+def trunk_of(session: SessionFile) -> Container[str]:
+    """For a reader who writes in a branch share, the entries whose sibling (an Edit & resend, a
+    Regenerate) would be outside the branch: those at or above the shared entry, whose parent the view
+    does not write under (``SessionView.writes_under``). Asked only of the entries a page shows."""
     if not isinstance(session, SessionView) or session.grant.scope is None or not can_write(session):
         return frozenset()
-    index = session.index
-    anchor = index.row(session.grant.scope.entry_id)
-    return frozenset() if anchor is None else frozenset(index.ids[row] for row in tree_path(index, anchor))
+    return _Trunk(session)
+
+
+class _Trunk(Container[str]):
+    """``trunk_of``'s entries, each found when asked (a page asks of the few it shows)."""
+
+    def __init__(self, session: SessionView) -> None:
+        self.session = session
+
+    def __contains__(self, entry_id: object) -> bool:
+        index = self.session.index
+        row = index.row(entry_id) if isinstance(entry_id, str) else None
+        if row is None:
+            return False
+        parent = index.parents[row]
+        return not self.session.writes_under(None if parent == NO_PARENT else index.ids[parent])
 
 
 def write_context(session: SessionFile) -> dict[str, Any]:
