@@ -2,8 +2,9 @@
 (``SessionListConsumer``), each fed by this process's feed.
 
 A session tab says once, when its socket opens, which byte offset of the file its page reflects (its
-cursor); it then receives what it missed since, followed by everything new, in file order, each entry
-once. A dropped socket that comes back says its cursor again and so catches up exactly.
+cursor) and the id of the line that ends there; it then receives what it missed since, followed by
+everything new, in file order, each entry once. A dropped socket that comes back says its cursor again
+and so catches up exactly, or, when the file is another one now, is told to fetch its page again.
 
 A session that does not exist closes the socket with 4404 *after* accepting it: a refused handshake
 reaches the browser as 1006, which htmx's websocket extension retries forever, while it leaves 4xxx
@@ -132,18 +133,20 @@ class SessionConsumer(_Outbox):
         await self.guard.start()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """The tab's cursor, once; anything else is a client bug and closes the socket."""
-        cursor = _field(text_data, "cursor", int)
-        if cursor is None or cursor < 0 or self.feed is not None or self.path is None or self.guard is None:
+        """The tab's cursor and the id of the line that ends there, once; anything else is a client bug
+        and closes the socket."""
+        hello = _hello(text_data)
+        if hello is None or self.feed is not None or self.path is None or self.guard is None:
             await self.close(code=BAD_REQUEST)
             return
+        cursor, line_id = hello
         if not self.guard.follows:  # a snapshot: nothing it may show ever comes
             self.outbox.put_nowait(fragments.LIVE)
             self.start_pump()
             return
         self.feed = feed_for(self.path, self.session_id)
         try:
-            backlog = await self.feed.join(self, cursor)
+            backlog = await self.feed.join(self, cursor, line_id)
         except (OSError, SessionError):
             await self.close(code=NOT_FOUND)
             return
@@ -226,12 +229,28 @@ class NoSuchSocket(AsyncWebsocketConsumer):
         await self.close(code=NOT_FOUND)
 
 
+def _hello(text: str | None) -> tuple[int, str | None] | None:
+    """A session tab's first message: its cursor and the id of the line that ends there (None, or no
+    ``id``, for a page that does not say it); None when malformed."""
+    message = _object(text)
+    cursor, line_id = message.get("cursor"), message.get("id")
+    if type(cursor) is not int or cursor < 0 or not (line_id is None or isinstance(line_id, str)):
+        return None
+    return cursor, line_id
+
+
 def _field(text: str | None, name: str, kind: type) -> Any:
     """``name`` of a JSON object message when it has type ``kind`` (booleans are not integers here)."""
+    value = _object(text).get(name)
+    if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        return value
+    return None
+
+
+def _object(text: str | None) -> dict[str, Any]:
+    """A message as the JSON object it should be (empty when it is not one)."""
     with contextlib.suppress(orjson.JSONDecodeError, TypeError):
         message: Any = orjson.loads(text or "")
         if isinstance(message, dict):
-            value = message.get(name)
-            if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
-                return value
-    return None
+            return message
+    return {}

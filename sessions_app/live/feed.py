@@ -36,10 +36,11 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from ..sessionfiles.errors import SessionError
+from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from . import fragments
-from .groups import session_group
-from .layer import Inbox
+from .groups import replies_group, session_group
+from .layer import Inbox, call
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
@@ -80,8 +81,9 @@ class SessionFeed:
 
     # ------------------------------------------------------------------ tabs
 
-    async def join(self, tab: Tab, cursor: int) -> Batch | None:
-        """Add a tab whose page reflects the file up to byte ``cursor``; returns what it missed since.
+    async def join(self, tab: Tab, cursor: int, line_id: str | None = None) -> Batch | None:
+        """Add a tab whose page reflects the file up to byte ``cursor``, where its line ``line_id`` ends
+        (None: not said); returns what it missed since.
 
         Under the lock no pull can run between taking the tab in and reading its backlog: what the
         backlog covers ends exactly where the next pushed batch starts, so nothing falls between and
@@ -96,7 +98,7 @@ class SessionFeed:
                 self.tabs.add(tab)
                 for message in list(self.replies.values()):
                     tab.deliver(message)
-                return await asyncio.to_thread(self._backlog, cursor)
+                return await asyncio.to_thread(self._backlog, cursor, line_id)
         finally:
             self._joining -= 1
 
@@ -158,7 +160,7 @@ class SessionFeed:
             # earlier entries (a reused id, a parent that was missing). A patch cannot say that.
             self._epoch += 1
             self._offset = fragments.cursor_of(index)
-            return fragments.resync(self._epoch, self._offset)
+            return fragments.resync(self._epoch, self._offset, replaced=True)
         if not rows:
             return None
         start, end = self._offset, fragments.cursor_of(index)
@@ -167,23 +169,35 @@ class SessionFeed:
             return fragments.resync(self._epoch, end)
         return fragments.render_batch(session, rows, start, end, self._epoch)
 
-    def _backlog(self, cursor: int) -> Batch | None:
+    def _backlog(self, cursor: int, line_id: str | None) -> Batch | None:
         session = self._session
         assert session is not None
         index = session.index
-        if cursor >= self._offset:
-            # Nothing missed; a cursor beyond what the file holds comes from another version of the file.
-            return fragments.resync(self._epoch, self._offset) if cursor > self._offset else None
+        if not self._same_file(index, cursor, line_id):
+            return fragments.resync(self._epoch, self._offset, replaced=True)
+        if cursor == self._offset:
+            return None  # nothing missed
         rows = list(range(bisect.bisect_left(index.offsets, cursor, 0, len(index)), len(index)))
         if len(rows) > MAX_PATCH_ROWS:
             return fragments.resync(self._epoch, self._offset)
         return fragments.render_batch(session, rows, cursor, self._offset, self._epoch)
 
+    def _same_file(self, index: SessionIndex, cursor: int, line_id: str | None) -> bool:
+        """Whether a tab's cursor counts in the file as it is now. The feed notices a file replaced or
+        rewritten only while it reads it: one that changed while no tab of this process had it open
+        (the feed stopped), or before this tab's socket came back, is told by the line the tab names.
+        A cursor beyond the file's end comes from another version of it, whatever the tab says."""
+        if cursor > self._offset:
+            return False
+        return line_id is None or fragments.reflects(index, cursor, line_id)
+
     # ------------------------------------------------------------------ replies being written
 
     async def _listen(self) -> Inbox | None:
         """Join the session's group with a channel of this feed's own (before any tab is taken in, so a
-        tab that joins mid-reply misses no piece of it)."""
+        tab that joins mid-reply misses no piece of it), then ask the replies being written for their
+        text so far: what they sent before the feed joined reached nobody here, and their next words
+        may be long in coming."""
         layer = get_channel_layer()
         if layer is None:
             return None
@@ -193,6 +207,10 @@ class SessionFeed:
         except BaseException:
             await inbox.close()
             raise
+        try:
+            await call(layer.group_send(replies_group(self.session_id), {"type": "reply.resend"}))
+        except Exception:
+            log.warning("live: could not ask the replies of %s for their text so far", self.path, exc_info=True)
         return inbox
 
     async def _relay(self, event: dict[str, Any]) -> None:

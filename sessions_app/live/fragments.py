@@ -14,17 +14,27 @@ The protocol, server to browser, one JSON object per websocket message:
   "navs": {entry id: html}, "labels": {entry id: text or null}, "head", "title", "doctitle", "tree"}``:
   the lines in bytes ``[from, to)`` of the file; ``end`` is where each entry's line ends, so a tab
   whose content already reflects a byte offset skips what it has.
-- ``{"t": "resync", "epoch"}``: the file was replaced, or too much changed to patch: fetch the page again.
+- ``{"t": "resync", "epoch", "replaced"}``: fetch the page again. ``replaced``: the file is not the one
+  the tab's page was made from (replaced, rewritten, read again from scratch, or without the line the
+  tab named at its cursor), so the entry the tab stands on may be gone: it fetches the session's page,
+  at its leaf; otherwise too much changed to patch, and it fetches its own position again.
 - ``{"t": "reply", "reply", "parent", "html"}`` / ``{"t": "reply-end", "reply", "entry"}``: a reply
   being written, as its text so far, and the entry it became.
 - ``{"t": "live"}``: the tab has what it missed; from here on everything comes as it happens.
 - ``{"t": "gone"}``: the session's file is no longer there.
 
-Browser to server: ``{"cursor": byte offset}`` once, when the socket opens.
+Browser to server: ``{"cursor": byte offset, "id": line id}`` once, when the socket opens. ``id`` names
+the version of the file the cursor counts in: the id of the line that ends at the cursor (the last entry
+the tab has, ``leaf`` markers included; at 0, the header's: the session id). A file that holds no such
+line there is not the one the tab's page came from (replaced or rewritten while its socket was down):
+the tab gets a ``resync`` with ``replaced``, not the bytes after its cursor of another file. A tab of a
+branch share, whose batches end past lines it may not see, sends the end of its own last line as its
+cursor. A tab that sends no ``id`` (a page from before it was sent) is caught up from its cursor alone.
 """
 
 from __future__ import annotations
 
+import bisect
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -74,6 +84,7 @@ class Batch:
     doctitle: str = ""
     tree: bool = False
     resync: bool = False
+    replaced: bool = False  # a resync because the file is another one now
     _text: str | None = field(default=None, repr=False, compare=False)
     _offering: dict[frozenset[str], Batch] = field(default_factory=dict, repr=False, compare=False)
 
@@ -104,7 +115,7 @@ class Batch:
 
     def _payload(self) -> dict[str, Any]:
         if self.resync:
-            return {"t": "resync", "epoch": self.epoch}
+            return {"t": "resync", "epoch": self.epoch, "replaced": self.replaced}
         return {
             "t": "batch",
             "epoch": self.epoch,
@@ -128,6 +139,25 @@ def cursor_of(index: SessionIndex) -> int:
     carries this as its cursor, and batches are cut at it, so both count alike."""
     count = len(index)
     return index.offsets[count - 1] + index.lengths[count - 1] + 1 if count else 0
+
+
+def cursor_id(index: SessionIndex) -> str:
+    """The id of the line that ends at ``cursor_of(index)``: the last entry's, or before any, the
+    header's. A page carries it with its cursor, so that its tab can tell the feed which version of the
+    file that cursor counts in (``reflects``)."""
+    count = len(index)
+    return index.ids[count - 1] if count else _header_id(index)
+
+
+def reflects(index: SessionIndex, cursor: int, line_id: str) -> bool:
+    """Whether a page whose content ends at byte ``cursor`` with the line ``line_id`` came from the file
+    ``index`` reads: a line of it ends exactly there and has that id (pi and pitree give each line of a
+    file an id of its own, docs/format.md §1.4; a file replaced or rewritten has other lines there). At
+    0 the page reflects the header alone."""
+    if cursor == 0:
+        return line_id == _header_id(index)
+    row = bisect.bisect_left(index.offsets, cursor, 0, len(index)) - 1
+    return row >= 0 and index.offsets[row] + index.lengths[row] + 1 == cursor and index.ids[row] == line_id
 
 
 def render_batch(session: SessionFile, rows: list[int], start: int, end: int, epoch: int) -> Batch:
@@ -178,9 +208,10 @@ def render_batch(session: SessionFile, rows: list[int], start: int, end: int, ep
     return batch
 
 
-def resync(epoch: int, offset: int) -> Batch:
-    """Fetch the page again; ``offset`` is how far the feed had read (what follows will come as batches)."""
-    return Batch(epoch=epoch, start=offset, end=offset, resync=True)
+def resync(epoch: int, offset: int, *, replaced: bool = False) -> Batch:
+    """Fetch the page again; ``offset`` is how far the feed had read (what follows will come as batches),
+    ``replaced`` whether the file is another one than the tab's page was made from."""
+    return Batch(epoch=epoch, start=offset, end=offset, resync=True, replaced=replaced)
 
 
 def reply_message(reply: str, parent: str | None, text: str, session_id: str) -> str:
@@ -201,6 +232,10 @@ LIVE = '{"t":"live"}'
 
 
 # ------------------------------------------------------------------------------------ helpers
+
+
+def _header_id(index: SessionIndex) -> str:
+    return str((index.header or {}).get("id", ""))
 
 
 def _render(template: str, context: dict[str, Any]) -> str:

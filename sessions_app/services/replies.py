@@ -11,15 +11,25 @@ Events for the tabs of a session, sent to its group (``session_group``)::
     {"type": "reply.finished", "reply": <reply id>, "parent": <parent entry id>, "entry": <appended entry id>,
      "stopReason": <stop reason>}
 
-``reply.progress`` comes at the start, at most every ``PROGRESS_INTERVAL`` while text comes, and with
-the final text; ``reply.finished`` after the append (``entry`` is None if the append itself failed).
-The whole text travels each time, so a tab that joins late, or is served by another process, shows
-everything at the next event.
+``reply.progress`` comes at the start, at most every ``PROGRESS_INTERVAL`` while text comes, when a
+feed asks for it, and with the final text; ``reply.finished`` after the append (``entry`` is None if
+the append itself failed). The whole text travels each time, so a tab that joins late, or is served by
+another process, shows everything at the next event.
 
-Stop travels the same way: each running reply listens on a channel of its own in the session's
-"replies" group, answers ``{"type": "reply.stop", "reply": id, "reply_to": channel}`` with
-``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops. With Redis as the channel
-layer, that reaches the process that runs the reply; in memory, this process.
+Each running reply listens on a channel of its own in the session's "replies" group
+(``live.groups.replies_group``), from before its first event on:
+
+- ``{"type": "reply.resend"}``: a feed has just joined the session's group (its first tab of the
+  session opened, or opened again): the reply sends its text so far now, rather than with its next
+  words, which may be long in coming;
+- ``{"type": "reply.stop", "reply": id, "reply_to": channel}``: it answers
+  ``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops.
+
+With Redis as the channel layer, that reaches the process that runs the reply; in memory, this
+process. A Stop may also come before its reply has started (the page shows Stop as soon as it sends):
+it is remembered here for a while, and the reply stops as it starts; meanwhile Stop waits, listening
+to the session's group, and asks again when the reply's first event shows it started, in this process
+or another.
 """
 
 from __future__ import annotations
@@ -30,12 +40,13 @@ import logging
 import re
 import secrets
 import sys
+import time
 from typing import Any
 
 from channels.layers import BaseChannelLayer, get_channel_layer
 
 from ..assistants import Reply
-from ..live.groups import session_group
+from ..live.groups import replies_group, session_group
 from ..live.layer import Inbox, call
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
@@ -43,11 +54,14 @@ from ..sessionfiles.store import SessionFile
 logger = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL = 0.05  # seconds: often enough to look live, rarely enough for long replies and many tabs
-STOP_WAIT = 1.0  # seconds to wait for another process to say it runs the reply being stopped
+STOP_WAIT = 1.0  # seconds Stop waits for the process that runs (or starts) the reply to say it stops it
+STOPS_KEPT = 256  # Stops that came before their reply started, remembered for it (the oldest dropped first)
+STOP_KEPT_FOR = 60.0  # seconds such a Stop is remembered
 SHUTDOWN_GRACE = 1.0  # seconds a server shutting down gives running replies to be stored
 REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 _running: dict[str, RunningReply] = {}
+_early_stops: dict[tuple[str, str], float] = {}  # (session id, reply id) -> when Stop came, oldest first
 _hooked: set[int] = set()  # the reactors told to store running replies before they shut down
 
 
@@ -55,18 +69,15 @@ class ReplyNotRunning(SessionError):
     """Stop named a reply that no server process is writing (unknown, or already finished)."""
 
 
-def replies_group(session_id: str) -> str:
-    """The channel-layer group where the running replies of a session listen for Stop."""
-    return "replies." + session_group(session_id).removeprefix("session.")
-
-
 class RunningReply:
     """A reply being written: its id, the entry it answers, its text so far (``reply.text``) and model
     (``reply.model``), and the task that writes, stores and announces it.
 
-    One task (``task``) does everything but read the stream, in order: it announces the reply and
-    listens for Stop (only then may the stream begin, so a Stop for a reply with text always finds it),
-    sends its progress, appends it the moment the stream ends, then says it has finished. It never
+    One task (``task``) does everything but read the stream, in order: it listens for Stop and for
+    feeds asking for its text, announces the reply (only then may the stream begin, so a Stop for a
+    reply with text always finds it, and a feed that joins the session's group after the announcement
+    has its request heard), sends its progress, appends it the moment the stream ends, then says it
+    has finished. It never
     waits for anything unbounded: every channel-layer call is bounded (``live.layer``), so the append
     never depends on the layer."""
 
@@ -95,14 +106,16 @@ class RunningReply:
 
     async def _live(self, session: SessionFile) -> dict[str, Any]:
         layer = get_channel_layer()
-        stops = (
-            Inbox(layer, self._on_stop, f"pitree-reply {self.id}", [replies_group(self.session_id)]) if layer else None
+        requests = (
+            Inbox(layer, self._on_request, f"pitree-reply {self.id}", [replies_group(self.session_id)])
+            if layer
+            else None
         )
         entry: dict[str, Any] | None = None
         try:
+            if requests is not None:
+                await self._listen(requests)
             await self._send(layer, self._progress())
-            if stops is not None:
-                await self._listen(stops)
             self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
             entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id)
@@ -112,15 +125,16 @@ class RunningReply:
             await self._send(layer, self._progress())  # the last text, for tabs that show the reply elsewhere
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
-            if stops is not None:
-                await stops.close()
+            if requests is not None:
+                await requests.close()
 
     def _progress(self) -> dict[str, Any]:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
 
     async def _announce(self, layer: BaseChannelLayer | None) -> None:
-        """Progress at most every ``PROGRESS_INTERVAL`` while the text grows; returns when the stream ends.
-        The sends are made here, one after another, so no older progress can follow a newer one."""
+        """Progress at most every ``PROGRESS_INTERVAL`` while the text grows or a feed asks for it;
+        returns when the stream ends. The sends are made here, one after another, so no older progress
+        can follow a newer one."""
         stream = self._stream
         while True:
             await asyncio.wait({stream}, timeout=PROGRESS_INTERVAL)
@@ -138,15 +152,17 @@ class RunningReply:
         except Exception:
             logger.warning("could not send %s of reply %s", event["type"], self.id, exc_info=True)
 
-    async def _listen(self, stops: Inbox) -> None:
-        """Stop requests from any server process arrive on a channel of this reply's own."""
+    async def _listen(self, requests: Inbox) -> None:
+        """Requests from any server process (Stop, the text so far) arrive on a channel of this reply's own."""
         try:
-            await stops.open()
+            await requests.open()
         except Exception:
             logger.warning("reply %s cannot be stopped from other processes", self.id, exc_info=True)
 
-    async def _on_stop(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "reply.stop" and message.get("reply") == self.id:
+    async def _on_request(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "reply.resend":
+            self._changed.set()  # the announcer sends the text so far at its next turn
+        elif message.get("type") == "reply.stop" and message.get("reply") == self.id:
             self.stop()
             if isinstance(message.get("reply_to"), str):
                 answer = {"type": "reply.stopping", "reply": self.id}
@@ -159,6 +175,8 @@ def start(session: SessionFile, parent_id: str, reply: Reply, reply_id: str | No
     if not reply_id or not REPLY_ID.fullmatch(reply_id) or reply_id in _running:
         reply_id = secrets.token_hex(9)
     _running[reply_id] = new = RunningReply(session, parent_id, reply, reply_id)
+    if _stopped_before(new.session_id, reply_id):
+        new.stop()  # stored as ``aborted`` without text, as any reply stopped before its first words
     _stop_replies_on_server_shutdown()
     return new
 
@@ -178,39 +196,73 @@ def answering(session_id: str, parent_id: str) -> bool:
 async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
     """Stop a reply of this session, which is then stored as ``aborted`` with its text so far.
 
-    Returns the stored entry when the reply ran in this process, None when another process said it
-    runs it; raises ``ReplyNotRunning`` (nothing is written) when no process does.
+    Returns the stored entry when the reply ran in this process, None when it was stopped elsewhere or
+    as it started (``STOP_WAIT``); raises ``ReplyNotRunning`` (nothing is written) when no process runs
+    it. A reply that starts in this process after that still stops, for ``STOP_KEPT_FOR`` seconds: the
+    Stop of a page that has just sent comes before the request that starts the reply does its work.
     """
     found = _running.get(reply_id)
     if found is not None and found.session_id == session_id:
         found.stop()
         return await found.join()
+    _remember_stop(session_id, reply_id)
     layer = get_channel_layer()
-    if layer is not None and await _stopped_elsewhere(layer, session_id, reply_id):
+    if layer is not None and await _stopped_anywhere(layer, session_id, reply_id):
         return None
     raise ReplyNotRunning(f"No reply {reply_id} is being written in this session: it may have just ended.")
 
 
-async def _stopped_elsewhere(layer: BaseChannelLayer, session_id: str, reply_id: str) -> bool:
-    """Ask every process to stop the reply; True when one said it runs it (within ``STOP_WAIT``)."""
-    answered = asyncio.Event()
+def _remember_stop(session_id: str, reply_id: str) -> None:
+    """Keep a Stop that found no reply, for ``start`` (at most ``STOPS_KEPT``, none older than
+    ``STOP_KEPT_FOR``)."""
+    now = time.monotonic()
+    _early_stops.pop((session_id, reply_id), None)  # to the end: the newest
+    _early_stops[(session_id, reply_id)] = now
+    for key, when in list(_early_stops.items()):
+        if len(_early_stops) <= STOPS_KEPT and now - when <= STOP_KEPT_FOR:
+            break
+        del _early_stops[key]
 
-    async def on_answer(message: dict[str, Any]) -> None:
-        if message.get("type") == "reply.stopping" and message.get("reply") == reply_id:
-            answered.set()
 
-    inbox = Inbox(layer, on_answer, f"pitree-stop {reply_id}")
-    try:
-        channel = await inbox.open()
-        request = {"type": "reply.stop", "reply": reply_id, "reply_to": channel}
+def _stopped_before(session_id: str, reply_id: str) -> bool:
+    """Whether a Stop for this reply came before it started (and is forgotten now that it starts)."""
+    when = _early_stops.pop((session_id, reply_id), None)
+    return when is not None and time.monotonic() - when <= STOP_KEPT_FOR
+
+
+async def _stopped_anywhere(layer: BaseChannelLayer, session_id: str, reply_id: str) -> bool:
+    """Ask every process to stop the reply; True when, within ``STOP_WAIT``, one said it runs it, or it
+    started meanwhile and ended stopped. Listening to the session's group tells of a reply that starts
+    after the request went out (its first progress): it is asked again, since it listens by then."""
+    stopped = asyncio.Event()
+    asked_again = False
+
+    async def on_message(message: dict[str, Any]) -> None:
+        nonlocal asked_again
+        kind = message.get("type")
+        if message.get("reply") != reply_id or stopped.is_set():
+            return
+        if kind == "reply.stopping" or (kind == "reply.finished" and message.get("stopReason") == "aborted"):
+            stopped.set()
+        elif kind == "reply.progress" and not asked_again:
+            asked_again = True
+            await ask()
+
+    async def ask() -> None:
+        request = {"type": "reply.stop", "reply": reply_id, "reply_to": inbox.channel}
         await call(layer.group_send(replies_group(session_id), request))
+
+    inbox = Inbox(layer, on_message, f"pitree-stop {reply_id}", [session_group(session_id)])
+    try:
+        await inbox.open()
+        await ask()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(answered.wait(), STOP_WAIT)
+            await asyncio.wait_for(stopped.wait(), STOP_WAIT)
     except Exception:
         logger.warning("could not ask other processes to stop reply %s", reply_id, exc_info=True)
     finally:
         await inbox.close()
-    return answered.is_set()
+    return stopped.is_set()
 
 
 async def shutdown(grace: float = SHUTDOWN_GRACE) -> None:

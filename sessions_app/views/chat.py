@@ -84,7 +84,9 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 async def stop(request: HttpRequest, session_id: str) -> HttpResponse:
     """Stop the reply ``reply`` (from any tab, served by any server process): its text so far is
-    stored as ``aborted``, and arrives in the tab that asked for it with the answer to its request."""
+    stored as ``aborted``, and arrives in the tab that asked for it with the answer to its request. A
+    Stop that comes before its reply has started (the page shows Stop as soon as it sends) stops it as
+    it starts (``replies.stop``)."""
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     reply_id = request.POST.get("reply", "")
     if not replies.REPLY_ID.fullmatch(reply_id):

@@ -39,7 +39,7 @@ from ..forms import (
     TreeFilterForm,
     TreeRunForm,
 )
-from ..live.fragments import cursor_of
+from ..live.fragments import cursor_id, cursor_of
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
@@ -170,7 +170,8 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
     """The transcript partial's context: the newest page of the path and the composer.
 
     ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
-    hands it to its websocket, which sends what was appended since (live/consumers.py)."""
+    hands it to its websocket, which sends what was appended since (live/consumers.py), with
+    ``cursor_id``, the line that ends there, by which the feed tells a file replaced meanwhile."""
     index = session.index
     cursor = cursor_of(index)
     position_id = index.ids[position] if position is not None else None
@@ -178,6 +179,7 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
     return {
         "session_id": session.session_id,
         "cursor": cursor,
+        "cursor_id": cursor_id(index),
         "page": page,
         "keep_choices": _keep_choices(page.entries),
         "position": position_id,

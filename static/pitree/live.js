@@ -10,9 +10,11 @@
 // A badge says when the socket is down (reconnecting, or offline). Sending says how far into the file
 // this tab is, so the server refuses a message from a tab that missed how the conversation went on;
 // its answer offers two ways on, which send the composer again.
-// The page carries the byte offset of the file it reflects (its cursor); the socket sends it on every
-// (re)connect and gets exactly what it missed. Messages are JSON (live/fragments.py describes them)
-// and are applied here: htmx never swaps them by itself, so no out-of-band target can be missing.
+// The page carries the byte offset of the file it reflects (its cursor) and the id of the line that ends
+// there; the socket sends both on every (re)connect and gets exactly what it missed, or, when the file
+// is another one now (replaced while the socket was down), is told to fetch the page again. Messages
+// are JSON (live/fragments.py describes them) and are applied here: htmx never swaps them by itself, so
+// no out-of-band target can be missing.
 (function () {
   "use strict";
 
@@ -20,6 +22,7 @@
 
   const state = {
     cursor: 0,
+    mark: { end: 0, id: null }, // the last line this tab has (null: the page did not say) and where it ends
     epoch: 0,
     log: [], // recent batches, oldest first
     replies: new Map(), // reply id -> latest "reply" message, shown where its parent is the position
@@ -59,12 +62,27 @@
     return t ? Number(t.dataset.cursor || 0) : 0;
   }
 
+  // The page's cursor and the line that ends there, as the server rendered them with its content.
+  function takePageCursor() {
+    const t = transcript();
+    state.cursor = readCursor();
+    state.mark = { end: state.cursor, id: t && t.dataset.cursorId !== undefined ? t.dataset.cursorId : null };
+  }
+
+  // What the socket says when it opens: the cursor, and the id of the line that ends there, by which the
+  // server tells whether the file is still the one this page came from. A tab of a branch share gets
+  // batches that end past lines it may not see: it names its own last line, and where that ends.
+  function hello() {
+    if (state.mark.id === null) return { cursor: state.cursor };
+    return { cursor: state.mark.end, id: state.mark.id };
+  }
+
   // ---- the socket ---------------------------------------------------------------------------------
   document.addEventListener("htmx:wsOpen", (ev) => {
     if (ev.target !== live()) return;
     state.socket = ev.detail.socketWrapper;
     setLink(live(), "open");
-    ev.detail.socketWrapper.send(JSON.stringify({ cursor: state.cursor }));
+    ev.detail.socketWrapper.send(JSON.stringify(hello()));
   });
 
   document.addEventListener("htmx:wsClose", (ev) => {
@@ -150,7 +168,8 @@
         break;
       case "resync":
         state.epoch = message.epoch;
-        refetch();
+        if (message.replaced) followReplacedFile();
+        else refetch();
         break;
       case "reply":
         if (state.ended.has(message.reply)) break;
@@ -194,6 +213,8 @@
       }
     }
     state.cursor = Math.max(state.cursor, batch.to);
+    const last = batch.entries[batch.entries.length - 1]; // a ``leaf`` marker too: it is a line of the file
+    if (last && last.end > state.mark.end) state.mark = { end: last.end, id: last.id };
     for (const [id, html] of Object.entries(batch.navs)) replaceNavigator(id, html);
     for (const [id, text] of Object.entries(batch.labels)) setLabel(id, text);
     notePosition(batch.leaf || "");
@@ -403,7 +424,7 @@
   document.addEventListener("htmx:afterSwap", (ev) => {
     if (!live() || !(ev.detail.target && ev.detail.target.id === "transcript")) return;
     noteLeaf();
-    rebase(readCursor());
+    rebase();
   });
 
   // Back and Forward put back a page htmx kept (its history cache): as it was when the tab left it,
@@ -411,12 +432,13 @@
   document.addEventListener("htmx:historyRestore", () => {
     if (!live() || !transcript()) return;
     noteLeaf();
-    rebase(readCursor());
+    rebase();
   });
 
-  function rebase(cursor) {
+  function rebase() {
     const applied = state.cursor;
-    state.cursor = cursor;
+    takePageCursor();
+    const cursor = state.cursor;
     if (applied <= cursor) return;
     const first = state.log.find((batch) => batch.to > cursor);
     if (!first || first.from > cursor) {
@@ -426,16 +448,22 @@
     state.log.filter((batch) => batch.to > cursor).forEach(applyBatch);
   }
 
-  // Fetch the page again at the tab's position (the file was replaced, or changed too much to patch),
-  // or at ``url`` (the session's own page, to follow it), keeping what the reader was typing.
+  // The session's file is another one now (replaced, rewritten): the entry this tab stands on may not
+  // be in it, so its permalink may answer 404. The tab shows the session's own page, at its leaf.
+  function followReplacedFile() {
+    if (location.pathname !== sessionUrl()) history.replaceState(history.state, "", sessionUrl());
+    refetch(sessionUrl());
+  }
+
+  // Fetch the page again at the tab's position (the file changed too much to patch), or at ``url``
+  // (the session's own page, to follow it), keeping what the reader was typing.
   async function refetch(url) {
     if (state.waiting) return;
     state.waiting = [];
     const draft = document.querySelector("#composer textarea[name=text]");
     const text = draft ? draft.value : "";
     try {
-      let response = await fetch(url || permalink(position()), { credentials: "same-origin" });
-      if (response.status === 404) response = await fetch(sessionUrl(), { credentials: "same-origin" });
+      const response = await fetch(url || permalink(position()), { credentials: "same-origin" });
       const doc = new DOMParser().parseFromString(await response.text(), "text/html");
       for (const id of ["transcript", "session-meta", "session-title"]) {
         const fresh = doc.getElementById(id);
@@ -448,7 +476,7 @@
       if (doc.title) document.title = doc.title;
       const composer = document.querySelector("#composer textarea[name=text]");
       if (composer && text) composer.value = text;
-      state.cursor = readCursor();
+      takePageCursor();
       noteLeaf();
       state.log = [];
       refreshTree();
@@ -571,7 +599,7 @@
 
   // The cursor of the page as it was loaded. This script is deferred: it runs once the document is
   // parsed, before htmx opens the socket (on DOMContentLoaded).
-  state.cursor = readCursor();
+  takePageCursor();
   if (live()) {
     live().dataset.live = "connecting";
     noteLeaf();

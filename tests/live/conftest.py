@@ -132,13 +132,16 @@ class Tab:
 
 @pytest.fixture
 async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncIterator[Callable[..., Any]]:
-    """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor and (unless
-    ``wait`` is False) received what it missed, up to ``{"t": "live"}``."""
+    """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor (and with
+    ``line_id``, the id of the line that ends there, as pages say it) and (unless ``wait`` is False)
+    received what it missed, up to ``{"t": "live"}``."""
     from pitree_web.asgi import application
 
     tabs: list[WebsocketCommunicator] = []
 
-    async def connect(session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True) -> Tab:
+    async def connect(
+        session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True, line_id: str | None = None
+    ) -> Tab:
         communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST, owner_cookie])
         connected, _ = await communicator.connect(timeout=TIMEOUT)
         assert connected
@@ -147,7 +150,9 @@ async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncI
         if hello is not None:
             await communicator.send_to(text_data=hello)
         elif cursor is not None:
-            await communicator.send_json_to({"cursor": cursor})
+            await communicator.send_json_to(
+                {"cursor": cursor} if line_id is None else {"cursor": cursor, "id": line_id}
+            )
             if wait:
                 await tab.until(lambda m: m["t"] == "live")
         return tab

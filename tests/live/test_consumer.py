@@ -43,7 +43,9 @@ async def test_a_path_that_names_no_socket_is_closed_with_4404(path: str, caplog
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
-@pytest.mark.parametrize("hello", ["not json", '{"cursor": -1}', '{"cursor": "12"}', '{"cursor": true}', "[]"])
+@pytest.mark.parametrize(
+    "hello", ["not json", '{"cursor": -1}', '{"cursor": "12"}', '{"cursor": true}', "[]", '{"cursor": 0, "id": 5}']
+)
 async def test_a_malformed_hello_closes_with_4400(open_tab, sessions, hello) -> None:
     sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), hello=hello)
@@ -90,7 +92,7 @@ async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_a
     code = "```python\n" + "".join(f"value_{i} = compute({i})  # step\n" for i in range(4000)) + "```\n"
     big = sessions.append(path, "Here it is:\n\n" + code, role="assistant")
     told = (await tab.until(lambda m: m["t"] in ("resync", "batch")))[-1]
-    assert told["t"] == "resync"
+    assert told == {"t": "resync", "epoch": 0, "replaced": False}  # the same file: its own position again
     small = sessions.append(path, "thanks")
     batch = (await tab.until_entry(small["id"]))[-1]
     assert [entry["id"] for entry in batch["entries"]] == [small["id"]] and big["id"] not in tab.entry_ids()

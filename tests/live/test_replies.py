@@ -5,12 +5,15 @@ mid-reply starts with the text so far, and the end names the entry the reply bec
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
+import pytest
 from channels.layers import get_channel_layer
 
-from sessions_app.assistants import OfflineAssistant
+from sessions_app.assistants import OfflineAssistant, Reply
 from sessions_app.live.feed import running_feeds
-from sessions_app.live.groups import session_group
+from sessions_app.live.groups import replies_group, session_group
 from sessions_app.services import replies
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -137,3 +140,167 @@ async def test_with_redis_a_reply_reaches_the_tabs_of_its_own_process_as_it_is_w
     assert entry["message"]["stopReason"] == "stop" and sessions.last(path)["id"] == entry["id"]
     ends = await tab.until(lambda m: m["t"] == "reply-end")
     assert ends[-1] == {"t": "reply-end", "reply": running.id, "entry": entry["id"]}
+
+
+class Held:
+    """A reply whose first words come at once and the rest only when the test says so (a model that
+    pauses), and the events it sends to the session's group, heard as a tab's feed would hear them."""
+
+    def __init__(self, session_id: str) -> None:
+        self.group = session_group(session_id)
+        self.rest = asyncio.Event()
+        self.layer = get_channel_layer()
+        self.channel = ""
+
+    async def listen(self) -> None:
+        self.channel = await self.layer.new_channel()
+        await self.layer.group_add(self.group, self.channel)
+
+    async def heard(self, accept: Any) -> dict[str, Any]:
+        """The first event of the reply that ``accept`` takes."""
+        while True:
+            event: dict[str, Any] = await asyncio.wait_for(self.layer.receive(self.channel), TIMEOUT)
+            if accept(event):
+                return event
+
+    def reply(self, first: str = "First words") -> Reply:
+        async def deltas() -> AsyncIterator[str]:
+            if first:
+                yield first
+            await self.rest.wait()
+            yield ", then the rest."
+
+        return Reply(deltas(), provider="test", model="test", api="test")
+
+
+@pytest.fixture
+async def held(sessions) -> AsyncIterator[Held]:
+    """A held reply's events, heard from the session's group; whatever the test's outcome, no reply is
+    left running after it."""
+    found = Held(sessions.id(LINEAR))
+    await found.listen()
+    yield found
+    found.rest.set()
+    await replies.shutdown()
+
+
+def _texts(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["html"] for m in messages if m["t"] == "reply"]
+
+
+def _stop_asked(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Set once a Stop has asked every process for its reply (it found none running here)."""
+    layer = get_channel_layer()
+    asked = asyncio.Event()
+    send = layer.group_send
+
+    async def spying(group: str, message: dict[str, Any]) -> None:
+        if message["type"] == "reply.stop":
+            asked.set()
+        await send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", spying)
+    return asked
+
+
+async def test_a_tab_whose_feed_starts_mid_reply_gets_the_text_so_far_then_the_rest(open_tab, sessions, held) -> None:
+    """The reply's first words were sent while no tab of the session was open in this process (its
+    feed was not listening yet: a page that has just loaded, a socket that reconnects): the tab shows
+    them as it joins, not with words that may be long in coming, then the rest; the entry once."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    running = replies.start(SessionFile(path, fsync=False), "db26dc72", held.reply())
+    await held.heard(lambda e: e["type"] == "reply.progress" and e["text"] == "First words")
+
+    tab = await open_tab(sid, sessions.size(path), wait=False)
+    shown = await tab.until(lambda m: m["t"] == "reply")
+    assert "First words" in _texts(shown)[-1] and not running.task.done()
+    held.rest.set()
+    ended = await tab.until(lambda m: m["t"] == "reply-end")
+    assert all("First words" in html for html in _texts(tab.received))  # whole each time: nothing missing
+    assert "First words, then the rest." in _texts(ended)[-1]
+    entry = await asyncio.wait_for(running.join(), TIMEOUT)
+    if entry["id"] not in tab.entry_ids():  # the file's batch and the reply's end may come in either order
+        await tab.until_entry(entry["id"])
+    assert tab.entry_ids() == [entry["id"]]
+
+
+async def test_a_reply_listens_before_it_is_announced(sessions, held, monkeypatch) -> None:
+    """A feed that joins the session's group just after a reply's first progress (which it missed) asks
+    for the text so far, and is answered at once, though the model has said nothing yet: the reply
+    listened before it announced itself."""
+    sid = sessions.id(LINEAR)
+    layer = get_channel_layer()
+    send = layer.group_send
+    announced = asyncio.Event()
+
+    async def a_feed_joins_just_after(group: str, message: dict[str, Any]) -> None:
+        await send(group, message)
+        if message["type"] == "reply.progress" and not announced.is_set():
+            announced.set()
+            await send(replies_group(sid), {"type": "reply.resend"})
+
+    monkeypatch.setattr(layer, "group_send", a_feed_joins_just_after)
+    running = replies.start(SessionFile(sessions.copy(LINEAR), fsync=False), "db26dc72", held.reply(first=""))
+    for _ in range(2):  # the announcement, then the answer to the feed
+        progress = await held.heard(lambda e: e["type"] == "reply.progress")
+        assert progress["reply"] == running.id and progress["text"] == ""
+    assert not running.task.done()
+
+
+async def test_a_stop_that_comes_before_its_reply_starts_stops_it_as_it_starts(sessions, monkeypatch) -> None:
+    """A page shows Stop as soon as it sends: its Stop may come before the request that sends has
+    started the reply. The reply then stops as it starts (stored ``aborted``, without text, as any reply
+    stopped before its first words) and Stop says it stopped it."""
+    monkeypatch.setattr(replies, "STOP_WAIT", TIMEOUT)  # a bound on a loaded machine: it ends when the reply stops
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    asked = _stop_asked(monkeypatch)
+    stopping = asyncio.create_task(replies.stop(sid, "early"))
+    await asyncio.wait_for(asked.wait(), TIMEOUT)  # it found no reply, here or elsewhere
+
+    reply = OfflineAssistant(delay=0).reply([{"role": "user", "content": "Hello there?"}])
+    running = replies.start(SessionFile(path, fsync=False), "db26dc72", reply, "early")
+    entry = await asyncio.wait_for(running.join(), TIMEOUT)
+    assert entry["message"]["stopReason"] == "aborted" and entry["message"]["content"] == []
+    assert sessions.last(path)["id"] == entry["id"]
+    assert await asyncio.wait_for(stopping, TIMEOUT) is None  # stopped: not "no such reply"
+
+
+async def test_a_stop_that_found_no_reply_still_stops_it_if_it_starts_later(sessions, monkeypatch) -> None:
+    """Stop waits a while for the reply to start; one that starts later still stops as it starts."""
+    monkeypatch.setattr(replies, "STOP_WAIT", 0.05)
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    with pytest.raises(replies.ReplyNotRunning):
+        await replies.stop(sid, "late")
+    reply = OfflineAssistant(delay=0).reply([{"role": "user", "content": "Hello there?"}])
+    entry = await asyncio.wait_for(
+        replies.start(SessionFile(path, fsync=False), "db26dc72", reply, "late").join(), TIMEOUT
+    )
+    assert entry["message"]["stopReason"] == "aborted" and entry["message"]["content"] == []
+    # Remembered once: the next reply with that id runs its course.
+    again = OfflineAssistant(delay=0).reply([{"role": "user", "content": "Hello there?"}])
+    other = await asyncio.wait_for(
+        replies.start(SessionFile(path, fsync=False), entry["id"], again, "late").join(), TIMEOUT
+    )
+    assert other["message"]["stopReason"] == "stop"
+
+
+async def test_a_reply_that_starts_elsewhere_while_stop_waits_is_asked_again(sessions, held, monkeypatch) -> None:
+    """Another process starts the reply after Stop asked every process (it was not listening yet, and
+    this process's memory of the Stop is not that process's): Stop hears the reply's first progress
+    in the session's group and asks again, and the reply stops with the words it had."""
+    # This process's memory of the Stop is not the other's:
+    monkeypatch.setattr(replies, "_remember_stop", lambda session_id, reply_id: None, raising=False)
+    monkeypatch.setattr(replies, "STOP_WAIT", TIMEOUT)  # a bound on a loaded machine: it ends when the reply stops
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    asked = _stop_asked(monkeypatch)
+    stopping = asyncio.create_task(replies.stop(sid, "elsewhere"))
+    await asyncio.wait_for(asked.wait(), TIMEOUT)
+    running = replies.start(SessionFile(path, fsync=False), "db26dc72", held.reply(), "elsewhere")
+    assert await asyncio.wait_for(stopping, TIMEOUT) is None
+    entry = await asyncio.wait_for(running.join(), TIMEOUT)
+    assert entry["message"]["stopReason"] == "aborted"
+    assert entry["message"]["content"] in ([], [{"type": "text", "text": "First words"}])

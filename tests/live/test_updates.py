@@ -78,7 +78,8 @@ async def test_a_replaced_file_makes_tabs_fetch_the_page_again(open_tab, session
     replacement.write_bytes(b"".join(lines[:4]))  # shorter: offsets start again
     os.replace(replacement, path)
     resync = await tab.until(lambda m: m["t"] == "resync")
-    assert resync[-1] == {"t": "resync", "epoch": 1}
+    # Another file: the entry the tab stands on may be gone, so it fetches the session's page.
+    assert resync[-1] == {"t": "resync", "epoch": 1, "replaced": True}
     after = sessions.append(path, "in the new file")
     batch = (await tab.until_entry(after["id"]))[-1]
     assert batch["epoch"] == 1 and batch["to"] == sessions.size(path)
@@ -96,7 +97,8 @@ async def test_a_deleted_file_closes_the_tab_with_4404(open_tab, sessions) -> No
 async def test_a_cursor_beyond_the_file_asks_for_a_fresh_page(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path) + 100)
-    assert tab.received == [{"t": "resync", "epoch": 0}, {"t": "live"}]
+    # The page came from another version of the file.
+    assert tab.received == [{"t": "resync", "epoch": 0, "replaced": True}, {"t": "live"}]
     # The tab fetches the page again; what is appended after that still reaches it.
     new = sessions.append(path, "after the resync")
     assert [e["id"] for e in (await tab.next())["entries"]] == [new["id"]]
@@ -111,7 +113,8 @@ async def test_a_long_absence_asks_for_a_fresh_page_instead_of_hundreds_of_patch
     for i in range(MAX_PATCH_ROWS + 1):
         writer.append(E.user_message(f"bulk {i}"))
     tab = await open_tab(sessions.id(LINEAR), cursor)
-    assert tab.received == [{"t": "resync", "epoch": 0}, {"t": "live"}]
+    # The same file, grown: the tab fetches its own position again.
+    assert tab.received == [{"t": "resync", "epoch": 0, "replaced": False}, {"t": "live"}]
 
 
 def test_the_session_page_carries_the_cursor_of_what_it_shows(client, sessions) -> None:
