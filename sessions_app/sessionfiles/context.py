@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import as_text, dump_json
+from .entries import as_text, dump_json, js_truthy
 from .instants import iso_to_ms
 
 Entry = dict[str, Any]
@@ -67,13 +67,28 @@ def _settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]:
         if kind == "thinking_level_change":
             thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
-            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+            model = _defined(provider=entry.get("provider", _UNDEFINED), modelId=entry.get("modelId", _UNDEFINED))
         elif kind == "message":
             message = entry.get("message")
             # A parsable line may hold a non-object ``message`` (pi does not validate shapes): skip it, don't crash.
             if isinstance(message, dict) and message.get("role") == "assistant":
-                model = {"provider": message.get("provider"), "modelId": message.get("model")}
+                model = _defined(provider=message.get("provider", _UNDEFINED), modelId=message.get("model", _UNDEFINED))
     return thinking_level, model
+
+
+_UNDEFINED: Any = object()
+"""A key the entry does not have: JS reads it as ``undefined``, which ``JSON.stringify`` leaves out."""
+
+
+def _defined(**pairs: Any) -> dict[str, Any]:
+    """An object pi builds from an entry's keys, without the keys the entry lacks (§6.4): pi's object
+    holds ``undefined`` there, which is no value, where ``null`` is one and stays."""
+    return {key: value for key, value in pairs.items() if value is not _UNDEFINED}
+
+
+def _entry_ms(entry: Entry) -> int | None:
+    """``new Date(entry.timestamp).getTime()``: a missing timestamp is NaN (None), a ``null`` one 0."""
+    return iso_to_ms(entry["timestamp"]) if "timestamp" in entry else None
 
 
 def context_entries(path: Sequence[Entry]) -> list[Entry]:
@@ -116,45 +131,40 @@ def entry_messages(entry: Entry) -> list[Message]:
         return [message]
     if kind == "custom_message":
         content = entry.get("content")
-        custom = {
-            "role": "custom",
-            "customType": entry.get("customType"),
-            "content": [] if content is None else content,
-            "display": entry.get("display"),
-        }
-        if "details" in entry:
-            custom["details"] = entry["details"]
-        custom["timestamp"] = iso_to_ms(entry.get("timestamp"))
+        custom = _defined(
+            role="custom",
+            customType=entry.get("customType", _UNDEFINED),
+            content=[] if content is None else content,
+            display=entry.get("display", _UNDEFINED),
+            details=entry.get("details", _UNDEFINED),
+        )
+        custom["timestamp"] = _entry_ms(entry)
         return [custom]
-    if kind == "branch_summary" and entry.get("summary"):
-        return [
-            {
-                "role": "branchSummary",
-                "summary": entry["summary"],
-                "fromId": entry.get("fromId"),
-                "timestamp": iso_to_ms(entry.get("timestamp")),
-            }
-        ]
+    if kind == "branch_summary" and js_truthy(entry.get("summary")):
+        summary = _defined(role="branchSummary", summary=entry["summary"], fromId=entry.get("fromId", _UNDEFINED))
+        summary["timestamp"] = _entry_ms(entry)
+        return [summary]
     if kind == "compaction":
-        summary = {
-            "role": "compactionSummary",
-            "summary": entry.get("summary"),
-            "tokensBefore": entry.get("tokensBefore"),
-            "timestamp": iso_to_ms(entry.get("timestamp")),
-        }
+        folded = _defined(
+            role="compactionSummary",
+            summary=entry.get("summary", _UNDEFINED),
+            tokensBefore=entry.get("tokensBefore", _UNDEFINED),
+        )
+        folded["timestamp"] = _entry_ms(entry)
         system = entry.get("systemMessage")
-        return [system, summary] if system else [summary]
+        return [folded] if system is None or not js_truthy(system) else [system, folded]
     return []
 
 
 def _apply_edit(messages: list[Message], edit: Entry | None) -> list[Message]:
-    """The last ``context_edit`` for an entry (§6.3): null drops it, ``{content}`` replaces the content."""
+    """The last ``context_edit`` for an entry (§6.3): null drops it, ``{content}`` replaces the content,
+    and a replacement without a ``content`` leaves the content undefined, as in pi (the key goes)."""
     if edit is None:
         return messages
     replacement = edit.get("replacement")
     if replacement is None:
         return []
-    new_content = replacement.get("content") if isinstance(replacement, dict) else None
+    new_content = replacement.get("content", _UNDEFINED) if isinstance(replacement, dict) else _UNDEFINED
     edited = []
     for message in messages:
         role = message.get("role") if isinstance(message, dict) else None  # malformed systemMessage: keep as is
@@ -164,7 +174,12 @@ def _apply_edit(messages: list[Message], edit: Entry | None) -> list[Message]:
         content = new_content
         if role in ("assistant", "toolResult") and isinstance(content, str):
             content = [{"type": "text", "text": content}]
-        edited.append({**message, "content": content})
+        changed = dict(message)  # the key keeps its place, as in pi's ``{...message, content}``
+        if content is _UNDEFINED:
+            changed.pop("content", None)
+        else:
+            changed["content"] = content
+        edited.append(changed)
     return edited
 
 

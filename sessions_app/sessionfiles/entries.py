@@ -7,12 +7,14 @@ the keys in pi's order and never emit a key whose value is "absent".
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import secrets
 import uuid
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -126,11 +128,88 @@ def _dump_scalar(value: Any) -> bytes:
 
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""What JS's ``String.prototype.trim`` removes. Python's ``str.strip()`` differs: it keeps U+FEFF and
+removes U+001C–U+001F and U+0085, so a name trimmed the Python way is not the name pi shows."""
+
+
+def js_trim(text: str) -> str:
+    """``text.trim()`` as pi's JavaScript computes it."""
+    return text.strip(JS_WHITESPACE)
 
 
 def clean_session_name(name: str) -> str:
     """pi 1.6.0's cleaning of a session name: each run of CR/LF becomes one space, then trim."""
-    return _LINE_BREAKS.sub(" ", name).strip()
+    return js_trim(_LINE_BREAKS.sub(" ", name))
+
+
+def js_truthy(value: Any) -> bool:
+    """JS truthiness of a JSON value, which differs from Python's for an empty list or object (true in JS)."""
+    return bool(value) or isinstance(value, list | dict)
+
+
+def label_text(value: Any) -> str | None:
+    """The label a ``label`` line sets (docs/format.md §4.4), None when it clears one: pi keeps any
+    truthy value and shows it as JS's ``String(value)`` writes it (``true``, not Python's ``True``)."""
+    if isinstance(value, str):
+        return value or None
+    return js_string(value) if js_truthy(value) else None
+
+
+def js_string(value: Any) -> str:
+    """``String(value)`` of a JSON value: an array's items joined by commas (nested arrays flattened,
+    null as nothing), an object ``[object Object]``. Iterative: a value may nest 1,024 levels."""
+    if not isinstance(value, list):
+        return _js_scalar(value)
+    parts: list[str] = []
+    stack: list[Any] = [iter(value)]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+        elif isinstance(item, list):
+            stack.append(iter(item))
+        else:
+            parts.append("" if item is None else _js_scalar(item))
+    return ",".join(parts)
+
+
+def _js_scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int | float):
+        return js_number(value)
+    return "[object Object]"
+
+
+def js_number(value: float) -> str:
+    """``String(number)``: the shortest digits that read back (Python's ``repr`` finds them), placed
+    as JS's Number::toString places them (plain from 1e-7 to 1e21, else ``1e+21``, ``1e-7``)."""
+    number = float(value)
+    if number == 0:
+        return "0"
+    if not math.isfinite(number):
+        return "Infinity" if number > 0 else "-Infinity" if number < 0 else "NaN"
+    sign = "-" if number < 0 else ""
+    digits_tuple, exponent = Decimal(repr(abs(number))).normalize().as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple))
+    point = len(digits) + int(exponent)  # digits[:point] is the integer part
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    if -6 < point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+def session_name(value: Any) -> str | None:
+    """The name a ``session_info`` line gives the session (docs/format.md §4.5): pi's
+    ``name?.trim() || undefined``, where a name that is no string names nothing."""
+    return (js_trim(value) or None) if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .entries import clip
+from .entries import clip, label_text, session_name
 from .instants import MAX_MS, iso_to_ms, js_date_ms
 from .lines import (
     DECODE_ERRORS,
@@ -92,6 +92,7 @@ _TYPE = attrgetter("type")
 _ROLE = attrgetter("message.role")
 _TIMESTAMP = attrgetter("timestamp")
 _MESSAGE_TIMESTAMP = attrgetter("message.timestamp")
+_MESSAGE_CONTENT = attrgetter("message.content")
 
 
 class NeedsRebuild(Exception):
@@ -259,10 +260,18 @@ def activity_time(message_ts: Any, entry_ts: Any) -> int | None:
     return None if entry_ts is UNSET else iso_to_ms(entry_ts)
 
 
+def dates_session(head: Head) -> bool:
+    """Whether a user or assistant message dates the session: pi's list skips one without a
+    ``content`` (docs/format.md §10)."""
+    return head.message.content is not UNSET
+
+
 def newest_activity(heads: Sequence[Head], types: Sequence[str], roles: Sequence[str | None]) -> int | None:
-    """The newest ``activity_time`` of the user and assistant messages among ``heads``: pi writes
-    integer times, so one ``max`` usually does."""
+    """The newest ``activity_time`` of the user and assistant messages among ``heads`` that date the
+    session: pi writes integer times and a content for each, so one ``max`` usually does."""
     active = list(compress(heads, map(_ACTIVE_MESSAGES.__contains__, zip(types, roles))))
+    if UNSET in map(_MESSAGE_CONTENT, active):
+        active = list(filter(dates_session, active))
     times = list(map(_MESSAGE_TIMESTAMP, active))
     if times and set(map(type, times)) == {int} and min(times) >= -MAX_MS and max(times) <= MAX_MS:
         return max(times)
@@ -390,6 +399,7 @@ class IndexBuilder:
         self._shared_children = False  # likewise ``more_children``
         self._v1_parsed = 0  # v1 migration: count of parsed JSON values after the header
         self.v1_ids: dict[int, str] = {}
+        self.v1_own_ids: dict[int, str] = {}  # v1 lines that carry an id of their own (pi's rewrite replaces it)
         self._check_utf8 = False  # the chunk being fed holds invalid UTF-8: check each line
         self._strings = {name: name for name in _KNOWN_STRINGS}  # one object per distinct type and role
 
@@ -527,7 +537,7 @@ class IndexBuilder:
         elif kind == "label":
             self._apply_label(head.targetId, head.label, self.timestamps[row])
         else:
-            self.name = head.name.strip() or None if isinstance(head.name, str) else None
+            self.name = session_name(head.name)
 
     def long_line(self, start: int, end: int, *, terminated: bool) -> None:
         """The reader met a line longer than the limit, from byte ``start`` to ``end`` (its newline,
@@ -614,6 +624,8 @@ class IndexBuilder:
             entry_id = self._v1_id(lineno)
             parent_id = self.ids[-1] if self.ids else None
             self.v1_ids[self._v1_parsed] = entry_id
+            if head.id is not None:
+                self.v1_own_ids[self._v1_parsed] = head.id
             self._v1_parsed += 1
         elif head.id is None:
             self.reports.append((lineno, "skipped: no string 'id'"))
@@ -637,7 +649,7 @@ class IndexBuilder:
         elif kind == "label":
             self._apply_label(head.targetId, head.label, self.timestamps[row])
         elif kind == "session_info":
-            self.name = head.name.strip() or None if isinstance(head.name, str) else None
+            self.name = session_name(head.name)
 
     def _add_row(self, entry_id: str, head: Head, offset: int, length: int, parent_id: str | None) -> int:
         """Append a row; its parent is resolved now when it is an earlier ordinary row (else PENDING)."""
@@ -673,7 +685,7 @@ class IndexBuilder:
             self.leaf_id = entry_id
         if kind == MESSAGE:
             self.message_count += 1
-            if role in _ACTIVE_ROLES:
+            if role in _ACTIVE_ROLES and dates_session(head):
                 self._note_activity(activity_time(head.message.timestamp, head.timestamp))
         self.by_id[entry_id] = row
         return row
@@ -726,10 +738,11 @@ class IndexBuilder:
         if self._shared_labels:
             self.labels = dict(self.labels)
             self._shared_labels = False
-        if text:
-            self.labels[target] = (text if isinstance(text, str) else str(text), timestamp)
-        else:
+        shown = label_text(text)
+        if shown is None:
             self.labels.pop(target, None)
+        else:
+            self.labels[target] = (shown, timestamp)
 
     def instant(self, row: int) -> float:
         return _instant(self.timestamps, self.odd_timestamps, row)
@@ -910,6 +923,7 @@ class SessionIndex:
         "_shadowed",
         "_shadowed_count",
         "_v1_ids",
+        "_v1_own_ids",
         "by_id",
         "forward_parents",
         "header",
@@ -966,6 +980,7 @@ class SessionIndex:
         self._report_count = len(built.reports)
         self._odd_timestamps = built.odd_timestamps
         self._v1_ids = built.v1_ids
+        self._v1_own_ids = built.v1_own_ids
 
     @property
     def read_only(self) -> bool:
@@ -1028,9 +1043,15 @@ class SessionIndex:
     def node_count(self) -> int:
         return self._length - self._leaf_count - self._shadowed_count
 
-    def v1_id_for_parsed_index(self, parsed_index: int) -> str | None:
-        """v1 ``firstKeptEntryIndex`` counts parsed lines with the header as 0 (docs/format.md §8.6)."""
-        return self._v1_ids.get(parsed_index - 1)
+    def v1_id_for_parsed_index(self, parsed_index: int, row: int) -> str | None:
+        """The id a v1 ``firstKeptEntryIndex`` of the compaction at ``row`` names: it counts parsed lines
+        with the header as 0 (docs/format.md §8.6). pi's migration gives ids in file order and resolves
+        each compaction as it goes, so a position after the compaction names the entry by the id its
+        line carries (v1 lines carry none: nothing)."""
+        kept = self._v1_ids.get(parsed_index - 1)
+        if kept is None or self.by_id[kept] <= row:
+            return kept
+        return self._v1_own_ids.get(parsed_index - 1)
 
     def skipped(self) -> list[tuple[int, str]]:
         """Every line skipped or reported, in line order (an unterminated tail included)."""

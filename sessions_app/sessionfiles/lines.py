@@ -31,6 +31,9 @@ UNSET = msgspec.UNSET
 class MessageHead(msgspec.Struct, gc=False, frozen=True):
     role: str | None = None  # the slow path may put any value here (``Head.role`` reads only strings)
     timestamp: Any = None
+    content: msgspec.Raw | msgspec.UnsetType = UNSET
+    """Whether the message has a ``content`` (UNSET: none), which pi's list asks before it dates a
+    session by the message (docs/format.md §10). Kept as raw bytes, never decoded: it costs a view."""
 
 
 NO_MESSAGE = MessageHead()
@@ -249,6 +252,9 @@ def fast_path_may_nest_deeper() -> bool:
     return sys.version_info >= (3, 12) or sys.getrecursionlimit() > MAX_DEPTH
 
 
+_PRESENT = msgspec.Raw(b"null")  # a ``content`` the slow path found (its value is not needed)
+
+
 def _slow_head(line: bytes | memoryview) -> Head:
     value = parse_value(line)
     if not isinstance(value, dict):
@@ -267,7 +273,9 @@ def _slow_head(line: bytes | memoryview) -> Head:
         value.get("targetId", UNSET),
         value.get("label"),
         value.get("name"),
-        MessageHead(msg.get("role"), msg.get("timestamp")) if isinstance(msg, dict) else NO_MESSAGE,
+        MessageHead(msg.get("role"), msg.get("timestamp"), _PRESENT if "content" in msg else UNSET)
+        if isinstance(msg, dict)
+        else NO_MESSAGE,
     )
     if parent_id is None or isinstance(parent_id, str):
         return Head(*fields)

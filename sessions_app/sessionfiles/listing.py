@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from .entries import content_text
+from .entries import content_text, js_trim, label_text, session_name
 from .index import (
     MAX_LINE_BYTES,
     MESSAGE,
@@ -202,12 +202,13 @@ class _Facts:
         """Labels and names, in file order: the last one read wins."""
         for head in heads:
             if head.type == "session_info":
-                self.name = head.name.strip() or None if isinstance(head.name, str) else None
+                self.name = session_name(head.name)
             elif isinstance(head.targetId, str):
-                if head.label:
-                    self.labels[head.targetId] = head.label if isinstance(head.label, str) else str(head.label)
-                else:
+                shown = label_text(head.label)
+                if shown is None:
                     self.labels.pop(head.targetId, None)
+                else:
+                    self.labels[head.targetId] = shown
 
 
 def _read_whole(data: bytes, max_line_bytes: int, source: str) -> _Facts | None:
@@ -329,10 +330,11 @@ def _first_message(session: SessionFile) -> str:
 
 
 def _text(entry: Any) -> str | None:
-    """The text of a user message entry, when it has some that is not blank."""
+    """The text of a user message entry, when it has some that is not blank (whitespace as pi's
+    ``trim()`` counts it; pi itself skips only empty texts: docs/format.md §10, §11.2)."""
     message = entry.get("message") if isinstance(entry, dict) else None
     text = content_text(message.get("content")) if isinstance(message, dict) else ""
-    return text if text.strip() else None
+    return text if js_trim(text) else None
 
 
 def _info(

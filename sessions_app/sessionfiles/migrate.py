@@ -24,12 +24,13 @@ def migrate_entry(
     if version == 1:
         entry["id"] = entry_id
         entry["parentId"] = parent_id
-        if entry.get("type") == "compaction" and "firstKeptEntryIndex" in entry:
-            index = entry.pop("firstKeptEntryIndex")
-            if isinstance(index, int) and index > 0:
-                kept = id_for_parsed_index(index)
-                if kept is not None:
-                    entry["firstKeptEntryId"] = kept
+        index = entry.get("firstKeptEntryIndex")
+        # pi's migration resolves a number only, and leaves any other value where it is.
+        if entry.get("type") == "compaction" and isinstance(index, int | float) and not isinstance(index, bool):
+            del entry["firstKeptEntryIndex"]
+            kept = id_for_parsed_index(int(index)) if index == int(index) and index > 0 else None
+            if kept is not None:
+                entry["firstKeptEntryId"] = kept
     message = entry.get("message")
     if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
         message["role"] = "custom"

@@ -325,7 +325,9 @@ class SessionFile:
     def _migrated(self, index: SessionIndex, row: int, entry: dict[str, Any]) -> dict[str, Any]:
         parent = index.parents[row]
         parent_id = index.ids[parent] if parent >= 0 else None
-        return migrate_entry(entry, index.version, index.ids[row], parent_id, index.v1_id_for_parsed_index)
+        return migrate_entry(
+            entry, index.version, index.ids[row], parent_id, lambda parsed: index.v1_id_for_parsed_index(parsed, row)
+        )
 
     def entry(self, entry_id: str) -> dict[str, Any]:
         return self.entries([self.row_of(entry_id)])[0]

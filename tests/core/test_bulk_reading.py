@@ -252,7 +252,8 @@ def test_activity_times_read_in_bulk_as_one_by_one(tmp_path: Path, times: list[A
     entries = [dump(HEADER)]
     for number, ms in enumerate(times):
         entry = {"type": "message", "id": f"m{number}", "parentId": f"m{number - 1}" if number else None}
-        entry |= {"timestamp": "2026-01-01T00:00:07.000Z", "message": {"role": "user", "timestamp": ms}}
+        message = {"role": "user", "content": "hi", "timestamp": ms}  # pi dates a session by messages with content
+        entry |= {"timestamp": "2026-01-01T00:00:07.000Z", "message": message}
         entries.append(dump(entry))
     path.write_bytes(b"\n".join(entries) + b"\n")
     bulk = read(Eager, path, [path.stat().st_size], 1 << 20)

@@ -90,30 +90,39 @@ def open_in_pi(paths: list[Path], *, leaf_contexts: bool = False) -> list[dict[s
 
     Raises RuntimeError when the script itself fails (pi not installed, node error).
     """
-    if not paths:
+    return open_requests([{"file": str(path), "leafContexts": leaf_contexts} for path in paths])
+
+
+def open_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Open the files of ``requests`` (``{file, leafContexts?, positions?, listing?}``, see
+    pi_open.mjs) in one node run; one result per request, in order, as ``open_in_pi`` returns them
+    plus what each request asked for (``positions`` and ``entryIds``, ``listing``).
+
+    The requests go to the script on stdin: thousands of paths would not fit a command line. Node
+    runs with ``TZ=UTC``: pitree reads a date-time without an offset as UTC where JS reads local
+    time (docs/format.md §11.3), so that pi's answers do not depend on the machine's zone.
+    """
+    if not requests:
         return []
-    command = ["node", str(SCRIPT)]
-    if leaf_contexts:
-        command.append("--leaf-contexts")
-    command += [str(path) for path in paths]
-    env = {**os.environ, "PITREE_PI_DIR": str(pi_dir())}
+    env = {**os.environ, "PITREE_PI_DIR": str(pi_dir()), "TZ": "UTC"}
     try:
         completed = subprocess.run(
-            command,
+            ["node", str(SCRIPT), "--manifest"],
+            input=json.dumps(requests),
             env=env,
             capture_output=True,
             text=True,
             encoding="utf-8",
             check=True,
-            timeout=TIMEOUT_SECONDS,
+            timeout=TIMEOUT_SECONDS + len(requests),
         )
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"pi_open.mjs exited with {exc.returncode}: {exc.stderr.strip()}") from exc
     # Split on "\n" only: JSON.stringify writes U+2028/U+0085 raw, and str.splitlines() splits there.
     results = [json.loads(line) for line in completed.stdout.split("\n") if line.strip()]
-    if len(results) != len(paths):
+    if len(results) != len(requests):
         raise RuntimeError(
-            f"pi_open.mjs printed {len(results)} results for {len(paths)} files: {completed.stderr.strip()}"
+            f"pi_open.mjs printed {len(results)} results for {len(requests)} files: {completed.stderr.strip()}"
         )
     for result in results:
         if result.get("error") is None:
@@ -138,3 +147,7 @@ class PiHarness:
     def open_one(self, path: Path, *, leaf_contexts: bool = False) -> dict[str, Any]:
         """Open one file; the result may carry an ``error``, which callers should check."""
         return open_in_pi([path], leaf_contexts=leaf_contexts)[0]
+
+    def requests(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Open many files, asking each its own questions (``open_requests``)."""
+        return open_requests(requests)

@@ -1,6 +1,7 @@
 // Open session files with pi's own published SessionManager and print what pi sees.
 //
 // Usage: node pi_open.mjs [--leaf-contexts] FILE [FILE...]
+//        node pi_open.mjs --manifest < MANIFEST.json
 //
 // Env PITREE_PI_DIR: where scripts/install-pi put @earendil-works/pi-coding-agent@1.6.0
 // (default ${XDG_CACHE_HOME:-$HOME/.cache}/pitree/pi-coding-agent-1.6.0).
@@ -10,6 +11,18 @@
 //    contextEntryIds, treeRoots, treeNodes, fileChanged, leafContexts?, error: null}
 // or {file, error: "<message>"} when pi refuses the file.
 //
+// --manifest reads a JSON list from stdin, one object per file, so that a test can open many files
+// with different questions in one node run: {file, leafContexts?, positions?, entries?, labelTexts?, listing?}.
+//   positions: entries to move the leaf to, as pi's /tree navigation does (branch(id); null is
+//     resetLeaf(); a number is an index into getEntries(), for v1 files whose ids pi draws at random).
+//     The result gets `positions: [{position, leafId, branchIds, context, contextEntryIds} |
+//     {position, error}]`, and `entryIds` (getEntries() ids, in order).
+//   entries: the result gets `entries`, getEntries() as pi holds them after loading (and migrating).
+//   labelTexts: the result gets `labelTexts`, each label as String() shows it (pi keeps any value).
+//   listing: the result gets `listing`, pi's SessionInfo for the file as SessionManager.listAll lists
+//     it (before the file is opened, which may repair it): {id, cwd, name, parentSessionPath,
+//     created, modified, messageCount, firstMessage}, or null when pi leaves the file out.
+//
 // Why a flat tree (treeRoots + treeNodes with child ids) instead of nested nodes: a long
 // linear chat nests one level per entry, and both JSON.stringify (~10k levels) and
 // Python's json module (~500 levels) fail on such depth. pi_node.py rebuilds the nested
@@ -18,9 +31,9 @@
 // Each file is copied to a fresh temp dir and the copy is opened, because
 // SessionManager.open writes to the file it opens (adds a missing final "\n", rewrites
 // v1/v2 files on migration). `fileChanged` says whether pi modified the copy.
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const PI_PACKAGE = "@earendil-works/pi-coding-agent";
@@ -122,7 +135,66 @@ function flattenTree(roots) {
     return { treeRoots: roots.map((n) => n.entry.id), treeNodes };
 }
 
-function openOne(mod, file, withLeafContexts) {
+/** What pi computes at its current leaf: the position's path, context and context entries. */
+function contextAt(sm) {
+    const context = sm.buildSessionContext();
+    return {
+        leafId: sm.getLeafId(),
+        branchIds: sm.getBranch().map((e) => e.id),
+        context: { thinkingLevel: context.thinkingLevel, model: context.model, messages: context.messages },
+        contextEntryIds: sm.buildContextEntries().map((e) => e.id),
+    };
+}
+
+/** Whether following parentId from `id` through pi's byId comes back to an entry already seen. */
+function walkLoops(byId, id) {
+    const seen = new Set();
+    for (let current = byId.get(id); current; current = current.parentId ? byId.get(current.parentId) : undefined) {
+        if (seen.has(current)) return true;
+        seen.add(current);
+    }
+    return false;
+}
+
+/**
+ * Move pi's leaf to each position, as its tree navigation does, and report what it computes there.
+ * A position whose ancestor walk loops is reported as an error (pi's walks would not end).
+ */
+function positionResults(sm, entries, byId, positions) {
+    return positions.map((position) => {
+        try {
+            if (position === null) {
+                sm.resetLeaf();
+            } else {
+                const id = typeof position === "number" ? entries[position]?.id : position;
+                if (walkLoops(byId, id)) throw new Error(`parentId cycle above ${JSON.stringify(id)}`);
+                sm.branch(id);
+            }
+            return { position, ...contextAt(sm) };
+        } catch (err) {
+            return { position, error: err instanceof Error ? err.message : String(err) };
+        }
+    });
+}
+
+/** pi's SessionInfo for `file`, as its session list builds it; null when pi leaves the file out. */
+async function listingOf(mod, file) {
+    const infos = await mod.SessionManager.listAll(dirname(file));
+    const info = infos.find((i) => i.path === file);
+    if (!info) return null;
+    return {
+        id: info.id,
+        cwd: info.cwd,
+        name: info.name ?? null,
+        parentSessionPath: info.parentSessionPath ?? null,
+        created: Number.isNaN(info.created.getTime()) ? null : info.created.toISOString(),
+        modified: Number.isNaN(info.modified.getTime()) ? null : info.modified.toISOString(),
+        messageCount: info.messageCount,
+        firstMessage: info.firstMessage,
+    };
+}
+
+async function openOne(mod, file, options) {
     const dir = mkdtempSync(join(scratch, "f-"));
     try {
         // pi would treat a missing path as a new, empty in-memory session: report it instead.
@@ -130,7 +202,10 @@ function openOne(mod, file, withLeafContexts) {
         const copy = join(dir, basename(file));
         copyFileSync(file, copy);
         chmodSync(copy, 0o600); // a read-only source would make pi's repair write fail
+        const stats = statSync(file);
+        utimesSync(copy, stats.atime, stats.mtime); // a listing may date the session by the file's mtime
         const before = readFileSync(copy);
+        const listing = options.listing ? await listingOf(mod, copy) : undefined;
 
         const sm = mod.SessionManager.open(copy);
         const entries = sm.getEntries();
@@ -143,32 +218,28 @@ function openOne(mod, file, withLeafContexts) {
         // it. Ask for every id that could be in it (entry ids and label targets).
         const labels = {};
         const candidates = new Set(entries.map((e) => e.id));
-        for (const e of entries) if (e.type === "label") candidates.add(e.targetId);
+        for (const e of entries) if (e.type === "label" && typeof e.targetId === "string") candidates.add(e.targetId);
         for (const id of candidates) {
             const label = sm.getLabel(id);
             if (label !== undefined) labels[id] = label;
         }
 
-        const context = sm.buildSessionContext();
+        const { branchIds, context, contextEntryIds } = contextAt(sm);
         const result = {
             file,
             sessionId: sm.getSessionId(),
             header: sm.getHeader(),
             leafId,
-            branchIds: sm.getBranch().map((e) => e.id),
+            branchIds,
             entryCount: entries.length,
             labels,
             name: sm.getSessionName() ?? null,
-            context: {
-                thinkingLevel: context.thinkingLevel,
-                model: context.model,
-                messages: context.messages,
-            },
-            contextEntryIds: sm.buildContextEntries().map((e) => e.id),
+            context,
+            contextEntryIds,
             ...flattenTree(sm.getTree()),
             fileChanged: !before.equals(readFileSync(copy)),
         };
-        if (withLeafContexts) {
+        if (options.leafContexts) {
             // The context pi would build with the leaf moved to each tree leaf (an entry
             // without children), i.e. every branch of the file.
             const hasChild = new Set(entries.map((e) => e.parentId));
@@ -183,6 +254,15 @@ function openOne(mod, file, withLeafContexts) {
                 };
             }
         }
+        if (options.positions) {
+            result.entryIds = entries.map((e) => e.id);
+            result.positions = positionResults(sm, entries, byId, options.positions);
+        }
+        if (options.entries) result.entries = entries;
+        if (options.labelTexts) {
+            result.labelTexts = Object.fromEntries(Object.entries(labels).map(([id, label]) => [id, String(label)]));
+        }
+        if (listing !== undefined) result.listing = listing;
         result.error = null;
         return result;
     } catch (err) {
@@ -192,18 +272,23 @@ function openOne(mod, file, withLeafContexts) {
     }
 }
 
+/** The files to open and what to ask of each: from the command line, or a --manifest on stdin. */
+function requests(args) {
+    if (args.includes("--manifest")) return JSON.parse(readFileSync(0, "utf8"));
+    const leafContexts = args.includes("--leaf-contexts");
+    return args.filter((a) => a !== "--leaf-contexts").map((file) => ({ file, leafContexts }));
+}
+
 async function main() {
-    const args = process.argv.slice(2);
-    const withLeafContexts = args.includes("--leaf-contexts");
-    const files = args.filter((a) => a !== "--leaf-contexts");
-    if (files.length === 0) {
-        process.stderr.write("usage: node pi_open.mjs [--leaf-contexts] FILE [FILE...]\n");
+    const wanted = requests(process.argv.slice(2));
+    if (wanted.length === 0) {
+        process.stderr.write("usage: node pi_open.mjs [--leaf-contexts] FILE [FILE...] | --manifest < JSON\n");
         process.exitCode = 2;
         return;
     }
     const mod = await loadSessionModule();
-    for (const file of files) {
-        process.stdout.write(`${JSON.stringify(openOne(mod, file, withLeafContexts))}\n`);
+    for (const request of wanted) {
+        process.stdout.write(`${JSON.stringify(await openOne(mod, request.file, request))}\n`);
     }
 }
 
