@@ -55,6 +55,10 @@ SKELETONS_KEPT = 8  # (file, filter) skeletons cached per process
 PREVIEW_WIDTH = 80
 
 TEE, ELBOW, PIPE, BLANK = "├─ ", "└─ ", "│  ", "   "
+# A conversation asked differently at many points nests its path one level deeper at each: past
+# GUIDE_LEVELS levels a row draws only its last ones, the first left out GUIDE_STEP levels at a time.
+GUIDE_LEVELS = 6
+GUIDE_STEP = 3
 
 
 class TreeRow(NamedTuple):
@@ -74,6 +78,21 @@ class TreeRow(NamedTuple):
     folded: int = 0  # for a fold or an earlier row: how many entries it stands for …
     first_id: str = ""  # … from this one
     last_id: str = ""  # … to this one (opened with ``run_rows`` or ``earlier_rows``)
+
+    @property
+    def hidden_levels(self) -> int:
+        """How many of the guide's first levels are not drawn. Deep in a much-branched tree the guide
+        alone would be wider than the panel, pushing the entry out of sight; rows deeper by less than a
+        step leave out as many levels, so that their guides still line up."""
+        levels = len(self.guide) // len(PIPE)
+        if levels <= GUIDE_LEVELS:
+            return 0
+        return ((levels - GUIDE_LEVELS - 1) // GUIDE_STEP + 1) * GUIDE_STEP
+
+    @property
+    def drawn_guide(self) -> str:
+        """The guide as drawn: its levels after the ``hidden_levels`` first."""
+        return self.guide[self.hidden_levels * len(PIPE) :]
 
     @property
     def branches(self) -> bool:

@@ -11,9 +11,10 @@ a form is sent).
 The protocol, server to browser, one JSON object per websocket message:
 
 - ``{"t": "batch", "epoch", "from", "to", "leaf", "entries": [{"id", "parent", "end", "node", "html"}],
-  "navs": {entry id: html}, "labels": {entry id: text or null}, "head", "title", "doctitle", "tree"}``:
+  "navs": {entry id: html}, "labels": {entry id: text or null}, "head", "title", "doctitle", "name", "tree"}``:
   the lines in bytes ``[from, to)`` of the file; ``end`` is where each entry's line ends, so a tab
-  whose content already reflects a byte offset skips what it has.
+  whose content already reflects a byte offset skips what it has; ``name`` is the session's name ("" for
+  none), for its *Rename* field.
 - ``{"t": "resync", "epoch", "replaced"}``: fetch the page again. ``replaced``: the file is not the one
   the tab's page was made from (replaced, rewritten, read again from scratch, or without the line the
   tab named at its cursor), so the entry the tab stands on may be gone: it fetches the session's page,
@@ -82,6 +83,7 @@ class Batch:
     head: str = ""
     title: str = ""
     doctitle: str = ""
+    name: str = ""
     tree: bool = False
     resync: bool = False
     replaced: bool = False  # a resync because the file is another one now
@@ -130,6 +132,7 @@ class Batch:
             "head": self.head,
             "title": self.title,
             "doctitle": self.doctitle,
+            "name": self.name,
             "tree": self.tree,
         }
 
@@ -205,6 +208,7 @@ def render_batch(session: SessionFile, rows: list[int], start: int, end: int, ep
     )
     batch.title = title_text(info.name, info.first_message, 160)
     batch.doctitle = f"{title_text(info.name, info.first_message, 60)} · pitree"
+    batch.name = info.name or ""
     return batch
 
 

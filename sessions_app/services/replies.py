@@ -11,7 +11,7 @@ Events for the tabs of a session, sent to its group (``session_group``)::
     {"type": "reply.finished", "reply": <reply id>, "parent": <parent entry id>, "entry": <appended entry id>,
      "stopReason": <stop reason>}
 
-``reply.progress`` comes at the start, at most every ``PROGRESS_INTERVAL`` while text comes, when a
+``reply.progress`` comes at the start, at most every ``progress_interval`` while text comes, when a
 feed asks for it, and with the final text; ``reply.finished`` after the append (``entry`` is None if
 the append itself failed). The whole text travels each time, so a tab that joins late, or is served by
 another process, shows everything at the next event.
@@ -54,6 +54,12 @@ from ..sessionfiles.store import SessionFile
 logger = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL = 0.05  # seconds: often enough to look live, rarely enough for long replies and many tabs
+# Each piece is the whole text so far, rendered as Markdown by every process's feed (about 2 µs a
+# character, highlighted code included) and sent to every tab: a long reply's pieces come further apart,
+# so that rendering them costs a small share of a core, however long the reply (a 60 kB one took a core
+# whole and lagged seconds behind). Never further apart than PROGRESS_INTERVAL_MAX.
+PROGRESS_SECONDS_PER_CHAR = 10e-6
+PROGRESS_INTERVAL_MAX = 1.0
 STOP_WAIT = 1.0  # seconds Stop waits for the process that runs (or starts) the reply to say it stops it
 STOPS_KEPT = 256  # Stops that came before their reply started, remembered for it (the oldest dropped first)
 STOP_KEPT_FOR = 60.0  # seconds such a Stop is remembered
@@ -132,12 +138,12 @@ class RunningReply:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
 
     async def _announce(self, layer: BaseChannelLayer | None) -> None:
-        """Progress at most every ``PROGRESS_INTERVAL`` while the text grows or a feed asks for it;
+        """Progress at most every ``progress_interval`` while the text grows or a feed asks for it;
         returns when the stream ends. The sends are made here, one after another, so no older progress
         can follow a newer one."""
         stream = self._stream
         while True:
-            await asyncio.wait({stream}, timeout=PROGRESS_INTERVAL)
+            await asyncio.wait({stream}, timeout=progress_interval(len(self.reply.text)))
             await self._changed.wait()
             self._changed.clear()
             if stream.done():
@@ -167,6 +173,11 @@ class RunningReply:
             if isinstance(message.get("reply_to"), str):
                 answer = {"type": "reply.stopping", "reply": self.id}
                 await call(get_channel_layer().send(message["reply_to"], answer))
+
+
+def progress_interval(chars: int) -> float:
+    """Seconds between two pieces of a reply whose text is ``chars`` long (see PROGRESS_SECONDS_PER_CHAR)."""
+    return min(max(PROGRESS_INTERVAL, chars * PROGRESS_SECONDS_PER_CHAR), PROGRESS_INTERVAL_MAX)
 
 
 def start(session: SessionFile, parent_id: str, reply: Reply, reply_id: str | None = None) -> RunningReply:

@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from django import template
-from django.conf import settings
 from django.core.cache import caches
 from django.template.loader import render_to_string
 from django.templatetags.static import static
@@ -72,12 +71,6 @@ def workspace_name(cwd: str) -> str:
     """A workspace folder as the sidebar names it: its last two parts (the full path is its title)."""
     parts = [part for part in cwd.split("/") if part]
     return "/".join(parts[-2:]) if parts else cwd
-
-
-@register.simple_tag
-def default_cwd() -> str:
-    """The workspace a session started from the browser records unless told another."""
-    return str(settings.PITREE_DEFAULT_CWD)
 
 
 @register.filter

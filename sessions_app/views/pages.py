@@ -52,6 +52,12 @@ LIST_PAGE_SIZE = 50
 GROUPS_TEMPLATE = "sessions_app/partials/_session_groups.html"
 
 
+def sidebar_context(request: HttpRequest) -> dict[str, Any]:
+    """A context processor: the workspace the sessions sidebar's *New session* proposes, the reader's
+    own (every page but the list's has that form; looked up only when a page shows it)."""
+    return {"new_session_cwd": lambda: default_cwd(access_of(request))}
+
+
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``, a page
@@ -331,6 +337,7 @@ def _tree_context(session: SessionFile, form: TreeFilterForm, **extra: Any) -> d
         "mode": form.cleaned_data["filter"] or "default",
         "position_row": position,
         "position": session.index.ids[position] if position is not None else "",
+        "can_write": can_write(session),
         **extra,
     }
 

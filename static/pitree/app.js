@@ -12,7 +12,7 @@
   "use strict";
 
   const root = document.documentElement;
-  const REFUSED = new Set([400, 409, 413, 422]);
+  const REFUSED = new Set([400, 403, 409, 413, 422, 429]); // answers that say why (the page's htmx config swaps them)
 
   const pitree = (window.pitree = {
     /** The entry the tab stands on (its leaf); "" before the first entry. */
@@ -66,6 +66,10 @@
   // for this reader any more (deleted, or their access ended: a 404 either way, so that a stranger
   // learns nothing), a server error says so; without this, the press would seem to do nothing.
   document.addEventListener("htmx:responseError", (ev) => {
+    if (tookIt(streamToken(ev.detail), ev.detail.xhr)) {
+      flash(TAKEN);
+      return;
+    }
     const status = ev.detail.xhr ? ev.detail.xhr.status : 0;
     flash(
       status === 404
@@ -82,6 +86,10 @@
   document.addEventListener("htmx:sendError", (ev) => {
     const cause = ev.detail.requestConfig && ev.detail.requestConfig.triggeringEvent;
     if (!cause || BACKGROUND.has(cause.type)) return;
+    if (tookIt(streamToken(ev.detail), ev.detail.xhr)) {
+      flash(TAKEN);
+      return;
+    }
     flash("The server could not be reached (offline, or the server is down). Nothing was written; try again.");
   });
 
@@ -157,7 +165,11 @@
       const url = new URL(current.dataset.refresh, window.location.href);
       url.searchParams.set("at", pitree.position());
       // Its own request (a source): not queued behind, nor dropped for, other refreshes (live.js).
-      htmx.ajax("GET", url.pathname + url.search, { source: current, target: current, swap: "outerHTML" });
+      // One that reaches no server (offline, the server restarting) is made again when the network or
+      // the session's socket is back.
+      htmx.ajax("GET", url.pathname + url.search, { source: current, target: current, swap: "outerHTML" }).catch(() => {
+        treeStale = true;
+      });
     }, 150);
   }
 
@@ -168,6 +180,10 @@
   document.body.addEventListener("pitree:moved", refreshTree);
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) treeMaybeStale();
+  });
+  window.addEventListener("online", treeMaybeStale);
+  document.addEventListener("htmx:wsOpen", (ev) => {
+    if (ev.target.id === "live") treeMaybeStale();
   });
 
   // ---- a reply in progress -------------------------------------------------------------------
@@ -193,6 +209,7 @@
   function showPending(form, token) {
     const entries = document.getElementById("entries");
     if (!entries) return;
+    standIns.set(token, form.querySelector("textarea[name=text]") ? 2 : 1); // the message, the reply
     // Entries an edit or a regeneration replaces are only hidden until the answer comes: a refused
     // request brings them back (and the form that sent it must stay in the page for htmx).
     const from = form.dataset.replaceFrom;
@@ -248,6 +265,36 @@
   }
 
   const sent = new Map(); // request token -> the composer's text it sent, until the answer comes
+  const standIns = new Map(); // request token -> how many stand-ins showPending put in the conversation
+  const taken = new Set(); // requests whose answer was lost after the server had taken them
+
+  // A send, an edit or a regeneration can lose its answer after the server took it: the connection
+  // dropped, the server was restarted mid-reply, a proxy gave up waiting for a long reply (the answer
+  // comes when the reply is stored). What the server wrote then reached the tab through its socket and
+  // took the place of this tab's stand-ins (the message stored, the reply being written): the request
+  // is not undone, and its text does not come back into the box, from where it would be sent twice.
+  const TAKEN =
+    "The connection was lost before the server answered, but it had taken what you sent: the message is in the conversation " +
+    "(not back in the box, so that it is not sent twice) and the reply shows here once the connection is back " +
+    "(cut short if the server was restarted).";
+
+  /** The stream token of the request an htmx event is about ("" for a request that streams nothing). */
+  function streamToken(detail) {
+    const config = detail.requestConfig;
+    return (config && config.verb === "post" && config.parameters && config.parameters.stream) || "";
+  }
+
+  /** Whether the request ``token``, whose answer never came (no status) or failed (5xx), had been taken
+   *  by the server. Asked when the request ends, before its stand-ins are undone. */
+  function tookIt(token, xhr) {
+    if (taken.has(token)) return true;
+    const lost = !xhr || xhr.status === 0 || xhr.status >= 500;
+    const shown = standIns.get(token) || 0;
+    if (!lost || !shown) return false;
+    if (document.querySelectorAll(`[data-pending-for="${CSS.escape(token)}"]`).length >= shown) return false;
+    taken.add(token);
+    return true;
+  }
 
   function undoPending(form, token) {
     document.querySelectorAll(`[data-pending-for="${token}"]`).forEach((el) => el.remove());
@@ -286,8 +333,13 @@
     delete form.dataset.pending;
     // 409/422 answers are swapped (they carry the reason), so htmx calls them successful: check the status.
     const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
-    if (refused) undoPending(form, token);
+    if (refused && tookIt(token, ev.detail.xhr)) {
+      setBusy(form, false);
+      // live.js takes the tab where the answer would have: the session at its new reply.
+      document.dispatchEvent(new CustomEvent("pitree:answer-lost", { detail: { token } }));
+    } else if (refused) undoPending(form, token);
     sent.delete(token);
+    standIns.delete(token);
   });
 
   // ---- Send becomes Stop while a reply is written on this tab's branch ---------------------------
@@ -319,6 +371,7 @@
   let keptDraft = "";
 
   let focusBack = null; // where focus goes back to once the transcript it was in is swapped
+  let settingsFocus = null; // the name of the picker whose select is to have the focus when they load
 
   document.addEventListener("htmx:beforeSwap", (ev) => {
     if (!(ev.detail.target && ev.detail.target.id === "transcript")) return;
@@ -333,6 +386,27 @@
     const inside = active === document.body || (active && active.closest && active.closest("#transcript"));
     const entry = elt && elt.closest && elt.closest("#transcript article.entry[data-entry]");
     focusBack = inside ? (entry ? entry.dataset.entry : "composer") : null;
+    // A pick answers with the transcript, pickers and all: the focus goes back to the picker once they
+    // have loaded again (a keyboard user goes on choosing there).
+    const picker = elt && elt.closest && elt.closest("#composer-settings form");
+    if (inside && picker && picker.querySelector("select")) {
+      settingsFocus = picker.querySelector("select").name;
+      focusBack = null;
+    }
+  });
+
+  // The pickers are fetched again after a pick, and when another tab or pi changes what they show.
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    if (!ev.detail.target || ev.detail.target.id !== "composer-settings") return;
+    const active = document.activeElement;
+    if (active && active.name && ev.detail.target.contains(active)) settingsFocus = active.name;
+  });
+
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!ev.detail.target || ev.detail.target.id !== "composer-settings" || !settingsFocus) return;
+    const select = ev.detail.target.querySelector(`select[name="${CSS.escape(settingsFocus)}"]`);
+    settingsFocus = null;
+    if (select) select.focus();
   });
 
   // Once htmx has set up the new transcript (it does when it settles), the folds open again: their
@@ -727,7 +801,8 @@
     const url = new URL(filter.getAttribute("hx-get"), window.location.href);
     if (filter.value.trim()) url.searchParams.set("q", filter.value.trim());
     if (list.dataset.pages) url.searchParams.set("through", list.dataset.pages);
-    htmx.ajax("GET", url.pathname + url.search, { source: list, target: list, swap: "innerHTML" });
+    // Reaching no server, it is made again when the list's socket is back (its "resume" brings a notice).
+    htmx.ajax("GET", url.pathname + url.search, { source: list, target: list, swap: "innerHTML" }).catch(() => {});
   }
 
   // Ages as the server words them (Django's timesince: the largest unit, in calendar months and years
@@ -824,6 +899,7 @@
       // the box: Send is Stop meanwhile.
       const send = target.form.querySelector("button.send");
       if (!target.form.dataset.pending && !(send && send.hidden)) target.form.requestSubmit();
+      else if (target.form.id === "composer") flash("A reply is being written on this branch: your message stays in the box until it ends (or until you stop it).");
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {
@@ -964,12 +1040,55 @@
   });
 
   let treeFocus = null; // the entry whose row had focus before the panel was fetched again
+  let treeSummarize = false; // whether "Summarize the branch I leave" was ticked then
+  let treeReading = null; // the row the reader was reading elsewhere than at the tab's position, and where
 
   document.addEventListener("htmx:beforeSwap", (ev) => {
     if (!ev.detail.target || ev.detail.target.id !== "tree-panel") return;
     const row = document.activeElement && document.activeElement.closest && document.activeElement.closest("#tree-panel [role=treeitem]");
     const node = row && row.querySelector(".tree__node");
     treeFocus = node ? node.dataset.entry : null;
+    const summarize = document.querySelector("#tree-panel input[name=summarize]");
+    treeSummarize = Boolean(summarize && summarize.checked);
+    treeReading = readingElsewhere();
+  });
+
+  // The panel is fetched again at every append: a reader who scrolled it away from the tab's position
+  // (to read other branches while an agent writes) keeps the rows they read where they were, rather
+  // than be taken back to the position each time.
+  function readingElsewhere() {
+    const aside = document.getElementById("tree-aside");
+    const rows = Array.from(document.querySelectorAll("#tree-panel [role=treeitem]"));
+    if (!aside || !rows.length) return null;
+    const box = aside.getBoundingClientRect();
+    const seen = (row) => {
+      const at = row.getBoundingClientRect();
+      return at.bottom > box.top && at.top < box.bottom;
+    };
+    const position = rows.find((row) => row.classList.contains("is-position"));
+    if (!position || seen(position)) return null;
+    const first = rows.find((row) => seen(row) && row.querySelector(".tree__node"));
+    return first ? { entry: first.querySelector(".tree__node").dataset.entry, top: first.getBoundingClientRect().top } : null;
+  }
+
+  function keepReading(tree, reading) {
+    const node = tree.querySelector(`.tree__node[data-entry="${CSS.escape(reading.entry)}"]`);
+    const aside = document.getElementById("tree-aside");
+    if (node && aside) aside.scrollTop += node.closest("[role=treeitem]").getBoundingClientRect().top - reading.top;
+  }
+
+  // The panel is fetched again whenever the file grows (an agent appending, another tab): the choice to
+  // summarize the branch left stays ticked meanwhile, until a move has used it.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    if (!ev.detail.target || ev.detail.target.id !== "tree-panel") return;
+    const summarize = document.querySelector("#tree-panel input[name=summarize]");
+    if (summarize) summarize.checked = treeSummarize;
+  });
+
+  document.addEventListener("htmx:afterRequest", (ev) => {
+    const form = ev.detail.elt && ev.detail.elt.closest && ev.detail.elt.closest(".tree-form");
+    const summarize = form && form.querySelector("input[name=summarize]");
+    if (summarize && ev.detail.successful && ev.detail.xhr && ev.detail.xhr.status < 400) summarize.checked = false;
   });
 
   document.addEventListener("htmx:afterSettle", (ev) => {
@@ -989,8 +1108,11 @@
     }
     if (!ev.detail.elt || ev.detail.elt.id !== "tree-panel") return;
     const node = treeFocus && tree.querySelector(`.tree__node[data-entry="${CSS.escape(treeFocus)}"]`);
+    const reading = treeReading;
     treeFocus = null;
+    treeReading = null;
     if (node) moveTo(node.closest("[role=treeitem]"));
+    else if (reading) keepReading(tree, reading);
     else showPosition(tree);
   });
 

@@ -106,6 +106,18 @@
     }
   }
 
+  // The word diff compares two different branches: the same one picked twice is said here, where it
+  // was picked, rather than on a page that can only refuse it.
+  document.addEventListener("submit", (ev) => {
+    const form = ev.target.closest && ev.target.closest(".compare-modes__diff");
+    if (!form) return;
+    const [left, right] = form.querySelectorAll("select[name=diff]");
+    if (!left || !right || left.value !== right.value) return;
+    ev.preventDefault();
+    flash([`Pick two different branches for the word diff (branch ${left.value} is picked twice).`]);
+    right.focus();
+  });
+
   document.addEventListener("submit", (ev) => {
     const form = ev.target.closest && ev.target.closest("form[data-label]");
     if (!form) return;
@@ -241,7 +253,12 @@
       typing.addEventListener("blur", refresh, { once: true }); // never throw away a label being written
       return;
     }
-    const response = await fetch(window.location.href, { credentials: "same-origin" });
+    let response;
+    try {
+      response = await fetch(window.location.href, { credentials: "same-origin" });
+    } catch (error) {
+      return; // the server could not be reached: the next change fetches the grid again
+    }
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
     const scroller = document.querySelector(".compare__scroll");

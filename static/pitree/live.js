@@ -168,7 +168,7 @@
         break;
       case "resync":
         state.epoch = message.epoch;
-        if (message.replaced) followReplacedFile();
+        if (message.replaced) openAtLeaf(REPLACED);
         else refetch();
         break;
       case "reply":
@@ -179,6 +179,7 @@
       case "reply-end":
         state.ended.add(message.reply);
         endReply(message);
+        if (lostAnswers.delete(message.reply) && message.entry) openAtLeaf();
         break;
       case "live":
         setLink(live(), "live");
@@ -201,6 +202,7 @@
     if (batch.to <= state.cursor) return; // all of it is in the page already
     let moved = false;
     let settingsChanged = false;
+    let compacted = false;
     const wasAtBottom = atBottom();
     for (const item of batch.entries) {
       if (item.end <= state.cursor) continue;
@@ -210,6 +212,7 @@
         moved = true;
         const el = entryEl(item.id);
         settingsChanged ||= !!el && SETTINGS_KINDS.some((kind) => el.classList.contains(kind));
+        compacted ||= !!el && el.classList.contains("entry--compaction");
       }
     }
     state.cursor = Math.max(state.cursor, batch.to);
@@ -221,6 +224,9 @@
     if (batch.tree) refreshTree();
     if (settingsChanged) refreshSettings();
     if (moved) followBottom(wasAtBottom);
+    // A compaction on this branch changes how all of it reads: its summary card takes the place of the
+    // history it folds, above. The page is fetched again, as it now is.
+    if (compacted) refetch();
   }
 
   // The composer's pickers, fetched again for the tab's new position (app.js names it in ``at``): they
@@ -231,7 +237,8 @@
   function refreshSettings() {
     const settings = document.getElementById("composer-settings");
     if (!settings || !settings.getAttribute("hx-get")) return;
-    htmx.ajax("GET", settings.getAttribute("hx-get"), { source: settings, target: settings, swap: "innerHTML" });
+    // Reaching no server, they stay as they were until the next change fetches them (never an uncaught error).
+    htmx.ajax("GET", settings.getAttribute("hx-get"), { source: settings, target: settings, swap: "innerHTML" }).catch(() => {});
   }
 
   // The file's position is elsewhere: the page's note says this tab shows an earlier point or another
@@ -242,6 +249,12 @@
     state.leaf = leaf;
     const note = document.getElementById("position-note");
     let moved = document.getElementById("moved-note");
+    // This tab's own edit or regeneration moves the session to a sibling of what it shows until its
+    // answer comes (with the reply): no other tab or program moved it, and the answer shows it there.
+    if (leaf !== position() && document.querySelector("form[data-stream][data-pending]")) {
+      if (moved) moved.remove();
+      return;
+    }
     if (leaf === position()) {
       if (note) note.hidden = true;
       if (moved) moved.remove();
@@ -353,8 +366,9 @@
       }
       tag.textContent = text;
     }
+    // An open label form shows the label as it is now, unless the reader is typing one there.
     const input = entry.querySelector(":scope > .entry__panel .label-form input[name=label]");
-    if (input) input.value = text || "";
+    if (input && input !== document.activeElement) input.value = text || "";
   }
 
   function updateHead(batch) {
@@ -364,6 +378,10 @@
     const title = document.getElementById("session-title");
     if (title && batch.title) title.textContent = batch.title;
     if (batch.doctitle) document.title = batch.doctitle;
+    // The Rename field holds the name as it is now (saved as it was, it would undo another's rename),
+    // unless the reader is typing a name there.
+    const rename = document.querySelector(".rename input[name=name]");
+    if (rename && typeof batch.name === "string" && rename !== document.activeElement) rename.value = batch.name;
   }
 
   // The tree panel is fetched again for this tab's position (app.js waits until it can be seen: a long
@@ -448,17 +466,31 @@
     state.log.filter((batch) => batch.to > cursor).forEach(applyBatch);
   }
 
-  // The session's file is another one now (replaced, rewritten): the entry this tab stands on may not
-  // be in it, so its permalink may answer 404. The tab shows the session's own page, at its leaf.
-  function followReplacedFile() {
+  // The answer to this tab's own send, edit or regeneration was lost after the server took it (app.js).
+  // It would have shown the session at the new reply: once that reply is stored (at once if it is), the
+  // tab shows the session at its leaf, the reply. A send is followed anyway (its message and reply
+  // continue the tab's branch), but an edit or a regeneration writes a sibling of what the tab shows.
+  const lostAnswers = new Set(); // their replies, still being written
+  document.addEventListener("pitree:answer-lost", (ev) => {
+    if (state.ended.has(ev.detail.token)) openAtLeaf();
+    else lostAnswers.add(ev.detail.token);
+  });
+
+  // The session's own page, at its leaf: where a lost answer would have taken the tab, and where a tab
+  // goes when the session's file is another one now (replaced, rewritten: the entry this tab stands on
+  // may not be in it, so its permalink may answer 404), saying so (``note``), or what the reader saw
+  // would change without a word.
+  const REPLACED = "This session's file was replaced or rewritten (by another program): it shows as the file is now.";
+
+  async function openAtLeaf(note) {
     if (location.pathname !== sessionUrl()) history.replaceState(history.state, "", sessionUrl());
-    refetch(sessionUrl());
+    if ((await refetch(sessionUrl())) && note) flash(note);
   }
 
   // Fetch the page again at the tab's position (the file changed too much to patch), or at ``url``
-  // (the session's own page, to follow it), keeping what the reader was typing.
+  // (the session's own page, to follow it), keeping what the reader was typing. Whether it was fetched.
   async function refetch(url) {
-    if (state.waiting) return;
+    if (state.waiting) return false;
     state.waiting = [];
     const draft = document.querySelector("#composer textarea[name=text]");
     const text = draft ? draft.value : "";
@@ -480,6 +512,10 @@
       noteLeaf();
       state.log = [];
       refreshTree();
+      return true;
+    } catch (error) {
+      flash("This page could not be brought up to date: the server could not be reached. Reload it once the connection is back.");
+      return false;
     } finally {
       const waiting = state.waiting;
       state.waiting = null;
@@ -518,12 +554,23 @@
     const composer = document.getElementById("composer");
     if (!choice || !composer) return;
     resend = { parent: choice.dataset.parent || "", cursor: choice.dataset.cursor || "", branch: Boolean(choice.dataset.branch) };
+    // "Continue from the latest" names the newest entry there when it was offered. A tab that has shown
+    // more of that branch since (the reply then being written, say) continues from what it shows now,
+    // at its cursor: from the entry named, it would only be refused again.
+    if (!resend.branch && shownBeyond(resend.parent)) resend = { parent: position(), cursor: "", branch: false };
     try {
       composer.requestSubmit(); // htmx reads the fields now, in its submit handler
     } finally {
       resend = null;
     }
   });
+
+  /** Whether the tab's position is further down the branch than the entry ``id`` (both shown). */
+  function shownBeyond(id) {
+    const named = id && entryEl(id);
+    const at = entryEl(position());
+    return Boolean(named && at && named !== at && named.compareDocumentPosition(at) & Node.DOCUMENT_POSITION_FOLLOWING);
+  }
 
   // ---- reading position: new entries do not yank a reader who scrolled up --------------------------
   function atBottom() {

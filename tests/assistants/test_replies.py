@@ -96,6 +96,23 @@ async def test_progress_keeps_coming_while_a_reply_streams(session: SessionFile,
     await running.join()
 
 
+async def test_a_long_reply_comes_in_fewer_pieces_than_a_short_one_would(session: SessionFile, tab: Tab) -> None:
+    # Each piece is the whole text, rendered anew for the tabs: 200 kB sent every 50 ms took a core whole.
+    async def long_text() -> AsyncIterator[str]:
+        for _ in range(200):
+            yield "word " * 200  # a kilobyte
+            await asyncio.sleep(0.005)
+
+    running = replies.start(session, session.leaf_id, Reply(long_text(), provider="p", model="m", api="a"))
+    await running.join()
+    events = await tab.until_finished()
+    progress = [event["text"] for event in events if event["type"] == "reply.progress"]
+    assert progress[-1] == "word " * 200 * 200
+    # At least a second of streaming: every 50 ms would be 20 pieces or more (the final text comes twice).
+    assert len(progress) <= 10, [len(text) for text in progress]
+    assert replies.progress_interval(1000) == replies.PROGRESS_INTERVAL  # a short reply still looks live
+
+
 async def test_a_malformed_or_taken_reply_id_is_replaced(session: SessionFile) -> None:
     first = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "same")
     second = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "same")

@@ -227,6 +227,30 @@ def test_compact_says_what_it_will_do_and_waits_for_the_second_click(page, ui, s
     assert ui.position(page) == compaction[0]["id"]
 
 
+def test_compacting_says_the_assistant_is_at_work_until_the_summary_is_written(page, ui, sessions):
+    # A summary takes as long as a reply: meanwhile the button cannot be pressed again, and the panel
+    # says what is happening (it once looked as if the press had done nothing).
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    held: list = []
+
+    def hold(route) -> None:  # the request waits here, as for a slow model (a bound method is refused)
+        held.append(route)
+
+    page.route("**/compact/", hold)
+    panel = ui.open_panel(page, "c256703f", "compact")
+    button = panel.get_by_role("button", name="Compact up to here")
+    status = panel.get_by_role("status")
+    expect(status).to_have_text("", use_inner_text=True)  # nothing said before it is asked
+    button.click()
+    expect(button).to_be_disabled()
+    expect(status).to_have_text("The assistant is writing the summary…", use_inner_text=True)
+    assert len(held) == 1
+    held[0].continue_()
+    expect(page.locator("#entries > article.entry--fold")).to_contain_text("History compacted")
+    assert [line["firstKeptEntryId"] for line in seeded.entries() if line["type"] == "compaction"] == ["c256703f"]
+
+
 def test_who_wrote_an_entry_shows_on_hover_without_moving_its_tools(page, ui, sessions):
     """The author arrives when the pointer rests on an entry: it floats over the head, so the button
     the pointer is heading for stays where it was (it once moved, and the click missed)."""

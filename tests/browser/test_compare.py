@@ -195,6 +195,22 @@ def test_the_trunk_opens_a_page_at_a_time(page, ui, sessions, server, record):
     assert record.errors == []
 
 
+def test_a_word_diff_of_a_branch_with_itself_is_refused_where_it_was_picked(page, ui, sessions, server, record):
+    seeded = sessions.seed("02-tree-branches")
+    url = f"{seeded.url}compare/?e={LEAF}&e={BRANCH_END}"
+    ui.open(page, url)
+    page.get_by_label("Left branch").select_option("2")
+    page.get_by_role("button", name="Show the diff").click()
+    expect(page.locator("#flash")).to_contain_text("Pick two different branches")
+    expect(page.get_by_label("Right branch")).to_be_focused()
+    assert page.url == server.url + url  # still the comparison, not a page refusing it
+    expect(_in_column(page, 1, "Added a docstring to TodoModel.")).to_have_count(1)
+    page.get_by_label("Left branch").select_option("1")
+    page.get_by_role("button", name="Show the diff").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Word diff of branches 1 and 2")
+    assert not record.errors
+
+
 def test_continue_on_a_branch_from_its_column(page, ui, sessions, server):
     seeded = sessions.seed("02-tree-branches")
     ui.open(page, f"/s/{seeded.id}/compare/?e={U2}&e={SUMMARY}")

@@ -133,6 +133,37 @@ def test_changes_elsewhere_update_counts_and_labels_without_moving_the_tab(new_p
     _no_console_errors(record)
 
 
+def test_a_label_set_elsewhere_leaves_the_one_being_typed(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    panel = ui.open_panel(page, "358d8704", "label")
+    field = panel.locator("input[name=label]")
+    field.fill("mine, half typed")
+    _manage(server, "label", str(seeded.path), "358d8704", "from-cli")
+    expect(page.locator("#entry-358d8704 > .entry__head > .tag")).to_have_text("from-cli")
+    expect(field).to_have_value("mine, half typed")
+    expect(field).to_be_focused()
+    _no_console_errors(record)
+
+
+def test_a_compaction_written_elsewhere_folds_the_history_in_every_tab(page, ui, sessions, server, record) -> None:
+    # Appended, a compaction changes how the whole branch reads: its summary takes the place of the
+    # history before the entry it keeps from (its line's "its summary" once led nowhere in other tabs).
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    assert ui.path_ids(page)[0] != "c256703f"
+    summary = "What pi kept of the history"
+    compaction = _manage(server, "compact", str(seeded.path), "--keep-from", "c256703f", "--summary", summary)
+    ui.wait_position(page, compaction)
+    expect(page.locator(f"#fold-{compaction}")).to_contain_text(summary)
+    expect(page.locator(f"#entry-{compaction} a[href='#fold-{compaction}']")).to_be_visible()
+    page.wait_for_function(
+        "() => document.querySelector('#entries > article.entry[data-entry]').dataset.entry === 'c256703f'"
+    )
+    assert ui.path_ids(page) == ["c256703f", "358d8704", LEAF, compaction]
+    _no_console_errors(record)
+
+
 def test_pitree_navigate_from_another_process_offers_to_follow_without_a_reload(
     new_page, ui, sessions, server, record
 ) -> None:
@@ -163,6 +194,9 @@ def test_a_rename_by_another_process_shows_in_the_session_header(page, ui, sessi
     _manage(server, "rename", str(seeded.path), "Renamed from the CLI")
     expect(page.locator("#session-title")).to_have_text("Renamed from the CLI")
     expect(page).to_have_title("Renamed from the CLI · pitree")
+    # Its Rename field holds the new name: saved as it was, it would have undone the rename.
+    page.locator("details.rename > summary").click()
+    expect(page.locator("details.rename input[name=name]")).to_have_value("Renamed from the CLI")
     _no_console_errors(record)
 
 
@@ -218,6 +252,35 @@ def test_a_stale_tab_s_message_is_refused_and_continues_from_the_latest(page, ui
     switch.restore()
     _live(page)
     expect(badge).to_be_hidden()
+    assert not record.errors
+
+
+def test_continue_from_the_latest_follows_what_the_tab_has_shown_since(page, ui, sessions, server, record) -> None:
+    # Offered while the tab was behind, "Continue from the latest" names the newest entry then; once the
+    # tab has shown more of that branch (a reply, pi going on), it once sent there anyway and was refused
+    # a second time.
+    seeded = sessions.seed("01-linear")
+    switch = _cut_socket(page)
+    _open(ui, page, seeded.url)
+    switch.cut()
+    by_pi = _cli_append(server, seeded, "pi went on meanwhile")
+    page.locator("#composer textarea[name=text]").fill("Sent from a stale tab")
+    page.locator("#composer button[type=submit]").click()
+    flash = page.locator("#flash")
+    expect(flash).to_contain_text("Nothing was sent: the conversation went on")
+    switch.restore()
+    _live(page)
+    ui.wait_position(page, by_pi)
+    then = _cli_append(server, seeded, "and pi went on again", "--parent", by_pi)
+    ui.wait_position(page, then)  # the tab shows it, under the refusal's offer
+
+    flash.get_by_role("button", name="Continue from the latest").click()
+    ui.wait_position_change(page, then)
+    user, reply = seeded.entries()[-2:]
+    assert user["parentId"] == then and user["message"]["content"] == "Sent from a stale tab"
+    assert reply["parentId"] == user["id"] and ui.position(page) == reply["id"]
+    expect(flash).not_to_contain_text("Nothing was sent")
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("")
     assert not record.errors
 
 
@@ -315,6 +378,8 @@ def test_a_replaced_file_is_fetched_again_keeping_the_draft(page, ui, sessions, 
     ui.wait_position(page, "c256703f")
     assert ui.path_ids(page)[-1] == "c256703f" and "358d8704" not in ui.path_ids(page)
     expect(page.locator("#composer textarea[name=text]")).to_have_value("half-written thought")
+    # What the reader saw changed: the tab says why.
+    expect(page.locator("#flash")).to_contain_text("This session's file was replaced or rewritten")
     # And it follows the new file from there.
     new_id = _cli_append(server, seeded, "after the replacement", "--parent", "c256703f")
     ui.wait_position(page, new_id)
@@ -410,3 +475,60 @@ def test_offline_the_badge_says_so_and_a_send_says_it_reached_no_server(page, ui
     with seeded.path.open("ab") as file:  # as pi appends
         file.write(json.dumps(_message("ffff0001", LEAF, "user", "written once back online")).encode() + b"\n")
     expect(page.locator("#entry-ffff0001")).to_contain_text("written once back online")
+
+
+def test_a_tree_refresh_that_reaches_no_server_is_made_again_once_back(page, ui, sessions, server, record) -> None:
+    # It once failed as an uncaught error in the page, and the panel stayed without what the file gained.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    page.route("**/tree/**", lambda route: route.abort("internetdisconnected"))
+    with page.expect_event("requestfailed", lambda request: "/tree/" in request.url):
+        added = _cli_append(server, seeded, "Written while the tree could not be fetched")
+    ui.wait_position(page, added)
+    expect(page.locator(f"#tree-panel [data-entry='{added}']")).to_have_count(0)
+    page.unroute("**/tree/**")
+    page.context.set_offline(True)
+    page.context.set_offline(False)
+    expect(page.locator(f"#tree-panel [data-entry='{added}']")).to_be_visible()
+    assert not record.errors, record.errors  # (htmx itself logs the failed request to the console)
+
+
+def test_summarize_the_branch_i_leave_stays_ticked_while_the_file_grows(page, ui, sessions, server, record) -> None:
+    # The tree panel is fetched again at every append (an agent writing): the choice was silently
+    # unticked each time, and the next move left its branch without the summary asked for.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    summarize = page.locator("#tree-panel input[name=summarize]")
+    summarize.check()
+    added = _cli_append(server, seeded, "An agent goes on")
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{added}']")).to_be_visible()
+    expect(summarize).to_be_checked()
+    page.locator("#tree-panel button.tree__node[data-entry='c256703f']").click()
+    ui.wait_position_change(page, added)
+    assert seeded.entries()[-1]["type"] == "branch_summary"  # the move wrote the summary asked for
+    expect(page.locator("#tree-panel input[name=summarize]")).not_to_be_checked()  # one move used it
+    _no_console_errors(record)
+
+
+def test_a_tree_read_away_from_the_position_stays_put_as_the_file_grows(page, ui, sessions, server, record) -> None:
+    # Every append fetches the panel again; it once scrolled back to the tab's position each time, so
+    # that its other rows could not be read while an agent wrote.
+    lines, parent = [], None
+    for n in range(60):
+        entry_id = f"e{n:07d}"
+        lines.append(_message(entry_id, parent, "user" if n % 2 == 0 else "assistant", f"entry {n}"))
+        parent = entry_id
+    seeded = sessions.write_lines(lines)
+    page.set_viewport_size({"width": 1400, "height": 700})
+    _open(ui, page, seeded.url)
+    aside = page.locator("#tree-aside")
+    expect(page.locator("#tree-panel .tree__row.is-position")).to_be_in_viewport()
+    aside.evaluate("(el) => { el.scrollTop = 0; }")
+    first = page.locator("#tree-panel button.tree__node[data-entry='e0000000']")
+    top = first.evaluate("(el) => el.getBoundingClientRect().top")
+    added = _cli_append(server, seeded, "An agent goes on", "--parent", parent)
+    expect(page.locator(f"#tree-panel button.tree__node[data-entry='{added}']")).to_have_count(1)
+    page.wait_for_function("() => !document.querySelector('#tree-panel.htmx-request, .htmx-settling')")
+    assert first.evaluate("(el) => el.getBoundingClientRect().top") == top
+    expect(page.locator("#tree-panel .tree__row.is-position")).not_to_be_in_viewport()
+    _no_console_errors(record)

@@ -113,3 +113,41 @@ def test_a_regenerated_answer_streams_in_the_tab_that_asked(page, ui, sessions, 
     expect(page.locator("#entries > article[data-reply]")).to_have_count(0)
     expect(page.locator(f"#entry-{reply_id} .navigator__count")).to_have_text("2/2")
     assert not record.errors
+
+
+def test_an_edit_being_answered_is_not_taken_for_a_move_by_someone_else(page, ui, sessions, record) -> None:
+    # The edited message moves the session to a sibling of what the tab shows until the answer comes
+    # with the reply: the tab once said "moved to another branch (by another tab or program)" meanwhile.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    meta = page.locator("#session-meta").inner_text()
+    panel = ui.open_panel(page, "c256703f", "edit")
+    panel.locator("textarea").fill("Asked differently")
+    panel.locator("textarea").press("Control+Enter")
+    expect(page.locator("#entries > article[data-reply].is-streaming .stream")).to_contain_text("Offline responder")
+    expect(page.locator("#session-meta")).not_to_have_text(meta)  # the new message's batch has come
+    assert seeded.entries()[-1]["message"]["content"] == "Asked differently"
+    # (the note would come with that batch, at once; waiting for it to go would pass once the answer came)
+    assert page.locator("#moved-note").count() == 0
+    reply_id = ui.wait_position_change(page, LEAF)
+    assert seeded.entries()[-1]["id"] == reply_id
+    expect(page.locator("#moved-note")).to_have_count(0)
+    assert not record.errors
+
+
+def test_ctrl_enter_while_a_reply_is_written_says_why_nothing_was_sent(page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    _send(page, "Answer me slowly")
+    expect(page.locator("#entries article.is-pending .stream")).to_contain_text("Offline responder")
+    box = page.locator("#composer textarea[name=text]")
+    box.fill("And then this")
+    box.press("Control+Enter")
+    expect(page.locator("#flash")).to_contain_text("A reply is being written on this branch")
+    expect(box).to_have_value("And then this")
+    page.locator("#composer [data-stop]").click()
+    ui.wait_position_change(page, LEAF)
+    assert [e["message"]["content"] for e in seeded.entries() if e.get("message", {}).get("role") == "user"][-1] == (
+        "Answer me slowly"
+    )
+    assert not record.errors

@@ -121,3 +121,23 @@ def test_every_tab_s_pickers_follow_a_change_made_elsewhere(new_page, ui, sessio
     for page in (picking, watching):
         expect(page.locator("#entry-f0f0f0f0")).to_contain_text("Thinking level → low")
         expect(page.locator(level)).to_have_value("low")
+
+
+def test_a_level_picked_with_the_keyboard_keeps_the_focus_in_its_picker(page, ui, sessions) -> None:
+    # Each pick answers with the transcript, pickers included: the focus once fell to the message box,
+    # so a keyboard user could not go on to the next level with the arrow keys.
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    picker = page.locator("#composer-settings select[name=level]")
+    expect(picker).to_have_value("medium")
+    picker.focus()
+    page.keyboard.press("ArrowDown")
+    ui.wait_position_change(page, POSITION)
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")
+    expect(page.locator("#composer-settings select[name=level]")).to_be_focused()
+    first = ui.position(page)
+    page.keyboard.press("ArrowDown")
+    ui.wait_position_change(page, first)
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("xhigh")
+    expect(page.locator("#composer-settings select[name=level]")).to_be_focused()
+    assert [line.get("thinkingLevel") for line in seeded.lines()[-2:]] == ["high", "xhigh"]

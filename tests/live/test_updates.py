@@ -57,6 +57,7 @@ async def test_a_rename_updates_the_header(open_tab, sessions) -> None:
     batch = (await tab.until_entry(renamed["id"]))[-1]
     assert batch["title"] == "Endpoints, <b>done</b>"  # text: the page sets it as text, not HTML
     assert batch["doctitle"] == "Endpoints, <b>done</b> · pitree"
+    assert batch["name"] == "Endpoints, <b>done</b>"  # for the Rename field, which would save the old one
     assert "Endpoints, &lt;b&gt;done&lt;/b&gt;" in batch["entries"][0]["html"]
 
 

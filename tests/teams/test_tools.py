@@ -14,6 +14,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from support.teams import LEAF, World
 
+from sessions_app.access.workspaces import personal_workspace
 from sessions_app.live.groups import session_group
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
@@ -114,3 +115,27 @@ def test_a_comparison_offers_the_reader_s_tools_only(world: World, role: str) ->
     assert html.count('class="compare__label"') == (2 if writes else 0)
     assert html.count("Fork into a new file") == (2 if forks else 0)
     assert html.count("Continue on this branch") == 2  # moving a tab is every reader's
+
+
+@pytest.mark.parametrize("role", sorted(OFFERED))
+def test_compacting_and_summarizing_a_branch_left_are_offered_to_writers_only(world: World, role: str) -> None:
+    # A viewer was offered "Compact history…" (refused with a 403 when used) and "Summarize the branch
+    # I leave" (whose move writes nothing for them, so no summary either).
+    writes, _ = OFFERED[role]
+    client = world.client(role)
+    assert ("Compact history…" in client.get(world.url()).content.decode()) == writes
+    assert ('name="summarize"' in client.get(world.url("tree/"), **HX).content.decode()) == writes
+
+
+@pytest.mark.parametrize("role", sorted(OFFERED))
+def test_the_sidebar_starts_a_new_session_in_the_reader_s_own_workspace(world: World, role: str) -> None:
+    # It proposed the instance's default workspace to everyone, where only its owner may start one (the
+    # press was refused), and to a link holder without an account, who has no workspace at all.
+    page = world.client(role).get(world.url()).content.decode()
+    proposed = re.search(r'<details class="new-session">.*?name="cwd" value="([^"]*)"', page, re.S)
+    if role == "link":
+        assert proposed is None
+    else:
+        assert proposed is not None and proposed.group(1) == personal_workspace(world.users[role]).cwd
+        response = world.client(role).post("/new/", {"cwd": proposed.group(1)}, **HX)
+        assert response.status_code == 200 and response["HX-Redirect"].startswith("/s/")

@@ -163,7 +163,7 @@ def test_compaction_folds_older_history_behind_a_card_that_opens(client, pi) -> 
 def _row(html: str, entry_id: str) -> str:
     """The ``class`` of the tree row holding ``entry_id``'s button (after the row's guide glyphs)."""
     match = re.search(
-        r'<li class="([^"]*)"[^>]*>(?:<span[^>]*>[^<]*</span>)?<button[^>]*value="' + entry_id + '"', html
+        r'<li class="([^"]*)"[^>]*>(?:<span[^>]*>[^<]*</span>)*<button[^>]*value="' + entry_id + '"', html
     )
     return match.group(1) if match else ""
 
@@ -191,6 +191,32 @@ def test_tree_panel_filters_and_marks_the_path(client, pi) -> None:
     assert fold and 'value="b6d611de"' not in at_other  # a label entry inside the fold is not drawn
     run = client.get(fold.group(1).replace("&amp;", "&")).content.decode()
     assert re.findall(r'data-entry="([^"]+)"', run)[0] == "b6d611de" and "tree__node--label" in run
+
+
+def test_a_conversation_asked_differently_at_many_points_stays_inside_the_tree_panel(client, sessions_dir) -> None:
+    # Each branch point on the path nests what follows one level deeper, as pi's /tree does: guides drawn
+    # whole would take the panel's width and push the rows' entries out of sight.
+    from sessions_app.display.treepanel import GUIDE_LEVELS, PIPE
+    from sessions_app.sessionfiles import entries as E
+    from sessions_app.sessionfiles.fork import create_session
+
+    session = create_session(sessions_dir, "/w", fsync=False)
+    parent = session.append(E.user_message("the start"), None)["id"]
+    for n in range(12):
+        asked = session.append(E.user_message(f"question {n}"), parent)["id"]
+        session.append(E.user_message(f"asked differently {n}"), parent)
+        parent = session.append(E.assistant_message(f"answer {n}", provider="p", model="m", api="a"), asked)["id"]
+    html = client.get(reverse("sessions:tree", args=[session.session_id]), {"filter": "all"}).content.decode()
+    rows = re.findall(
+        r'<li class="tree__row([^"]*)"[^>]*aria-level="(\d+)"[^>]*>(<span class="tree__deep"[^>]*>⋯</span>)?'
+        r'<span class="tree__guide" aria-hidden="true">([^<]*)</span>',
+        html,
+    )
+    assert len(rows) == 1 + 12 * 3
+    assert all(len(guide) <= GUIDE_LEVELS * len(PIPE) for _, _, _, guide in rows)
+    position = [(int(level), deep) for classes, level, deep, _ in rows if "is-position" in classes]
+    assert position == [(13, position[0][1])] and "⋯" in position[0][1]  # its depth is still told
+    assert not any(deep for _, level, deep, _ in rows if int(level) <= GUIDE_LEVELS + 1)  # drawn whole
 
 
 def test_large_blocks_load_lazily_and_raw_lines_are_served_as_stored(client, sessions_dir) -> None:
