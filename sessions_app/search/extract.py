@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..sessionfiles.entries import block_text
+
 # One entry can hold megabytes of tool output; beyond this, its text is not indexed (a snippet is cut
 # from the stored text at query time, and very long rows would make every query that hits them slow).
 MAX_TEXT_CHARS = 200_000
@@ -50,7 +52,9 @@ def _string(value: Any) -> str:
 
 
 def _content(content: Any) -> Iterator[str]:
-    """A message's content: a string, or blocks (text, thinking, tool calls; images have no text)."""
+    """A message's content: a string, or blocks (text, thinking, tool calls; images have no text). A
+    text block's text is what the core reads of it (``entries.block_text``: a ``text`` that is no
+    string as JS's ``String()`` writes it, docs/format.md §10)."""
     if isinstance(content, str):
         yield content
         return
@@ -61,7 +65,7 @@ def _content(content: Any) -> Iterator[str]:
             continue
         kind = block.get("type")
         if kind == "text":
-            yield _string(block.get("text"))
+            yield block_text(block) or ""
         elif kind == "thinking":
             yield _string(block.get("thinking"))
         elif kind == "toolCall":

@@ -41,7 +41,7 @@ from .extract import searchable_text
 from .query import fts_query
 from .text import MATCH_END, MATCH_START, TOKEN_CATEGORIES, display_form, index_form
 
-SCHEMA_VERSION = 2  # bump when the tables or the tokenizer change: the index is then rebuilt
+SCHEMA_VERSION = 3  # bump when the tables, the tokenizer or what is indexed change: the index is then rebuilt
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another one (a first build of a large file takes seconds)
 PAGE_SIZE = 20
 SNIPPET_TOKENS = 24

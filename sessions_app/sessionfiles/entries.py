@@ -206,6 +206,68 @@ def js_number(value: float) -> str:
     return f"{sign}{mantissa}e{'+' if point > 0 else '-'}{abs(point - 1)}"
 
 
+# JS's StringNumericLiteral (once trimmed): a signed decimal or Infinity, or an unsigned hex, octal or binary.
+_JS_NUMBER = re.compile(
+    r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+"
+)
+_RADIXES = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
+
+
+def js_to_number(value: Any) -> float:
+    """``Number(value)`` of a JSON value, what JS's ``<`` and ``>=`` compare: a number as it is, a
+    boolean 0 or 1, ``null`` 0, a string read as a number literal once trimmed (empty: 0; decimal,
+    ``Infinity``, hex, octal or binary; anything else NaN), an array as its ``String()``, an object NaN."""
+    if isinstance(value, bool) or value is None:
+        return float(bool(value))
+    if isinstance(value, int | float):
+        return _to_float(value)
+    if isinstance(value, list):
+        value = js_string(value)
+    return _string_to_number(value) if isinstance(value, str) else math.nan
+
+
+def _string_to_number(text: str) -> float:
+    text = js_trim(text)
+    if not text:
+        return 0.0
+    if _JS_NUMBER.fullmatch(text) is None:
+        return math.nan
+    if text[-8:] == "Infinity":
+        return -math.inf if text[0] == "-" else math.inf
+    if text[:1] == "0" and text[1:2] in _RADIXES:
+        return _to_float(int(text[2:], _RADIXES[text[1]]))
+    return float(text)
+
+
+def _to_float(number: float) -> float:
+    """A JSON number as JS's double: an integer too large for one is infinite."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
+def block_text(block: Any) -> str | None:
+    """The text of a text block as pi's list reads it (``block.text``, joined by ``Array.join``): a
+    string as it is, nothing for ``null`` or a missing ``text``, any other value as JS's ``String()``
+    writes it; None for a block that is no text block."""
+    if not isinstance(block, dict) or block.get("type") != "text":
+        return None
+    text = block.get("text")
+    return text if isinstance(text, str) else "" if text is None else js_string(text)
+
+
+def joined_text(content: Any) -> str:
+    """The text of a message ``content`` as pi's session list reads it (its ``extractTextContent``,
+    docs/format.md §10): a string as it is, else every text block's text joined by a space, where a
+    block without text still takes its place (blocks with ``"a"`` and no text give ``"a "``)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return " ".join(text for text in map(block_text, content) if text is not None)
+
+
 def session_name(value: Any) -> str | None:
     """The name a ``session_info`` line gives the session (docs/format.md §4.5): pi's
     ``name?.trim() || undefined``, where a name that is no string names nothing."""

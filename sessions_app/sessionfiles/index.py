@@ -65,6 +65,7 @@ from .lines import (
     parse_value,
     read_head,
 )
+from .migrate import read_version
 
 NO_PARENT = -1
 PENDING = -2  # a parent id not resolved while reading (not seen yet, or unusual): see ``commit``
@@ -700,8 +701,7 @@ class IndexBuilder:
             self.reports.append((lineno, "skipped before the header: not a JSON object"))
             return
         self.header = header_of(value, self.source, lineno)
-        version = value.get("version")
-        self.version = version if isinstance(version, int) and not isinstance(version, bool) else 1
+        self.version = read_version(value)
 
     def _v1_id(self, lineno: int) -> str:
         """A stable id for a v1 line (pi assigns random ones when it rewrites; pitree never rewrites)."""

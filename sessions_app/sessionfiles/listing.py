@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from .entries import content_text, js_trim, label_text, session_name
+from .entries import joined_text, js_trim, label_text, session_name
 from .index import (
     MAX_LINE_BYTES,
     MESSAGE,
@@ -49,6 +49,7 @@ from .lines import (
     loads_line,
     nested_too_deeply,
 )
+from .migrate import read_version
 from .store import HEADER_LIMIT, LongLine, SessionFile, open_regular, read_chunks, reopen_regular
 
 NO_MESSAGES = "(no messages)"
@@ -312,8 +313,8 @@ def _read_header(facts: _Facts, line: bytes | memoryview, source: str) -> bool:
     if not isinstance(value, dict):
         return False
     header = header_of(value, source, 1)
-    version = header.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 2:
+    version = read_version(header)
+    if version < 2:
         return False
     facts.header, facts.version = header, version
     return True
@@ -330,10 +331,10 @@ def _first_message(session: SessionFile) -> str:
 
 
 def _text(entry: Any) -> str | None:
-    """The text of a user message entry, when it has some that is not blank (whitespace as pi's
+    """The text of a user message entry as pi's list reads it, when it is not blank (whitespace as pi's
     ``trim()`` counts it; pi itself skips only empty texts: docs/format.md §10, §11.2)."""
     message = entry.get("message") if isinstance(entry, dict) else None
-    text = content_text(message.get("content")) if isinstance(message, dict) else ""
+    text = joined_text(message.get("content")) if isinstance(message, dict) else ""
     return text if js_trim(text) else None
 
 

@@ -1,4 +1,5 @@
-"""Older session versions, brought to version 3 in memory as each entry is decoded (docs/format.md §8.6).
+"""Older session versions, brought to version 3 in memory as each entry is decoded (docs/format.md §8.6),
+and which version a header's file is read as (``read_version``, §2.2).
 
 pi rewrites such a file on open; pitree never does (docs/format.md §8.6). The index already gave every v1
 line an id and a parent; here an entry's body gets the rest: the new keys appended at the end (as pi's
@@ -7,8 +8,32 @@ rewrite leaves them), ``firstKeptEntryIndex`` resolved to an id, and v2's ``hook
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
+
+from .entries import SESSION_VERSION, js_to_number
+
+MAX_VERSION = 2**53
+"""The largest version reported as it is (JS's largest safe integer, which the listing cache's integers
+hold too): beyond 3, a version only has to say that it is newer."""
+
+
+def read_version(header: dict[str, Any]) -> int:
+    """The version a file is read as (docs/format.md §2.2), as pi's migration decides it: its header's
+    ``version ?? 1``, compared by JS's ``>=`` and ``<``, which read it as a number (``"3"``, ``3.0``
+    and ``[3]`` are 3). Below 2 is 1, below 3 is 2; a version that is no number (``"abc"``) passes
+    neither test, and pi migrates nothing: 3. A whole number from 3 on is reported as it is, any
+    other version from 3 on as 3."""
+    value = header.get("version")
+    number = 1.0 if value is None else js_to_number(value)
+    if math.isnan(number):
+        return SESSION_VERSION
+    if number < 2:
+        return 1
+    if number < SESSION_VERSION:
+        return 2
+    return int(number) if number.is_integer() and number <= MAX_VERSION else SESSION_VERSION
 
 
 def migrate_entry(
@@ -38,10 +63,8 @@ def migrate_entry(
 
 
 def migrate_header(header: dict[str, Any]) -> dict[str, Any]:
-    """The header as pi's rewrite leaves it: ``version: 3`` appended at the end."""
-    version = header.get("version", 1)
-    if isinstance(version, int) and not isinstance(version, bool) and version >= 3:
+    """The header as pi's migration leaves it: a version 1 or 2 file's ``version`` is 3, in the place
+    of the old value, or last when there was none (JS's assignment keeps a key where it is)."""
+    if read_version(header) >= SESSION_VERSION:
         return header
-    migrated = {key: value for key, value in header.items() if key != "version"}
-    migrated["version"] = 3
-    return migrated
+    return {**header, "version": SESSION_VERSION}

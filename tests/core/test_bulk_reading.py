@@ -50,8 +50,12 @@ KINDS = st.sampled_from([0] * 12 + [1, 1, 2, 2, 3, 3, 3, 4, 4, 5] + list(range(6
 # Files a list reads without the index, and the few odd lines that only show when looked for (an id
 # used twice, an over-long line, invalid UTF-8 in a part the head decoder skips).
 LIST_KINDS = st.sampled_from([0] * 12 + [1, 3, 4, 4, 4, 5, 5, 2, 14, 16])
-HEADERS = st.sampled_from([{}, {}, {}, {"version": 2}, {"version": 1}, {"version": None}, {"pad": "h" * 300}])
-CONTENTS = st.sampled_from(["hello", "  ", "", None, [{"type": "text", "text": "hi"}], [{"type": "image"}], 3])
+VERSIONS = [{"version": 2}, {"version": 1}, {"version": None}, {"version": "2"}, {"version": 3.0}, {"version": "x"}]
+HEADERS = st.sampled_from([{}, {}, {}, *VERSIONS, {"pad": "h" * 300}])
+ODD_TEXTS = [{"type": "text"}, {"type": "text", "text": 5}]
+CONTENTS = st.sampled_from(
+    ["hello", "  ", "", None, [{"type": "text", "text": "hi"}], [{"type": "image"}], 3, ODD_TEXTS]
+)
 
 
 @st.composite

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 import uuid
@@ -146,3 +147,41 @@ def test_content_text() -> None:
     assert E.content_text(blocks, separator=" | ") == "a | b"
     assert E.content_text("plain") == "plain"
     assert E.content_text(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "number"),
+    [
+        *[(value, 3.0) for value in (3, 3.0, "3", " 3\n", "\ufeff3\u2028", "3.", "3e0", "0x3", "0X3", "0b11", "0o3")],
+        *[(value, 3.0) for value in ([3], ["3"], [[3]])],
+        *[(value, 0.0) for value in (None, False, "", " ", [], [None], "0e5", "00")],
+        (True, 1.0),
+        (".5", 0.5),
+        ("-.5e-3", -0.0005),
+        ("+Infinity", math.inf),
+        ("-Infinity", -math.inf),
+        ("1e999", math.inf),
+        (10**400, math.inf),
+        ("0xFFFFFFFFFFFFFFFFFFFF", float(2**80 - 1)),
+        *[(value, math.nan) for value in ("abc", "inf", "nan", "1_0", "-0x3", "0x", "0b2", ".", "3 3", "\u180e3")],
+        *[(value, math.nan) for value in ({}, {"v": 3}, [1, 2])],
+    ],
+)
+def test_js_to_number_reads_values_as_javascript_does(value: Any, number: float) -> None:
+    """``Number(value)``, what JS's comparisons make of a header's version (checked against node in
+    tests/pi_compat/test_fuzz_findings.py)."""
+    got = E.js_to_number(value)
+    assert got == number or (math.isnan(got) and math.isnan(number))
+
+
+def test_joined_text_joins_text_blocks_as_javascript_joins_them() -> None:
+    """pi's list reads a content's text blocks' ``text`` joined by a space: a value that is no string as
+    ``String()`` writes it, a missing or null one as nothing, which still takes its place."""
+    odd = [5, None, [1, [2, None], "x"], {"k": 1}, 1e21, True, 1.5, 2.0]
+    blocks = [{"type": "text", "text": "a"}, {"type": "text"}, *({"type": "text", "text": text} for text in odd)]
+    blocks += [{"type": "image", "data": "…"}, "junk", None, {"type": "thinking", "thinking": "t"}]
+    assert E.joined_text(blocks) == "a  5  1,2,,x [object Object] 1e+21 true 1.5 2"
+    assert E.joined_text([{"type": "text"}, {"type": "text", "text": "b"}]) == " b"
+    assert E.joined_text("plain") == "plain"
+    assert E.joined_text(None) == E.joined_text(5) == E.joined_text({"type": "text", "text": "x"}) == ""
+    assert E.block_text({"type": "image"}) is None and E.block_text({"type": "text"}) == ""

@@ -12,6 +12,7 @@ import pytest
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.errors import NotASession, UnsupportedFormat
+from sessions_app.sessionfiles.listing import read_info
 from sessions_app.sessionfiles.store import SessionFile
 
 
@@ -382,13 +383,46 @@ def test_version_above_3_is_read_as_v3(write_file: Any, L: Any) -> None:
     assert path_ids(session) == ["a"]
 
 
+MISSING = object()
+VERSIONS_READ = [
+    # As pi's migration compares ``version ?? 1`` (docs/format.md §2.2): JS reads the value as a number.
+    *[(value, 3) for value in ("3", 3.0, "3.0", " 3\n", "0x3", "0b11", "3e0", [3], ["3"], [[3]], 3.5, "Infinity")],
+    *[(value, 3) for value in ("abc", {}, [1, 2], "3 3", 1e300)],  # no number, or beyond 2**53: 3
+    ("4", 4),
+    (4.0, 4),
+    *[(value, 2) for value in ("2", 2.0, 2.5, "2.9", " 2 ", "0x2", [2], ["2"])],
+    *[(value, 1) for value in (MISSING, None, 1, 1.0, 0, -1, 1.5, "1", "", " ", "-Infinity", True, False, [], [None])],
+]
+
+
+@pytest.mark.parametrize(("value", "version"), VERSIONS_READ)
+def test_a_header_version_is_read_as_javascript_compares_it(write_file: Any, L: Any, value: Any, version: int) -> None:
+    """``"3"`` and ``3.0`` are version 3, ``"2"`` is 2 and ``0`` or ``true`` is 1, as in pi; the header is
+    kept as written, except that an older version reads as ``3`` in its place (pi's migration)."""
+    head = L.header(version=None if value is MISSING else value)
+    if value is None:
+        head = {"type": "session", "version": None, **head}
+    hook = {"role": "hookMessage", "customType": "ext", "content": "from a hook", "display": True, "timestamp": 1}
+    path = write_file(head, L.entry("h", None, "message", message=hook), L.user("u", "h", "hi"))
+    session = read_everything(path)
+    index = session.index
+    assert index.version == version
+    assert index.read_only == (version < 3)
+    assert read_info(path).version == version
+    assert (index.ids[0] == "h") == (version > 1)  # a version 1 file's lines get pitree's ids
+    assert session.entry(index.ids[0])["message"]["role"] == ("hookMessage" if version >= 3 else "custom")
+    expected = head if version >= 3 else {**head, "version": 3}
+    assert list(session.header.items()) == list(expected.items())
+
+
 def test_v2_file_renames_hook_messages_and_is_read_only(write_file: Any, L: Any) -> None:
     hook = {"role": "hookMessage", "customType": "ext", "content": "from a hook", "display": True, "timestamp": 1}
     path = write_file(L.header(version=2), L.user("a", None, "hi"), L.entry("h", "a", "message", message=hook))
     session = read_everything(path)
     assert session.index.version == 2 and session.index.read_only
     assert path_ids(session) == ["a", "h"]  # v2 ids are kept
-    assert session.header["version"] == 3 and list(session.header)[-1] == "version"
+    # pi's migration sets the version where it was (JS's assignment keeps a key in its place).
+    assert list(session.header.items())[:3] == [("type", "session"), ("version", 3), ("id", "sess-1")]
     assert [m["role"] for m in session.context().messages] == ["user", "custom"]
     assert session.entry("h")["message"] == {**hook, "role": "custom"}
     assert b"hookMessage" in path.read_bytes()

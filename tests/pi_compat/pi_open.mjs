@@ -22,6 +22,12 @@
 //   listing: the result gets `listing`, pi's SessionInfo for the file as SessionManager.listAll lists
 //     it (before the file is opened, which may repair it): {id, cwd, name, parentSessionPath,
 //     created, modified, messageCount, firstMessage}, or null when pi leaves the file out.
+//   listingFile: list this file instead of FILE (its bytes under FILE's name, with FILE's mtime): the
+//     same session as pi's list would read it with other bytes (a test's way to set aside one
+//     documented difference of pi's list).
+//
+// `name` is pi's getSessionName(), or null with `nameError` when it throws (a latest session_info
+// whose name is no string: pi calls .trim() on it).
 //
 // Why a flat tree (treeRoots + treeNodes with child ids) instead of nested nodes: a long
 // linear chat nests one level per entry, and both JSON.stringify (~10k levels) and
@@ -135,6 +141,16 @@ function flattenTree(roots) {
     return { treeRoots: roots.map((n) => n.entry.id), treeNodes };
 }
 
+/** pi's session name; `nameError` instead when getSessionName() throws (it calls .trim() on the
+ * latest session_info's name, whatever that name is). */
+function sessionName(sm) {
+    try {
+        return { name: sm.getSessionName() ?? null };
+    } catch (err) {
+        return { name: null, nameError: err instanceof Error ? err.message : String(err) };
+    }
+}
+
 /** What pi computes at its current leaf: the position's path, context and context entries. */
 function contextAt(sm) {
     const context = sm.buildSessionContext();
@@ -177,8 +193,22 @@ function positionResults(sm, entries, byId, positions) {
     });
 }
 
-/** pi's SessionInfo for `file`, as its session list builds it; null when pi leaves the file out. */
-async function listingOf(mod, file) {
+/** pi's SessionInfo for `file`, as its session list builds it; null when pi leaves the file out.
+ * With `source`, the bytes listed are those of `source`, put in place of `file` in a folder of their own
+ * (with `file`'s modification time, which pi may date the session by). */
+async function listingOf(mod, file, source) {
+    if (source) {
+        const folder = mkdtempSync(join(scratch, "l-"));
+        const stand = join(folder, basename(file));
+        copyFileSync(source, stand);
+        const stats = statSync(file);
+        utimesSync(stand, stats.atime, stats.mtime);
+        try {
+            return await listingOf(mod, stand);
+        } finally {
+            rmSync(folder, { recursive: true, force: true });
+        }
+    }
     const infos = await mod.SessionManager.listAll(dirname(file));
     const info = infos.find((i) => i.path === file);
     if (!info) return null;
@@ -205,7 +235,7 @@ async function openOne(mod, file, options) {
         const stats = statSync(file);
         utimesSync(copy, stats.atime, stats.mtime); // a listing may date the session by the file's mtime
         const before = readFileSync(copy);
-        const listing = options.listing ? await listingOf(mod, copy) : undefined;
+        const listing = options.listing ? await listingOf(mod, copy, options.listingFile) : undefined;
 
         const sm = mod.SessionManager.open(copy);
         const entries = sm.getEntries();
@@ -233,7 +263,7 @@ async function openOne(mod, file, options) {
             branchIds,
             entryCount: entries.length,
             labels,
-            name: sm.getSessionName() ?? null,
+            ...sessionName(sm),
             context,
             contextEntryIds,
             ...flattenTree(sm.getTree()),

@@ -29,10 +29,10 @@ from support.session_fuzz import ODDITIES, FuzzFile, generate
 
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.context import SessionContext
-from sessions_app.sessionfiles.entries import js_trim
+from sessions_app.sessionfiles.entries import js_string, js_trim, js_truthy
 from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.index import SessionIndex
-from sessions_app.sessionfiles.instants import format_iso, iso_to_ms
+from sessions_app.sessionfiles.instants import MAX_MS, format_iso, iso_to_ms
 from sessions_app.sessionfiles.listing import NO_MESSAGES, read_info
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
@@ -47,15 +47,25 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _write(folder: Path, number: int) -> tuple[FuzzFile, Path, Path]:
-    """Generate file ``number`` into ``folder``: the file pitree reads and the one pi is given."""
+    """Generate file ``number`` into ``folder``: the file pitree reads and the one pi is given (and,
+    when pi's list must read other bytes, docs/format.md §11.2, those under ``pi-list/``)."""
     fuzz = generate(random.Random(f"{SEED}:{number}"), f"{number}", folder / "pitree" / f"{number}")
     mine = folder / f"{number}.jsonl"
     theirs = folder / "pi" / f"{number}.jsonl"
     mine.write_bytes(fuzz.data())
     theirs.write_bytes(fuzz.reference())
-    for path in (mine, theirs):
+    paths = [mine, theirs]
+    if fuzz.listing_reference() != fuzz.reference():
+        paths.append(_listed(theirs))
+        paths[-1].write_bytes(fuzz.listing_reference())
+    for path in paths:
         os.utime(path, ns=(fuzz.mtime_ns, fuzz.mtime_ns))
     return fuzz, mine, theirs
+
+
+def _listed(theirs: Path) -> Path:
+    """Where the bytes pi's list reads of ``theirs`` go when they differ from it."""
+    return theirs.parent.parent / "pi-list" / theirs.name
 
 
 def _positions(index: SessionIndex, rng: random.Random, version: int) -> list[Any]:
@@ -110,8 +120,9 @@ class Comparison:
         if self.fuzz.version == 1:
             self.v1_ids = dict(zip(got["entryIds"], index.ids))
         self.check(got["sessionId"], self.session.session_id, "session id")
-        self.check(got["header"], self.session.header, "header")
-        self.check(got["name"], index.name, "name")
+        # Key order too: a version 1 or 2 header's new version takes the old one's place (docs/format.md §8.6).
+        self.check(list(got["header"].items()), list(self.session.header.items()), "header")
+        self._name(index)
         # docs/format.md §4.4: a label that is no string is kept as the text JS's String() makes of it.
         self.check({self.pi_id(k): v for k, v in got["labelTexts"].items()}, _labels(index), "labels")
         self._entries(index)
@@ -121,6 +132,17 @@ class Comparison:
             self._position(result)
         self._listing(index)
         return self.problems
+
+    def _name(self, index: SessionIndex) -> None:
+        """pi's name; where pi's ``getSessionName`` throws (the latest ``session_info`` has a name that
+        is no string), pitree's is no name (docs/format.md §4.5, §11.2)."""
+        if "nameError" not in self.got:
+            self.check(self.got["name"], index.name, "name")
+            return
+        read = _pi_list_values(self.fuzz.listing_reference())  # no lone "\r" left: lines as pi's session cuts them
+        names = [value.get("name") for value in read if _is_a(value, "session_info")]
+        self.check(True, bool(names) and not isinstance(names[-1], str | None), f"pi's name: {self.got['nameError']}")
+        self.check(None, index.name, "name where pi's throws")
 
     def _entries(self, index: SessionIndex) -> None:
         """Every entry line as pi holds it after loading: the same values, a version 1 or 2 file
@@ -184,17 +206,26 @@ class Comparison:
         self.check(_without(self.got["tree"], markers, self.got["labelTexts"]), tree.tree(index), "tree")
 
     def _listing(self, index: SessionIndex) -> None:
+        """pi's list entry for the file as pi's list reads its bytes (``FuzzFile.listing_reference``:
+        lines end at ``\n`` only, docs/format.md §11.2), against pitree's. pi's list leaves out a file
+        whose scan throws, and dates "Invalid Date" a session with a message time beyond what JS's
+        dates hold, where pitree lists the file and skips that time (docs/format.md §10, §11.2)."""
         theirs = self.got["listing"]
-        if theirs is None:
-            self.problems.append(("listing", "pi leaves the file out of its list"))
+        values = _pi_list_values(self.fuzz.listing_reference())
+        left_out = theirs is None
+        if not self.check(_pi_list_throws(values), left_out, "listing: pi leaves the file out of its list"):
             return
         info = read_info(self.path)
+        if left_out:
+            return
         # docs/format.md §10, §11.2: a line superseded by a later one with its id is no message of the session.
         superseded = sum(1 for row in range(len(index)) if index.types[row] == "message" and not index.is_node(row))
         self.check(theirs["messageCount"], info.message_count + superseded, "listing messageCount")
         self.check(theirs["name"], info.name, "listing name")
-        self.check(self._first_message(theirs["firstMessage"]), info.first_message, "listing firstMessage")
-        self.check(theirs["modified"], info.modified, "listing modified")
+        self.check(self._first_message(theirs["firstMessage"], values), info.first_message, "listing firstMessage")
+        beyond = _dated_beyond_js(values)
+        if self.check(beyond, theirs["modified"] is None, "listing modified: pi's is Invalid Date") and not beyond:
+            self.check(theirs["modified"], info.modified, "listing modified")
         self.check(theirs["id"], info.id, "listing id")
         self.check(theirs["cwd"], info.cwd, "listing cwd")
         self.check(theirs["parentSessionPath"], info.parent_session_path, "listing parentSessionPath")
@@ -202,37 +233,98 @@ class Comparison:
         if created is not None:  # pitree's ``created`` is the header's timestamp text (docs/format.md §10)
             self.check(theirs["created"], format_iso(created), "listing created")
 
-    def _first_message(self, theirs: str) -> str:
+    def _first_message(self, theirs: str, values: list[Any]) -> str:
         """pi's first message, or where pitree skips a blank one (docs/format.md §10, §11.2) the first
         user text that is not blank, found the way pi's list finds its first message."""
         if js_trim(theirs):
             return theirs
-        texts = _lone_surrogates_replaced(_user_texts(self.fuzz.reference()))
+        texts = _lone_surrogates_replaced(_user_texts(values))
         return next((text for text in texts if js_trim(text)), NO_MESSAGES)
 
 
-def _user_texts(data: bytes) -> list[str]:
-    """The texts pi's list reads its first message from: of each user message in file order (after the
-    header) that has a ``content``, a string as is, or its text blocks' ``text`` joined by spaces."""
-    texts = []
-    for line in data.split(b"\n")[1:]:
+_LIST_LINE_END = re.compile(rb"\r\n|\n|\r")
+
+
+def _pi_list_values(data: bytes) -> list[Any]:
+    """The values pi's list reads of a file, in order: its lines as ``readline`` cuts them (at ``\n``,
+    ``\r\n`` or a lone ``\r``), decoded as Node decodes (U+FFFD for a bad byte), each parsed, leaving out
+    blank and unparsable lines and values JS counts as false (``if (!entry) continue``)."""
+    values = []
+    for line in _LIST_LINE_END.split(data):
+        text = line.decode("utf-8", "replace")
+        if not js_trim(text):
+            continue
         try:
-            entry = json.loads(line)
+            value = json.loads(text)
         except ValueError:
             continue
-        message = entry.get("message") if isinstance(entry, dict) and entry.get("type") == "message" else None
-        if not isinstance(message, dict) or message.get("role") != "user" or "content" not in message:
+        if js_truthy(value):
+            values.append(value)
+    return values
+
+
+def _is_a(value: Any, kind: str) -> bool:
+    return isinstance(value, dict) and value.get("type") == kind
+
+
+def _listed_message(value: Any) -> dict[str, Any] | None:
+    """The message of an entry pi's list reads a text and a time from: a user or assistant message
+    that has a ``content`` (``isMessageWithContent``)."""
+    message = value.get("message") if _is_a(value, "message") else None
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        return None
+    return message if "content" in message else None
+
+
+def _pi_list_throws(values: list[Any]) -> bool:
+    """Whether pi's list leaves the file out: its first value is no session header, or its scan of an
+    entry after it throws — a name that is no string (``.trim()``), a message entry without a
+    ``message``, a user or assistant message whose ``content`` is neither a string nor a list, or a
+    list holding ``null`` (``.filter``, ``block.type``)."""
+    if not values or not _is_a(values[0], "session"):
+        return True
+    for value in values[1:]:
+        if _is_a(value, "session_info") and not isinstance(value.get("name"), str | None):
+            return True
+        if _is_a(value, "message") and value.get("message") is None:
+            return True
+        message = _listed_message(value)
+        content = message["content"] if message is not None else ""
+        if not isinstance(content, str) and (not isinstance(content, list) or None in content):
+            return True
+    return False
+
+
+def _dated_beyond_js(values: list[Any]) -> bool:
+    """Whether pi's list dates the session past what a JS date holds ("Invalid Date"): its newest
+    activity is the largest message time that is a number, and one is beyond ``MAX_MS``."""
+    for value in values[1:]:
+        message = _listed_message(value)
+        stamp = message.get("timestamp") if message is not None else None
+        if isinstance(stamp, int | float) and not isinstance(stamp, bool) and stamp > MAX_MS:
+            return True
+    return False
+
+
+def _user_texts(values: list[Any]) -> list[str]:
+    """The texts pi's list reads its first message from: of each user message after the header that has
+    a ``content``, a string as is, or its text blocks' ``text`` joined by spaces."""
+    texts = []
+    for value in values[1:]:
+        message = _listed_message(value)
+        if message is None or message.get("role") != "user":
             continue
         content = message["content"]
         if isinstance(content, list):
-            content = " ".join(_js_string(block.get("text")) for block in content if block.get("type") == "text")
+            blocks = [block for block in content if isinstance(block, dict) and block.get("type") == "text"]
+            content = " ".join(_joined(block.get("text")) for block in blocks)
         texts.append(content)
     return texts
 
 
-def _js_string(value: Any) -> str:
-    """What ``Array.prototype.join`` makes of an item: "" for null and undefined."""
-    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
+def _joined(value: Any) -> str:
+    """What ``Array.prototype.join`` makes of an item: "" for null and undefined, else ``String()``."""
+    return "" if value is None else js_string(value)
 
 
 def _with_ids(entry: Any, pi_id: Any) -> Any:
@@ -306,6 +398,7 @@ def run_batch(pi: Any, folder: Path, numbers: list[int]) -> tuple[list[tuple[int
     were compared."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pi").mkdir(exist_ok=True)
+    (folder / "pi-list").mkdir(exist_ok=True)
     clear_cache()
     written = {number: _write(folder, number) for number in numbers}
     requests = []
@@ -315,9 +408,10 @@ def run_batch(pi: Any, folder: Path, numbers: list[int]) -> tuple[list[tuple[int
             positions = _positions(index, random.Random(number), fuzz.version)
         except NotASession:
             positions = []
-        requests.append(
-            {"file": str(theirs), "positions": positions, "entries": True, "labelTexts": True, "listing": True}
-        )
+        request = {"file": str(theirs), "positions": positions, "entries": True, "labelTexts": True, "listing": True}
+        if _listed(theirs).exists():
+            request["listingFile"] = str(_listed(theirs))
+        requests.append(request)
     results = pi.requests(requests)
     problems: list[tuple[int, Problem]] = []
     compared = 0
@@ -375,6 +469,7 @@ def test_the_generator_covers_what_it_claims(tmp_path: Path) -> None:
                 markers[_kept_kind(value)] += 1
     assert set(ODDITIES_NAMES) <= set(traits), set(ODDITIES_NAMES) - set(traits)
     assert {"v1", "v2", "pitree_written", "leaf-markers", "torn_tail", "junk_before_header"} <= set(traits)
+    assert "v1_odd_version" in traits
     assert {"message", "model_change", "thinking_level_change", "compaction", "branch_summary", "label"} <= set(kinds)
     assert {"session_info", "custom", "custom_message", "context_edit", "usage", "leaf", "x_future"} <= set(kinds)
     assert {"user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage", "system"} <= set(roles)

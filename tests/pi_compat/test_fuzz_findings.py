@@ -9,10 +9,14 @@ writers, older versions), and pitree reads them as pi does, or as docs/format.md
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.catalog import Catalog
+from sessions_app.sessionfiles.entries import js_number
+from sessions_app.sessionfiles.instants import MAX_MS
 from sessions_app.sessionfiles.listing import read_info, session_info
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -175,3 +179,116 @@ def test_labels_that_are_no_strings_read_as_javascript_writes_them(pi: Any, tmp_
     assert labels == {"t0": "true", "t1": "5", "t2": "1.5", "t3": "1e+21", "t4": "1,2,", "t5": "[object Object]"}
     assert read_info(path).labels == tuple(labels.values())
     assert _pi(pi, path, labelTexts=True)["labelTexts"] == labels
+
+
+def test_a_header_version_is_read_as_pi_s_migration_compares_it(pi: Any, tmp_path: Path) -> None:
+    """pi migrates by ``version ?? 1`` compared with ``>=`` and ``<``, which read it as a number: ``"3"``
+    and ``3.0`` are version 3, ``"2"`` is 2, ``0`` and ``true`` are 1, one that is no number is 3
+    (docs/format.md §2.2). The migrated header's ``version`` takes the old one's place."""
+    versions = [("3", 3), (3.0, 3), ("4", 4), ("abc", 3), ([3], 3), ("2", 2), (2.5, 2), (0, 1), (True, 1), ("", 1)]
+    hook = {"role": "hookMessage", "customType": "ext", "content": "hi", "display": True, "timestamp": START_MS}
+    lines = [_entry("message", "h", None, 1, message=hook), _user("u", "h", 2, "hello")]
+    paths = [_file(tmp_path, f"v{n}", lines, {**HEADER, "version": value}) for n, (value, _) in enumerate(versions)]
+    for path, (value, version), theirs in zip(paths, versions, pi.requests([_asks(path) for path in paths])):
+        session = SessionFile(path, fsync=False)
+        assert (session.index.version, read_info(path).version) == (version, version), value
+        assert list(theirs["header"].items()) == list(session.header.items()), value
+        renamed = dict(zip(theirs["entryIds"], session.index.ids))
+        for entry in theirs["entries"]:
+            entry.update(id=renamed[entry["id"]], parentId=renamed.get(entry["parentId"]))
+        assert theirs["entries"] == session.entries(range(len(session.index))), value
+
+
+def _asks(path: Path) -> dict[str, Any]:
+    return {"file": str(path), "positions": [], "entries": True}
+
+
+def test_js_to_number_is_javascript_s_number(tmp_path: Path) -> None:
+    """``entries.js_to_number`` against node's ``Number()`` (how pi's comparisons read a version)."""
+    values = ["3", " 3\n", "\ufeff3\u2028", "\u180e3", "3.", ".5", "-.5e-3", "0x1F", "0b11", "0o7", "-0x3", "0x"]
+    values += ["0e5", "00", "007", "1_0", "inf", "Infinity", "-Infinity", "1e999", "", "3 3", "0xFFFFFFFFFFFFFFFFFFFF"]
+    values += [None, True, False, 2.5, [3], ["3"], [[3]], [], [None], [1, 2], {}, {"v": 3}]
+    script = "console.log(JSON.stringify(JSON.parse(process.argv[1]).map((v) => String(Number(v)))))"
+    shown = subprocess.run(["node", "-e", script, json.dumps(values)], capture_output=True, text=True, check=True)
+    assert [js_number(E.js_to_number(value)) for value in values] == json.loads(shown.stdout)
+
+
+def test_pitree_lists_the_sessions_pi_s_list_leaves_out(pi: Any, tmp_path: Path) -> None:
+    """pi's list leaves out a session whose scan throws: a user or assistant message whose ``content`` is
+    neither a string nor a list or holds a ``null`` block, a name that is no string. pitree lists such a
+    readable session, its fields read as for any other (docs/format.md §10, §11.2)."""
+    assistant = {"role": "assistant", "content": 5, "provider": "p", "model": "m", "timestamp": START_MS + 3000}
+    cases = {
+        "null-content": [_user("a", None, 1, None), _user("b", "a", 2, "second")],
+        "number-content": [_user("a", None, 1, "first"), _entry("message", "b", "a", 3, message=assistant)],
+        "null-block": [_user("a", None, 1, [None, {"type": "text", "text": "kept"}])],
+        "number-name": [_user("a", None, 1, "hi"), _entry("session_info", "n", "a", 2, name=5)],
+        "name-after": [_entry("session_info", "n", None, 1, name=[]), _entry("session_info", "m", "n", 2, name=" ok ")],
+    }
+    paths = [_file(tmp_path, name, lines) for name, lines in cases.items()]
+    theirs = pi.requests([{"file": str(path), "listing": True} for path in paths])
+    assert [got["listing"] for got in theirs] == [None] * len(paths)
+    mine = {path.stem: read_info(path) for path in paths}
+    assert [(info.first_message, info.message_count) for info in mine.values()] == [
+        ("second", 2),
+        ("first", 2),
+        ("kept", 1),
+        ("hi", 1),
+        ("(no messages)", 0),
+    ]
+    assert (mine["number-name"].name, mine["name-after"].name) == (None, "ok")
+    assert theirs[3]["nameError"] and theirs[4]["name"] == "ok"  # pi's own name throws on the latest only
+    assert mine["number-content"].modified == "2026-01-01T00:00:03.000Z"
+    catalog = Catalog(tmp_path)
+    assert sorted(info.path.stem for info in catalog.sessions()) == sorted(cases) and not catalog.problems
+
+
+def test_a_lone_carriage_return_ends_no_line(pi: Any, tmp_path: Path) -> None:
+    """A ``\\r`` between a line's tokens is JSON whitespace: pi's session reads the entry, and so does
+    pitree's list, which cuts lines where pitree's reader and pi's session do, at ``\\n`` only; pi's list
+    also ends a line there, loses the entry, and in the header the session (docs/format.md §1.6, §11.2)."""
+    entry = json.dumps(_user("a", None, 1, "hello")).replace(', "parentId"', ',\r"parentId"')
+    path = tmp_path / "cr.jsonl"
+    path.write_text(json.dumps(HEADER) + "\n" + entry + "\n")
+    header = tmp_path / "cr-header.jsonl"
+    header.write_text(
+        json.dumps(HEADER).replace(', "id"', ',\r"id"') + "\n" + json.dumps(_user("a", None, 1, "hi")) + "\n"
+    )
+    in_entry, in_header = pi.requests([{"file": str(path), "listing": True}, {"file": str(header), "listing": True}])
+    assert in_entry["entryCount"] == in_header["entryCount"] == 1  # pi's session reads both
+    assert (in_entry["listing"]["messageCount"], in_entry["listing"]["firstMessage"]) == (0, "(no messages)")
+    assert in_header["listing"] is None
+    assert (read_info(path).message_count, read_info(path).first_message) == (1, "hello")
+    assert read_info(header).first_message == "hi"
+
+
+def test_message_times_beyond_javascript_dates_do_not_date_the_session(pi: Any, tmp_path: Path) -> None:
+    """pi's list dates a session by its newest message time, and one beyond ±8.64e15 ms makes that
+    "Invalid Date"; pitree passes over such a time and dates the session by the others
+    (docs/format.md §10, §11.2). The last instant JS holds counts for both."""
+    beyond = _user("b", "a", 2, "beyond")
+    beyond["message"]["timestamp"] = 1e20
+    path = _file(tmp_path, "beyond", [_user("a", None, 1, "hi"), beyond])
+    last = _user("a", None, 1, "at the end of time")
+    last["message"]["timestamp"] = MAX_MS
+    edge = _file(tmp_path, "edge", [last])
+    at_beyond, at_edge = pi.requests([{"file": str(path), "listing": True}, {"file": str(edge), "listing": True}])
+    assert at_beyond["listing"]["modified"] is None
+    assert read_info(path).modified == "2026-01-01T00:00:01.000Z"
+    assert at_edge["listing"]["modified"] == read_info(edge).modified == "+275760-09-13T00:00:00.000Z"
+
+
+def test_text_blocks_whose_text_is_no_string_read_as_pi_lists_them(pi: Any, tmp_path: Path) -> None:
+    """pi's list joins a message's text blocks' ``text`` with spaces as JS's ``join`` writes each (a
+    number as ``String()`` does, a missing one as nothing, which still takes its place); the context
+    keeps the blocks as they are."""
+    odd = [5, None, [1, [2, None], "x"], {"k": 1}, 1e21, True, 1.5, 2.0]
+    blocks = [{"type": "text", "text": "a"}, {"type": "text"}, *({"type": "text", "text": text} for text in odd)]
+    paths = [
+        _file(tmp_path, "odd", [_user("a", None, 1, blocks)]),
+        _file(tmp_path, "spaced", [_user("a", None, 1, [{"type": "text"}, {"type": "text", "text": "b"}])]),
+    ]
+    theirs = pi.requests([{"file": str(path), "listing": True} for path in paths])
+    assert [read_info(path).first_message for path in paths] == ["a  5  1,2,,x [object Object] 1e+21 true 1.5 2", " b"]
+    assert [got["listing"]["firstMessage"] for got in theirs] == [read_info(path).first_message for path in paths]
+    assert theirs[0]["context"] == SessionFile(paths[0], fsync=False).context().as_json()

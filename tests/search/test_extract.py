@@ -16,6 +16,14 @@ def test_user_text_as_a_string_or_blocks_without_images() -> None:
     assert searchable_text(message("user", content=[*blocks, {"type": "text", "text": "two"}])) == ("user", "one\ntwo")
 
 
+def test_text_blocks_whose_text_is_no_string_are_found_as_the_core_reads_them() -> None:
+    """A ``text`` that is no string is indexed as the core reads it (``entries.block_text``: JS's
+    ``String()``, as pi's list writes it), not left out: the number a reader sees is found."""
+    blocks = [{"type": "text", "text": 1969}, {"type": "text", "text": [7, "up"]}, {"type": "text", "text": None}]
+    assert searchable_text(message("user", content=blocks)) == ("user", "1969\n7,up")
+    assert searchable_text(message("assistant", content=[{"type": "text", "text": True}])) == ("assistant", "true")
+
+
 def test_assistant_text_thinking_and_tool_calls_with_their_arguments() -> None:
     content = [
         {"type": "thinking", "thinking": "let me look", "thinkingSignature": "sig"},

@@ -10,9 +10,10 @@ usage — and branches made by moving the leaf back (``branch``, ``resetLeaf``, 
 Most files stop there. Some then get the odd things real files hold (``ODDITIES``, docs/format.md §8):
 timestamps in other forms, parents that are missing or come later, duplicate ids, ids of other shapes,
 unknown types and roles, blank and broken lines, lines of the wrong shape, invalid UTF-8, lone
-surrogates, a second header, odd headers, labels and summaries, a torn last line. Some are version 1
-or 2 files, some hold pitree's ``leaf`` markers, and some are written by pitree's own store
-(``pitree_written``).
+surrogates, a second header, odd headers and versions, labels and summaries, lone carriage returns,
+lines pi's list throws on, text blocks whose text is no string, times beyond JS's dates, a torn last
+line. Some are version 1 or 2 files, some hold pitree's ``leaf`` markers, and some are written by
+pitree's own store (``pitree_written``).
 
 Everything is drawn from one ``random.Random``, so a seed names a file — except a file pitree's store
 wrote, whose ids and times come from the store (the test keeps the bytes of a file that disagrees).
@@ -30,7 +31,7 @@ from typing import Any
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import create_session, fork_session
-from sessions_app.sessionfiles.instants import format_iso, iso_to_ms
+from sessions_app.sessionfiles.instants import MAX_MS, format_iso, iso_to_ms
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile
 
 START_MS = 1_772_442_900_000  # 2026-03-02T09:15:00Z, the samples' fake clock
@@ -89,6 +90,7 @@ def usage(rng: random.Random) -> dict[str, Any]:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def dumps(value: Any) -> bytes:
@@ -133,6 +135,11 @@ class FuzzFile:
         """The file pi reads: the same without the lines pitree skips on purpose and pi reads
         (docs/format.md §11.2: lines of the wrong shape, invalid UTF-8)."""
         return b"".join(line.encode() + b"\n" for line in self.lines if not line.pitree_skips) + self.tail
+
+    def listing_reference(self) -> bytes:
+        """The file pi's list reads: ``reference`` with each lone ``\r`` (one no ``\n`` follows) a space,
+        since pi's list also ends a line there and pitree's does not (docs/format.md §10, §11.2)."""
+        return _LONE_CR.sub(b" ", self.reference())
 
 
 class Writer:
@@ -505,10 +512,16 @@ def conversation(writer: Writer, steps: int, *, navigate: bool = False) -> None:
 # ---------------------------------------------------------------- odd things real files hold
 
 
+JS_DATE_EDGES: list[Any] = [MAX_MS, MAX_MS + 1, -MAX_MS - 1, 1e20, -1e20, 1e300]
+"""Times in milliseconds at and beyond the ends of JS's dates (``new Date(t)`` is invalid past ±MAX_MS)."""
+
+
 def odd_timestamp(rng: random.Random, stamp: Any) -> Any:
     """Another form of an entry's timestamp, as other writers and hand edits leave them (§1.5)."""
     base = stamp if isinstance(stamp, str) and len(stamp) == 24 else format_iso(START_MS + rng.randrange(10**9))
-    choice = rng.randrange(10)
+    choice = rng.randrange(11)
+    if choice == 10:  # the last instant JS holds, just beyond it, or beyond it as a number
+        return rng.choice(["+275760-09-13T00:00:00.000Z", "+275760-09-13T00:00:00.001Z", *JS_DATE_EDGES])
     if choice == 0:
         hours = rng.choice([1, -5, 9])
         shifted = format_iso(_iso_ms(base) + hours * 3_600_000)
@@ -660,12 +673,16 @@ def crlf(odd: Odd) -> None:
         line.raw = line.encode() + b"\r"
 
 
+MESSAGE_TIMES: list[Any] = [MISSING, None, "2026-03-02T09:00:00Z", 1.5e12 + 0.5, -5, *JS_DATE_EDGES]
+
+
 def odd_message_times(odd: Odd) -> None:
+    """Message times of other shapes, and at and beyond the ends of what a JS date holds: pi's list
+    then dates the session "Invalid Date", pitree by its other messages (docs/format.md §10, §11.2)."""
     for line in odd.entries():
         message = line.value.get("message")
         if isinstance(message, dict) and odd.rng.random() < 0.3:
-            stamp = odd.rng.choice([MISSING, None, "2026-03-02T09:00:00Z", 1.5e12 + 0.5, -5])
-            _set(message, "timestamp", stamp)
+            _set(message, "timestamp", odd.rng.choice(MESSAGE_TIMES))
 
 
 def missing_keys(odd: Odd) -> None:
@@ -774,6 +791,69 @@ def odd_summaries(odd: Odd) -> None:
     odd.insert(Line(odd.entry("session_info", name=None)))
 
 
+SAME_VERSION: dict[int, list[Any]] = {
+    3: ["3", 3.0, "3.0", " 3\n", "0x3", "3e0", [3], ["3"], [[3]], "4", 3.5, "Infinity", "abc", {}, [1, 2]],
+    2: ["2", 2.0, 2.5, "2.9", " 2 ", "0x2", "0b10", [2], ["2"]],
+}
+"""Header versions that are no integer, by the version pi reads them as (a number as JS's ``>=``
+compares it; one that is no number, as 3: pi migrates nothing), docs/format.md §2.2."""
+
+
+def odd_version(odd: Odd) -> None:
+    """A header ``version`` that is no integer, read as the version the file was written as."""
+    header = odd.lines[0].value
+    header["version"] = odd.rng.choice(SAME_VERSION[header["version"] if header["version"] in (2, 3) else 3])
+
+
+def lone_cr(odd: Odd) -> None:
+    """A ``\r`` without ``\n`` between the tokens of a line (JSON whitespace), in the header too, or
+    between two entries on one line. Every reader splits lines on ``\n`` only, except pi's list, which
+    ends a line at a lone ``\r`` too (docs/format.md §1.6, §11.2)."""
+    lines = [line for line in odd.lines if not line.pitree_skips]
+    for line in odd.rng.sample(lines, max(1, len(lines) // 6)):
+        raw = line.encode()
+        if raw.startswith(b"{"):
+            line.raw = raw[:1] + b"\r" + raw[1:] if odd.rng.random() < 0.5 else raw[:-1] + b"\r" + raw[-1:]
+    entries = odd.entries()
+    if len(entries) > 2 and odd.rng.random() < 0.3:
+        first, second = odd.rng.sample(entries, 2)
+        first.raw = first.encode() + b"\r" + second.encode()
+        del odd.lines[next(number for number, line in enumerate(odd.lines) if line is second)]
+
+
+def list_breakers(odd: Odd) -> None:
+    """Entries pi reads and its list throws on, so that pi's list leaves the session out: a user or
+    assistant message whose ``content`` is no string or list or holds a null block, a name that is no
+    string (pi's ``getSessionName`` throws on it too, when it is the latest)."""
+    rng = odd.rng
+    if rng.random() < 0.5:
+        content = rng.choice([None, 5, True, {}, {"type": "text", "text": "x"}, [None, {"type": "text", "text": "x"}]])
+        message = {"role": rng.choice(["user", "assistant"]), "content": content, "timestamp": odd.writer.clock}
+        odd.insert(Line(odd.entry("message", message=message)))
+    else:
+        odd.insert(Line(odd.entry("session_info", name=rng.choice([5, True, 1.5, [], ["a"], {"name": "x"}]))))
+
+
+ODD_TEXTS: list[Any] = [5, 0, -0.0, 2.0, 1.5, 1e21, 1e-7, True, False, None, MISSING, [1, [2, None], "x"], [], {"k": 1}]
+
+
+def odd_text_blocks(odd: Odd) -> None:
+    """Text blocks whose ``text`` is no string, in user and assistant messages, often the first
+    message: pi's list joins them as JS's ``join`` writes them (docs/format.md §10)."""
+    rng = odd.rng
+    blocks = []
+    for _ in range(rng.randrange(1, 5)):
+        block: dict[str, Any] = {"type": "text"}
+        _set(block, "text", rng.choice([*ODD_TEXTS, odd.writer.text()]))
+        blocks.append(block)
+    message = {"role": rng.choice(["user", "user", "assistant"]), "content": blocks, "timestamp": odd.writer.clock}
+    line = Line(odd.entry("message", message=message))
+    if rng.random() < 0.5:
+        odd.lines.insert(1, line)
+    else:
+        odd.insert(line)
+
+
 def junk_before_header(odd: Odd) -> None:
     """Lines before the header that both skip (blank, no JSON, JSON that JS counts as false), or that
     pitree skips and pi takes for its first entry, and so for no session (lines of the wrong shape)."""
@@ -804,6 +884,10 @@ ODDITIES = [
     odd_summaries,
     odd_label_values,
     long_texts,
+    odd_version,
+    lone_cr,
+    list_breakers,
+    odd_text_blocks,
 ]
 LAST_ODDITIES = [torn_tail, junk_before_header]
 """Done after the others, which expect the header first and the last line to be the last entry."""
@@ -954,6 +1038,10 @@ def _v1_file(rng: random.Random, name: str) -> FuzzFile:
     its position among the file's JSON values (the header is 0)."""
     writer = Writer(rng, version=1)
     header = {key: value for key, value in writer.header.items() if key != "version"}
+    traits = {"v1"}
+    if rng.random() < 0.3:  # a version pi reads as 1 (docs/format.md §2.2)
+        header["version"] = rng.choice(V1_VERSIONS)
+        traits.add("v1_odd_version")
     if rng.random() < 0.5:
         header.update(provider="anthropic", modelId="claude-sonnet-4-5", thinkingLevel="off")
     lines = [Line(header)]
@@ -981,4 +1069,8 @@ def _v1_file(rng: random.Random, name: str) -> FuzzFile:
             kept: Any = rng.choice([rng.randrange(0, len(lines) + 2), rng.randrange(0, len(lines) + 2), 1.0, "2", -1])
             fields = {"summary": "v1 summary", "firstKeptEntryIndex": kept, "tokensBefore": 1234}
             lines.append(Line({"type": "compaction", "timestamp": stamp, **fields}))
-    return FuzzFile(name, lines, b"", {"v1"}, 1, START_MS * 1_000_000)
+    return FuzzFile(name, lines, b"", traits, 1, START_MS * 1_000_000)
+
+
+V1_VERSIONS: list[Any] = [None, 1, 0, -1, 1.0, 1.5, "1", "", " ", "0b1", "-Infinity", True, False, [], [1], [None]]
+"""Header versions pi reads as 1: none at all (``null``), and values JS's ``>=`` takes for less than 2."""
