@@ -32,6 +32,31 @@ class EntryIdField(forms.CharField):
             )
 
 
+class EntryIdsField(forms.Field):
+    """Entry ids given as one repeated parameter (``?open=a&open=b``), each an ``EntryIdField``'s, at
+    most ``max_count`` of them."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, *, max_count: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_count = max_count
+
+    def to_python(self, value: Any) -> list[str]:
+        if not value:
+            return []
+        if not isinstance(value, list | tuple):
+            raise forms.ValidationError("Expected a list of entry ids.", code="invalid_list")
+        return [str(item) for item in value]
+
+    def validate(self, value: list[str]) -> None:
+        super().validate(value)
+        if len(value) > self.max_count:
+            raise forms.ValidationError(f"At most {self.max_count:,} entries.", code="too_many")
+        for item in value:
+            EntryIdField().validate(item)
+
+
 class FieldsForm(forms.Form):
     """A form its page shows field by field (``partials/_form_fields.html``): Django ties each field's
     help text and errors to it (``aria-describedby`` names their ids, ``aria-invalid`` marks a field
@@ -151,6 +176,29 @@ class TreeFilterForm(PositionForm):
     """``?filter=&at=`` of the tree panel: which entries it shows, seen from the tab's position."""
 
     filter = forms.ChoiceField(choices=[(name, name) for name in FILTERS], required=False)
+
+
+MAX_OPENED_FOLDS = 500  # "+N" folds a tree panel is asked to draw open again (static/pitree/app.js keeps as many)
+
+
+class TreePanelForm(TreeFilterForm):
+    """The tree panel drawn again with what its reader opened in it: the "+N" folds they opened, each
+    by its two ends (``open_first`` and ``open_last``, in the same order), and the last entry of the
+    earliest page of their path they loaded (``loaded``, "Show earlier entries")."""
+
+    open_first = EntryIdsField(max_count=MAX_OPENED_FOLDS, required=False)
+    open_last = EntryIdsField(max_count=MAX_OPENED_FOLDS, required=False)
+    loaded = EntryIdField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if len(cleaned.get("open_first", [])) != len(cleaned.get("open_last", [])):
+            raise forms.ValidationError("open_first and open_last name the two ends of each fold: as many of each.")
+        return cleaned
+
+    def opened(self) -> list[tuple[str, str]]:
+        """The folds opened, each as its (first, last) entry ids."""
+        return list(zip(self.cleaned_data["open_first"], self.cleaned_data["open_last"], strict=True))
 
 
 class TreeRunForm(TreeFilterForm):

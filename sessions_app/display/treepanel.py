@@ -11,7 +11,8 @@ first (as in pi), so the path from the top to the position is the start of the p
 whole, up to ``PATH_WINDOW`` rows ending at the position, and a longer one is paged like the
 transcript (one "Show earlier entries of your branch" row at the top loads ``PATH_PAGE`` more each
 time). Other branches show their ends, branch points and labelled entries, and each straight stretch
-between them folds into a "+N" row that opens on demand.
+between them folds into a "+N" row that opens on demand. The panel is drawn again whenever the file
+grows, with the folds its reader opened and the pages of the path they loaded open as they left them.
 
 How it stays cheap: a chat is mostly one long straight run. The shown entries of a filter are kept
 as a ``Skeleton`` of *runs* (maximal chains where each entry has one shown child) linked at branch
@@ -373,22 +374,31 @@ class _Earlier(NamedTuple):
 
 
 def tree_rows(
-    session: SessionFile, position: int | None, mode: str = "default", *, window: int = PATH_WINDOW
+    session: SessionFile,
+    position: int | None,
+    mode: str = "default",
+    *,
+    window: int = PATH_WINDOW,
+    opened: Iterable[tuple[int, int]] = (),
+    loaded: int | None = None,
+    page: int = PATH_PAGE,
 ) -> list[TreeRow]:
     """Rows to draw, in display order, for the tree as seen from ``position`` (the tab's entry): the
     path to it unfolded (its last ``window`` rows, the rest behind one "earlier" row), then the rest
-    of the tree with other branches' straight runs folded."""
+    of the tree with other branches' straight runs folded.
+
+    The panel is drawn again at every append, and what its reader opened stays open: ``opened`` are
+    the (first, last) rows of the "+N" folds they opened, each drawn as ``run_rows`` opened it;
+    ``loaded`` is the last row of the earliest page of the path they loaded (``earlier_rows`` with
+    ``page``), drawn again with everything below it. Rows that are not where they were (another
+    filter, another branch, a file read again) are passed over."""
     skel = skeleton(session, mode)
     view = _view(skel, position)
-    index = skel.index
-    keep: dict[int, set[int]] = {}  # run → places drawn besides its ends
-    for target in index.labels:
-        row = index.row(target)
-        if row is not None and row < skel.length and skel.run_of[row] >= 0:
-            keep.setdefault(skel.run_of[row], set()).add(skel.place[row])
+    keep = _labelled(skel)  # run → places drawn besides its ends
+    _open_folds(skel, keep, opened)
 
     segments = [(run, 0, last) for run, last in reversed(view.path_runs.items())]  # from the top down
-    earlier, shown_path = _window(skel, segments, window)
+    earlier, shown_path = _window(skel, segments, _path_size(skel, view, segments, window, loaded, page))
     starts = {run: a for run, a, _ in shown_path}
     layout: _Layout = []
     stack = list(reversed(view.children(NO_PARENT)))
@@ -408,6 +418,51 @@ def tree_rows(
             previous = place
         stack.extend(reversed(view.children(rows[-1])))
     return _draw(session, view, layout, earlier)
+
+
+def _labelled(skel: Skeleton) -> dict[int, set[int]]:
+    """The places of labelled entries, by run: drawn whatever folds around them."""
+    index = skel.index
+    keep: dict[int, set[int]] = {}
+    for target in index.labels:
+        row = index.row(target)
+        if row is not None and row < skel.length and skel.run_of[row] >= 0:
+            keep.setdefault(skel.run_of[row], set()).add(skel.place[row])
+    return keep
+
+
+def _open_folds(skel: Skeleton, keep: dict[int, set[int]], opened: Iterable[tuple[int, int]]) -> None:
+    """Add to ``keep`` the entries of the "+N" folds the reader opened, each named by its two ends: its
+    first ``RUN_CHUNK`` entries, as ``run_rows`` opened them (what was left of a long one folded
+    again). A fold cut by a branch point since opens across it; one whose ends are no longer one
+    above the other (the file was read again) opens nothing."""
+    for first, last in opened:
+        left = RUN_CHUNK
+        for run, start, end in _chain(skel, first, last) or ():
+            taken = min(end - start + 1, left)
+            keep.setdefault(run, set()).update(range(start, start + taken))
+            left -= taken
+            if not left:
+                break
+
+
+def _path_size(skel: Skeleton, view: _View, segments: _Layout, window: int, loaded: int | None, page: int) -> int:
+    """How many rows of the path are drawn: its last ``window``, or, when the reader loaded the pages
+    above them as far as the one ending at ``loaded`` (a row of the path), ``page`` rows above that
+    one and everything below it."""
+    if loaded is None or loaded >= skel.length or skel.run_of[loaded] < 0:
+        return window
+    run, place = skel.run_of[loaded], skel.place[loaded]
+    if place > view.path_runs.get(run, -1):
+        return window  # not on the path (any more)
+    above = 0  # rows of the path above ``loaded``
+    for segment, first, last in segments:
+        if segment == run:
+            above += place - first
+            break
+        above += last - first + 1
+    total = sum(last - first + 1 for _, first, last in segments)
+    return max(window, total - above + page - 1)
 
 
 def _window(skel: Skeleton, segments: _Layout, size: int) -> tuple[_Earlier | None, _Layout]:

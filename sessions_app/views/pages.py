@@ -37,6 +37,7 @@ from ..forms import (
     PositionForm,
     SidebarForm,
     TreeFilterForm,
+    TreePanelForm,
     TreeRunForm,
 )
 from ..live.fragments import cursor_id, cursor_of
@@ -344,14 +345,27 @@ def _tree_context(session: SessionFile, form: TreeFilterForm, **extra: Any) -> d
 
 @require_GET
 def tree_panel(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The whole tree as flat rows, filtered, with the tab's path highlighted."""
+    """The whole tree as flat rows, filtered, with the tab's path highlighted; fetched again at every
+    append, with the folds its reader opened still open (``TreePanelForm``)."""
     session = open_session(request, session_id)
-    form = TreeFilterForm(request.GET)
+    form = TreePanelForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
     context = _tree_context(session, form, filters=[(name, name) for name in FILTERS])
-    context["rows"] = tree_rows(session, context["position_row"], context["mode"])
+    opened, loaded = _opened_rows(session, form)
+    context["rows"] = tree_rows(session, context["position_row"], context["mode"], opened=opened, loaded=loaded)
     return render(request, "sessions_app/partials/_tree.html", context)
+
+
+def _opened_rows(session: SessionFile, form: TreePanelForm) -> tuple[list[tuple[int, int]], int | None]:
+    """The rows of what the reader opened in the panel (the ends of its folds, the last entry of the
+    earliest page of the path loaded). Entries the file does not hold (any more) are passed over, not
+    refused: the panel is fetched again after a file was replaced too."""
+    index = session.index
+    ends = [(index.row(first), index.row(last)) for first, last in form.opened()]
+    opened = [(first, last) for first, last in ends if first is not None and last is not None]
+    loaded = index.row(form.cleaned_data["loaded"]) if form.cleaned_data["loaded"] else None
+    return opened, loaded
 
 
 @require_GET

@@ -141,6 +141,53 @@
   // ---- the tree panel: fetched again after a move, while it is shown -------------------------------
   let treeTimer = 0;
   let treeStale = false;
+  // What the reader opened in the panel: its "+N" folds (by their two ends) and the pages of their path
+  // loaded above the rows first drawn (by the last entry of the earliest). The panel is fetched again
+  // at every append: it is asked for with them open (forms.TreePanelForm), so that it comes back as the
+  // reader left it, in one request. Until the tab stands elsewhere than on the branch it stood on
+  // (``at``, its position then, is not on the path it shows any more) or another filter is picked.
+  const TREE_OPENED_KEPT = 500; // forms.MAX_OPENED_FOLDS
+  const nothingOpened = (at) => ({ folds: [], loaded: "", at });
+  let treeOpened = nothingOpened("");
+
+  /** What the reader opened in the panel, as long as the tab has not moved elsewhere since. */
+  function openedHere() {
+    const at = pitree.position();
+    if (!onPath(treeOpened.at)) treeOpened = nothingOpened(at);
+    treeOpened.at = at;
+    return treeOpened;
+  }
+
+  /** The panel's parameters: the tab's position, and what the reader opened there. */
+  function treeValues() {
+    const { folds, loaded } = openedHere();
+    const at = pitree.position();
+    return { at, open_first: folds.map((fold) => fold.first), open_last: folds.map((fold) => fold.last), loaded };
+  }
+
+  /** Whether the entry ``id`` is on the path the tab shows ("": the start, above every entry). */
+  function onPath(id) {
+    const entry = id && document.getElementById(`entry-${id}`);
+    return !id || Boolean(entry && !entry.hidden && entry.closest("#entries"));
+  }
+
+  // (Before the swap: the row is replaced by what it stood for, and events on it reach nobody after.)
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const item = ev.detail.elt;
+    if (!item.classList || !ev.detail.shouldSwap || !ev.detail.xhr || ev.detail.xhr.status !== 200) return;
+    if (item.classList.contains("tree__row--fold")) {
+      const opened = openedHere();
+      opened.folds = [...opened.folds, { first: item.dataset.first, last: item.dataset.last }].slice(-TREE_OPENED_KEPT);
+    } else if (item.classList.contains("tree__row--earlier")) {
+      openedHere().loaded = item.dataset.last; // each page loads above the one before: the earliest so far
+    }
+  });
+
+  document.addEventListener("htmx:beforeRequest", (ev) => {
+    if (ev.detail.elt.classList && ev.detail.elt.classList.contains("tree-filter")) {
+      treeOpened = nothingOpened(pitree.position()); // other rows: nothing of them is open
+    }
+  });
 
   function treeShown() {
     const aside = document.getElementById("tree-aside");
@@ -162,12 +209,11 @@
       treeStale = false;
       const current = document.getElementById("tree-panel"); // a refresh meanwhile replaced it
       if (!current || !current.dataset.refresh) return;
-      const url = new URL(current.dataset.refresh, window.location.href);
-      url.searchParams.set("at", pitree.position());
+      const values = treeValues();
       // Its own request (a source): not queued behind, nor dropped for, other refreshes (live.js).
       // One that reaches no server (offline, the server restarting) is made again when the network or
       // the session's socket is back.
-      htmx.ajax("GET", url.pathname + url.search, { source: current, target: current, swap: "outerHTML" }).catch(() => {
+      htmx.ajax("GET", current.dataset.refresh, { source: current, target: current, swap: "outerHTML", values }).catch(() => {
         treeStale = true;
       });
     }, 150);

@@ -9,6 +9,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import expect
+from support.lines import label, message
 
 # 02-tree-branches: f87f9c1c → 2f760a8d → { 97690895 … → 750a4556 (leaf), 07721729 … → de4f0d3a }
 U2, SUMMARY, LEAF, BRANCH_END = "97690895", "07721729", "750a4556", "de4f0d3a"
@@ -148,9 +149,9 @@ def test_long_messages_fold_and_open(page, ui, sessions, server, record):
     long_answer = "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog." for i in range(200))
     seeded = sessions.write_lines(
         [
-            _message("u0000001", None, "user", "q", 1),
-            _message("a0000001", "u0000001", "assistant", long_answer, 2),
-            _message("a0000002", "u0000001", "assistant", "short", 3),
+            message("u0000001", None, "user", "q", 1),
+            message("a0000001", "u0000001", "assistant", long_answer, 2),
+            message("a0000002", "u0000001", "assistant", "short", 3),
         ]
     )
     ui.open(page, f"/s/{seeded.id}/compare/?e=a0000001&e=a0000002&end=exact")
@@ -173,11 +174,11 @@ def test_the_trunk_opens_a_page_at_a_time(page, ui, sessions, server, record):
     lines, parent = [], None
     for i in range(30):
         lines += [
-            _message(f"u{i:07d}", parent, "user", f"question {i}", 2 * i),
-            _message(f"a{i:07d}", f"u{i:07d}", "assistant", f"answer {i}", 2 * i + 1),
+            message(f"u{i:07d}", parent, "user", f"question {i}", 2 * i),
+            message(f"a{i:07d}", f"u{i:07d}", "assistant", f"answer {i}", 2 * i + 1),
         ]
         parent = f"a{i:07d}"
-    lines += [_message("x0000001", parent, "user", "one way", 70), _message("y0000001", parent, "user", "another", 71)]
+    lines += [message("x0000001", parent, "user", "one way", 70), message("y0000001", parent, "user", "another", 71)]
     seeded = sessions.write_lines(lines)
     ui.open(page, f"/s/{seeded.id}/compare/?e=x0000001&e=y0000001")
     trunk = page.locator(".compare-trunk")
@@ -396,10 +397,10 @@ def test_a_large_block_loads_when_opened_after_the_grid_is_fetched_again(page, u
     (the new grid is handed to htmx); opened, it stays open when the grid is fetched once more, and the
     focus on what follows it comes back there, although the fold comes again empty."""
     thinking = "pondering " * 1000  # larger than a page holds inline: it loads when opened
-    large = _message("a0000001", "u0000001", "assistant", "The code:\n\n```python\nprint(1)\n```", 2)
+    large = message("a0000001", "u0000001", "assistant", "The code:\n\n```python\nprint(1)\n```", 2)
     large["message"]["content"].insert(0, {"type": "thinking", "thinking": thinking})
     seeded = sessions.write_lines(
-        [_message("u0000001", None, "user", "q", 1), large, _message("a0000002", "u0000001", "assistant", "two", 3)]
+        [message("u0000001", None, "user", "q", 1), large, message("a0000002", "u0000001", "assistant", "two", 3)]
     )
     ui.open(page, f"/s/{seeded.id}/compare/?e=a0000001&e=a0000002")
     page.locator("header[data-live=live]").wait_for()
@@ -504,28 +505,6 @@ def test_the_trees_compare_follows_a_new_branch(page, ui, sessions, server, reco
     assert record.errors == []
 
 
-def _message(entry_id: str, parent: str | None, role: str, text: str, second: int) -> dict:
-    content = text if role == "user" else [{"type": "text", "text": text}]
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
-        "message": {"role": role, "content": content, "timestamp": 1772442000000 + second * 1000},
-    }
-
-
-def _label(entry_id: str, parent: str, target: str, text: str, second: int) -> dict:
-    return {
-        "type": "label",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
-        "targetId": target,
-        "label": text,
-    }
-
-
 # Every caption's box against every other node's circle and every other caption, in page pixels.
 _OVERLAPS = """() => {
   const box = (el) => el.getBoundingClientRect();
@@ -547,16 +526,16 @@ _OVERLAPS = """() => {
 
 
 def test_map_captions_keep_clear_of_their_neighbours(page, ui, sessions, server, record):
-    lines = [_message("u", None, "user", "q", 1), _message("a", "u", "assistant", "a", 2)]
+    lines = [message("u", None, "user", "q", 1), message("a", "u", "assistant", "a", 2)]
     for k in range(5):
         lines += [
-            _message(f"c{k}", "a", "user", f"child {k}", 3 + k),
-            _message(f"r{k}", f"c{k}", "assistant", "ok", 10 + k),
+            message(f"c{k}", "a", "user", f"child {k}", 3 + k),
+            message(f"r{k}", f"c{k}", "assistant", "ok", 10 + k),
         ]
     lines += [
-        _label("l1", "r4", "c1", "a fairly long label here", 30),
-        _label("l2", "l1", "r3", "second long label", 31),
-        _label("l3", "l2", "c0", "and one on the first", 32),
+        label("l1", "r4", "c1", "a fairly long label here", 30),
+        label("l2", "l1", "r3", "second long label", 31),
+        label("l3", "l2", "c0", "and one on the first", 32),
     ]
     seeded = sessions.write_lines(lines)
     ui.open(page, f"/s/{seeded.id}/map/")

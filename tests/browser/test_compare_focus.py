@@ -6,6 +6,7 @@ body."""
 from __future__ import annotations
 
 from playwright.sync_api import expect
+from support.lines import label, message
 
 # The element that has the focus: its tag, the entry and column it is in, and whether it is the very
 # element a test marked before the grid was fetched again.
@@ -19,31 +20,6 @@ _FOCUSED = """() => {
   };
 }"""
 _MARK = "() => { document.activeElement.dataset.marked = '1'; }"
-
-
-def _stamp(second: int) -> str:
-    return f"2026-03-02T09:{second // 60:02d}:{second % 60:02d}.000Z"
-
-
-def _message(entry_id: str, parent: str | None, role: str, content, second: int) -> dict:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": _stamp(second),
-        "message": {"role": role, "content": content, "timestamp": 1772442000000 + second * 1000},
-    }
-
-
-def _label(entry_id: str, parent: str, target: str, text: str, second: int) -> dict:
-    return {
-        "type": "label",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": _stamp(second),
-        "targetId": target,
-        "label": text,
-    }
 
 
 def _append_elsewhere(seeded, text: str, parent: str) -> str:
@@ -70,12 +46,12 @@ def _two_branches(sessions):
     ]
     return sessions.write_lines(
         [
-            _message("u1", None, "user", "Say hello in code", 1),
-            _message("a1", "u1", "assistant", [{"type": "text", "text": "Which way?"}], 2),
-            _message("u2a", "a1", "user", "The plain way", 3),
-            _message("a2a", "u2a", "assistant", [{"type": "text", "text": "hello"}], 4),
-            _message("u2b", "a1", "user", "The rich way", 5),
-            _message("a2b", "u2b", "assistant", rich, 6),
+            message("u1", None, "user", "Say hello in code", 1),
+            message("a1", "u1", "assistant", [{"type": "text", "text": "Which way?"}], 2),
+            message("u2a", "a1", "user", "The plain way", 3),
+            message("a2a", "u2a", "assistant", [{"type": "text", "text": "hello"}], 4),
+            message("u2b", "a1", "user", "The rich way", 5),
+            message("a2b", "u2b", "assistant", rich, 6),
         ]
     )
 
@@ -131,20 +107,20 @@ def _labelled_branches(sessions):
     """Two branches at a1; the second of four turns, six of its entries labelled (the most a head
     shows before "+N more")."""
     lines = [
-        _message("u1", None, "user", "q", 1),
-        _message("a1", "u1", "assistant", [{"type": "text", "text": "a"}], 2),
-        _message("x1", "a1", "user", "one way", 3),
-        _message("y1", "x1", "assistant", [{"type": "text", "text": "one answer"}], 4),
+        message("u1", None, "user", "q", 1),
+        message("a1", "u1", "assistant", [{"type": "text", "text": "a"}], 2),
+        message("x1", "a1", "user", "one way", 3),
+        message("y1", "x1", "assistant", [{"type": "text", "text": "one answer"}], 4),
     ]
     parent = "a1"
     for turn in range(4):
         lines += [
-            _message(f"p{turn}", parent, "user", f"prompt {turn}", 10 + 2 * turn),
-            _message(f"r{turn}", f"p{turn}", "assistant", [{"type": "text", "text": f"reply {turn}"}], 11 + 2 * turn),
+            message(f"p{turn}", parent, "user", f"prompt {turn}", 10 + 2 * turn),
+            message(f"r{turn}", f"p{turn}", "assistant", [{"type": "text", "text": f"reply {turn}"}], 11 + 2 * turn),
         ]
         parent = f"r{turn}"
     for n, target in enumerate(["p0", "r0", "p1", "r1", "p2", "r2"]):
-        lines.append(_label(f"l{n}", parent, target, f"tag {n}", 30 + n))
+        lines.append(label(f"l{n}", parent, target, f"tag {n}", 30 + n))
         parent = f"l{n}"
     return sessions.write_lines(lines)
 
@@ -184,7 +160,7 @@ def test_a_sidebar_link_keeps_its_focus_after_back(page, ui, sessions, record):
     """The page Back puts back has the sidebar's list as it was then, which the next answer replaces:
     the focus on one of its links comes back to that link."""
     seeded = sessions.seed("02-tree-branches")
-    other = sessions.write_lines([_message("o1", None, "user", "Another session", 1)])
+    other = sessions.write_lines([message("o1", None, "user", "Another session", 1)])
     ui.open(page, seeded.entry_url("de4f0d3a"))  # a permalink: a move pushes an address of its own
     links = page.locator("#sidebar .sidebar__sessions a")
     expect(links).to_have_count(2)
@@ -198,7 +174,7 @@ def test_a_sidebar_link_keeps_its_focus_after_back(page, ui, sessions, record):
     link = page.locator(f"#sidebar .sidebar__sessions a[href='{other.url}']")
     link.focus()
     page.evaluate(_MARK)
-    sessions.write_lines([_message("n1", None, "user", "A third one", 2)])  # the list changes
+    sessions.write_lines([message("n1", None, "user", "A third one", 2)])  # the list changes
     expect(links).to_have_count(3)
     expect(link).to_be_focused()
     assert page.evaluate(_FOCUSED)["marked"] is False  # a new list, the focus found again on its link

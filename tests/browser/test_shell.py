@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
+from support.lines import message
 
 U1, A1, U2, SUMMARY, U2B, BRANCH_END, LEAF = (
     "f87f9c1c",
@@ -25,20 +26,6 @@ U1, A1, U2, SUMMARY, U2B, BRANCH_END, LEAF = (
 )
 REPO = Path(__file__).resolve().parents[2]
 LONG_CODE = "\n".join(f"value_{n} = {n} * 2  # line {n}" for n in range(60))
-
-
-def _message(entry_id: str, parent: str | None, role: str, text: str, second: int) -> dict:
-    body: dict = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
-    if role == "assistant":
-        body.update(provider="pi", model="m", api="x", usage={}, stopReason="stop")
-    body["timestamp"] = 1772442000000 + second * 1000
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": f"2026-03-02T09:00:{second:02d}.000Z",
-        "message": body,
-    }
 
 
 def test_sidebar_lists_filters_and_marks_the_session(page, ui, sessions) -> None:
@@ -80,10 +67,10 @@ def test_sidebar_lists_filters_and_marks_the_session(page, ui, sessions) -> None
 
 def test_sidebar_loads_more_sessions_as_it_is_scrolled(page, ui, sessions) -> None:
     for n in range(60):
-        sessions.write_lines([_message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
+        sessions.write_lines([message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
     # The newest, so listed first: the sidebar shows the open session's link, which at the end of the
     # first page would bring "More sessions" into view, and the next page with it.
-    target = sessions.write_lines([_message("u9999999", None, "user", "The one open", 2)])
+    target = sessions.write_lines([message("u9999999", None, "user", "The one open", 2)])
     ui.open(page, target.url)
     links = page.locator("#sidebar .sidebar__sessions a")
     expect(links).to_have_count(50)  # one page at first
@@ -103,7 +90,7 @@ def test_sidebar_loads_more_sessions_as_it_is_scrolled(page, ui, sessions) -> No
     # Read from the top again, then a session written refreshes the sidebar: with every page it had
     # scrolled in (its last page out of sight, not fetched again as it is reached).
     page.evaluate("document.querySelector('#sidebar .sidebar__sessions a').scrollIntoView()")  # the one there is
-    sessions.write_lines([_message("u9999998", None, "user", "One more", 1)])
+    sessions.write_lines([message("u9999998", None, "user", "One more", 1)])
     expect(page.locator("#sidebar .sidebar__sessions a", has_text="One more")).to_have_count(1)
     expect(links).to_have_count(62)
 
@@ -141,8 +128,10 @@ def test_new_session_from_the_sidebar_of_the_search_page_says_why_it_is_refused(
 def test_a_long_session_opens_at_its_newest_message_with_the_composer_in_view(page, ui, sessions) -> None:
     lines, parent = [], None
     for n in range(30):
-        lines.append(_message(f"u{n:07d}", parent, "user", f"Question {n}\n\n" + "words " * 60, 2 * n))
-        lines.append(_message(f"a{n:07d}", f"u{n:07d}", "assistant", f"Answer {n}\n\n" + "more " * 80, 2 * n + 1))
+        lines.append(message(f"u{n:07d}", parent, "user", f"Question {n}\n\n" + "words " * 60, 2 * n))
+        lines.append(
+            message(f"a{n:07d}", f"u{n:07d}", "assistant", f"Answer {n}\n\n" + "more " * 80, 2 * n + 1, model="pi/m")
+        )
         parent = f"a{n:07d}"
     seeded = sessions.write_lines(lines)
     page.set_viewport_size({"width": 1280, "height": 700})
@@ -160,7 +149,7 @@ def test_a_long_session_opens_at_its_newest_message_with_the_composer_in_view(pa
 def test_older_messages_load_above_without_moving_what_is_read(page, ui, sessions) -> None:
     lines, parent = [], None
     for n in range(200):
-        lines.append(_message(f"m{n:07d}", parent, "user", f"Message {n}\n\nSome words.", n % 60))
+        lines.append(message(f"m{n:07d}", parent, "user", f"Message {n}\n\nSome words.", n % 60))
         parent = f"m{n:07d}"
     seeded = sessions.write_lines(lines)
     page.set_viewport_size({"width": 1280, "height": 800})
@@ -226,7 +215,10 @@ def test_copy_a_message_and_a_code_block(context, page, ui, sessions) -> None:
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     text = "Use `pytest -q`, **then** read:\n\n```python\nprint('ok')\n```"
     seeded = sessions.write_lines(
-        [_message("u0000001", None, "user", "Hi", 1), _message("a0000001", "u0000001", "assistant", text, 2)]
+        [
+            message("u0000001", None, "user", "Hi", 1),
+            message("a0000001", "u0000001", "assistant", text, 2, model="pi/m"),
+        ]
     )
     ui.open(page, seeded.url)
     copy = page.locator("#entry-a0000001 > .entry__tools [data-copy]")
@@ -253,7 +245,10 @@ def test_copy_a_message_and_a_code_block(context, page, ui, sessions) -> None:
 def test_long_code_is_folded_until_asked(page, ui, sessions) -> None:
     reply = f"Here:\n\n```python\n{LONG_CODE}\n```"
     seeded = sessions.write_lines(
-        [_message("u0000001", None, "user", "Show me", 1), _message("a0000001", "u0000001", "assistant", reply, 2)]
+        [
+            message("u0000001", None, "user", "Show me", 1),
+            message("a0000001", "u0000001", "assistant", reply, 2, model="pi/m"),
+        ]
     )
     ui.open(page, seeded.url)
     pre = page.locator("#entry-a0000001 .code pre")
@@ -514,7 +509,7 @@ def _calendar_months(iso: str, now: datetime) -> int:
 
 def test_the_sidebar_filter_stays_while_its_list_scrolls(page, ui, sessions) -> None:
     for n in range(45):
-        sessions.write_lines([_message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
+        sessions.write_lines([message(f"u{n:07d}", None, "user", f"Session number {n:02d}", 1)])
     ui.open(page, "/")
     box = page.locator("#sidebar-filter")
     expect(page.locator("#sidebar .sidebar__sessions a")).to_have_count(45)  # the home page is the shell too
@@ -569,23 +564,34 @@ def test_a_message_s_actions_are_one_row_of_named_icons_on_a_phone(page, ui, ses
     assert fits and switch.bounding_box()["x"] + switch.bounding_box()["width"] <= 390
 
 
+# Counts the answers to the sidebar's list requests made from now on, once htmx has handled each (swapped
+# it, or kept the list shown when it is the same).
+_COUNT_SIDEBAR_ANSWERS = """() => {
+  const list = document.getElementById('sidebar-list');
+  let asked = false;
+  window.sidebarAnswers = 0;
+  document.addEventListener('htmx:beforeRequest', (ev) => { if (ev.detail.elt === list) asked = true; });
+  document.addEventListener('htmx:afterRequest', (ev) => { if (ev.detail.elt === list && asked) window.sidebarAnswers++; });
+}"""
+
+
 def test_a_sidebar_refresh_keeps_the_focus_on_its_link(page, ui, sessions) -> None:
     """When the folder changes outside what the sidebar lists, its list is not swapped (the focus and
     the very elements stay); when the list does change, the focus comes back to the link it was on."""
     seeded = sessions.seed("01-linear")
-    sessions.write_lines([_message("u0000001", None, "user", "Another session", 1)])
+    sessions.write_lines([message("u0000001", None, "user", "Another session", 1)])
     ui.open(page, seeded.url)
     current = page.locator("#sidebar a[aria-current=page]")
     links = page.locator("#sidebar .sidebar__sessions a")
     expect(links).to_have_count(2)
     current.focus()
     page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked = '1'")
-    with page.expect_response(lambda response: "/sidebar/" in response.url):
-        (sessions.root / "not-a-session.jsonl").write_text("no header here\n")  # listed nowhere in the sidebar
-    page.wait_for_timeout(100)
+    page.evaluate(_COUNT_SIDEBAR_ANSWERS)
+    (sessions.root / "not-a-session.jsonl").write_text("no header here\n")  # listed nowhere in the sidebar
+    page.wait_for_function("() => window.sidebarAnswers > 0")  # the list fetched again, and its answer handled
     expect(current).to_be_focused()
     assert page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked") == "1"
-    sessions.write_lines([_message("u0000002", None, "user", "A third one", 2)])
+    sessions.write_lines([message("u0000002", None, "user", "A third one", 2)])
     expect(links).to_have_count(3)
     expect(current).to_be_focused()
     assert page.evaluate("document.querySelector('#sidebar a[aria-current=page]').dataset.marked") is None
@@ -595,7 +601,10 @@ def test_a_wide_table_scrolls_sideways_on_a_phone_with_its_words_whole(page, ui,
     columns = ["column", "another", "heading", "values", "numbers", "words", "longer", "last"]
     table = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n| " + " | ".join(columns) + " |\n"
     seeded = sessions.write_lines(
-        [_message("u0000001", None, "user", "A table?", 1), _message("a0000001", "u0000001", "assistant", table, 2)]
+        [
+            message("u0000001", None, "user", "A table?", 1),
+            message("a0000001", "u0000001", "assistant", table, 2, model="pi/m"),
+        ]
     )
     page.set_viewport_size({"width": 390, "height": 844})
     ui.open(page, seeded.url)

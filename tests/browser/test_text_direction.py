@@ -5,6 +5,7 @@ beside it still reads from the left."""
 from __future__ import annotations
 
 from playwright.sync_api import expect
+from support.lines import message
 
 HEBREW = "שלום! מה שלומך? אני רוצה לשאול על Python."
 ARABIC = "مرحبا! هذا جواب بالعربية."
@@ -20,24 +21,11 @@ EDGES = """(el) => {
 }"""
 
 
-def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict:
-    body: dict = {"role": role, "content": text, "timestamp": 1772442000000}
-    if role == "assistant":
-        body.update(content=[{"type": "text", "text": text}], provider="p", model="m", api="x", stopReason="stop")
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-03-02T09:00:00.000Z",
-        "message": body,
-    }
-
-
 def test_right_to_left_messages_read_from_the_right(page, ui, sessions) -> None:
     seeded = sessions.write_lines(
         [
-            _message("aaaa0001", None, "user", HEBREW),
-            _message("aaaa0002", "aaaa0001", "assistant", f"{ARABIC}\n\n{ENGLISH}"),
+            message("aaaa0001", None, "user", HEBREW, 0),
+            message("aaaa0002", "aaaa0001", "assistant", f"{ARABIC}\n\n{ENGLISH}", 0, model="p/m"),
         ]
     )
     ui.open(page, seeded.url)

@@ -193,6 +193,27 @@ def test_tree_panel_filters_and_marks_the_path(client, pi) -> None:
     assert re.findall(r'data-entry="([^"]+)"', run)[0] == "b6d611de" and "tree__node--label" in run
 
 
+def test_the_tree_panel_fetched_again_draws_the_folds_its_reader_opened(client, pi) -> None:
+    url = reverse("sessions:tree", args=[pi.id(TREE)])
+    entries = re.compile(r'data-entry="([^"]+)"')
+    shown = client.get(url, {"filter": "all", "at": "de4f0d3a"}).content.decode()
+    fold = re.search(r'data-first="(b6d611de)" data-last="([^"]+)" hx-get="([^"]+)"', shown)
+    assert fold
+    first, last, run_url = fold.groups()
+    opened = entries.findall(client.get(run_url.replace("&amp;", "&")).content.decode())
+    before = len(entries.findall(shown[: fold.start()]))
+    asked = {"filter": "all", "at": "de4f0d3a", "open_first": [first], "open_last": [last]}
+    again = client.get(url, asked).content.decode()
+    # The panel as its reader left it, the fold open where it was, in one answer.
+    assert entries.findall(again) == entries.findall(shown)[:before] + opened + entries.findall(shown)[before:]
+    assert 'data-first="b6d611de"' not in again
+    # What the file does not hold is passed over; ends given unpaired are refused, saying why.
+    gone = client.get(url, {**asked, "open_first": ["nosuch"], "open_last": ["nosuch2"], "loaded": "nosuch3"})
+    assert gone.status_code == 200 and 'data-first="b6d611de"' in gone.content.decode()
+    unpaired = client.get(url, {"open_first": [first, first], "open_last": [last]})
+    assert unpaired.status_code == 400 and b"open_first and open_last" in unpaired.content
+
+
 def test_a_conversation_asked_differently_at_many_points_stays_inside_the_tree_panel(client, sessions_dir) -> None:
     # Each branch point on the path nests what follows one level deeper, as pi's /tree does: guides drawn
     # whole would take the panel's width and push the rows' entries out of sight.

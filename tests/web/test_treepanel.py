@@ -27,7 +27,11 @@ from sessions_app.sessionfiles.store import SessionFile
 from sessions_app.sessionfiles.tree import ancestors
 
 # What each appended entry is: (kind, index of its parent among the entries so far, or -1 for a root)
-STEP = st.tuples(st.sampled_from(["user", "assistant", "tools", "label", "name"]), st.integers(min_value=-1))
+KINDS = st.sampled_from(["user", "assistant", "tools", "label", "name"])
+STEP = st.tuples(KINDS, st.integers(min_value=-1))
+# The same with the parent counted back from the newest entry, one of the last four: long branches, each
+# with short ones beside it.
+NEAR_STEP = st.tuples(KINDS, st.integers(min_value=0, max_value=3))
 
 
 def _grow(session: SessionFile, kind: str, parent: str | None) -> str:
@@ -254,6 +258,73 @@ def test_a_long_path_is_paged_from_the_position_up(tmp_path) -> None:
     assert earlier_rows(session, session.index.row(left[0]), session.index.row(right[0]), position, "all") == []
     # The default window holds a path this long whole.
     assert len(trunk) + len(left) <= PATH_WINDOW and tree_rows(session, position, "all")[0].entry_id == trunk[0]
+
+
+@given(
+    steps=st.lists(NEAR_STEP, min_size=1, max_size=40),
+    mode=st.sampled_from(FILTERS),
+    where=st.integers(min_value=0, max_value=3),
+    window=st.sampled_from([1, 2, 5]),
+    picks=st.lists(st.integers(min_value=0), max_size=8),
+)
+def test_a_panel_drawn_again_keeps_what_its_reader_opened(tmp_path_factory, steps, mode, where, window, picks) -> None:
+    """The panel is drawn again at every append: drawn with the folds its reader opened (by their ends)
+    and the earliest page of the path they loaded (by its last row), it is the panel as they left it,
+    whatever they opened in whatever order."""
+    session = create_session(tmp_path_factory.mktemp("tree"), "/w", fsync=False)
+    ids: list[str] = []
+    for kind, back in steps:
+        ids.append(_grow(session, kind, ids[-1 - back % len(ids)] if ids else None))
+    position = session.index.row(ids[-1 - where % len(ids)])  # deep in the tree: a path longer than the window
+    rows = tree_rows(session, position, mode, window=window)
+    opened: list[tuple[int, int]] = []
+    loaded = None
+    for pick in picks:
+        closed = [at for at, row in enumerate(rows) if row.kind in ("fold", "earlier")]
+        if not closed:
+            break
+        at = closed[pick % len(closed)]
+        row = rows[at]
+        first, last = session.index.row(row.first_id), session.index.row(row.last_id)
+        assert first is not None and last is not None
+        if row.kind == "fold":
+            rows[at : at + 1] = run_rows(session, first, last, position, mode)
+            opened.append((first, last))
+        else:
+            rows[at : at + 1] = earlier_rows(session, first, last, position, mode, page=window)
+            loaded = last
+    again = tree_rows(session, position, mode, window=window, opened=opened, loaded=loaded, page=window)
+    assert again == rows
+
+
+def test_what_the_reader_opened_stays_open_as_the_file_grows(tmp_path) -> None:
+    session = create_session(tmp_path, "/w", fsync=False)
+    trunk = _line(session, 12)
+    side = _line(session, 250, trunk[2])  # a long run beside the path: "+248" between its ends
+
+    def row(entry_id: str) -> int | None:
+        return session.index.row(entry_id)  # of the index as it is now (an append makes a new one)
+
+    drawn_first = tree_rows(session, row(trunk[-1]), "user", window=5)
+    (earlier,) = [r for r in drawn_first if r.kind == "earlier"]
+    assert [(r.first_id, r.last_id) for r in drawn_first if r.kind == "fold"] == [(side[1], side[-2])]
+    opened = [(row(side[1]), row(side[-2])), (row(side[101]), row(side[-2]))]  # the fold, then what it left
+    loaded = row(earlier.last_id)  # trunk[6]: the page above the 5 rows first drawn
+    # An agent goes on, on the tab's branch and at the end of the side run; a label lands in the opened part.
+    trunk += _line(session, 1, trunk[-1])
+    side += _line(session, 1, side[-1])
+    session.set_label(side[50], "here", trunk[-1])
+    position = row(trunk[-1])
+    rows = tree_rows(session, position, "user", window=5, opened=opened, loaded=loaded, page=3)
+    assert rows[0].kind == "earlier" and (rows[0].first_id, rows[0].last_id) == (trunk[0], trunk[3])
+    drawn = [r.entry_id for r in rows if r.entry_id]
+    assert drawn[:9] == trunk[4:]  # the path from the page loaded (3 rows above the first 5) down
+    assert drawn[9:] == [*side[:201], side[-1]]  # both folds open, the rest of the run folded
+    assert [(r.first_id, r.last_id) for r in rows if r.kind == "fold"] == [(side[201], side[-2])]
+    # What is not where it was is passed over: ends no longer one above the other, a row off the path.
+    plain = tree_rows(session, position, "user", window=5)
+    assert tree_rows(session, position, "user", window=5, opened=[(row(side[5]), row(trunk[3]))]) == plain
+    assert tree_rows(session, position, "user", window=5, loaded=row(side[5])) == plain
 
 
 def test_previews_are_plain_text(tmp_path) -> None:
