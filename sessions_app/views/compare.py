@@ -38,7 +38,7 @@ from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, c
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField, PositionForm
-from ..live.fragments import cursor_of
+from ..live.fragments import cursor_id, cursor_of
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.fork import fork_point
@@ -218,12 +218,16 @@ def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def _follow(sessions: list[SessionFile]) -> str:
-    """For follow.js: each session's file and how far into it this page reads (its cursor, taken before
-    anything is rendered, so whatever is appended meanwhile is announced)."""
-    seen: dict[str, int] = {}
+    """For follow.js: each session's file, how far into it this page reads (its cursor, taken before
+    anything is rendered, so whatever is appended meanwhile is announced) and the id of the line that
+    ends there (by which the feed tells a file replaced meanwhile, ``fragments.reflects``)."""
+    seen: dict[str, dict[str, Any]] = {}
     for session in sessions:
-        seen.setdefault(session.session_id, cursor_of(session.index))
-    return json.dumps([{"session": sid, "cursor": cursor} for sid, cursor in seen.items()])
+        index = session.index
+        seen.setdefault(
+            session.session_id, {"session": session.session_id, "cursor": cursor_of(index), "id": cursor_id(index)}
+        )
+    return json.dumps(list(seen.values()))
 
 
 @require_GET

@@ -2,7 +2,9 @@
 // grew (the same push the session page follows, sessions_app/live/); after a quiet moment the page is
 // told ("pitree:grew") and fetches what it shows again. Each socket sends its cursor, the byte offset
 // the page was rendered from, so nothing appended meanwhile is missed, and resends the newest one
-// after a reconnect.
+// after a reconnect, with the id of the line that ends there: a file replaced while the socket was
+// down is then told apart from one that only grew (the server answers with a resync), as on the
+// session page (live.js).
 (function () {
   "use strict";
 
@@ -17,14 +19,15 @@
     timer = setTimeout(() => document.dispatchEvent(new CustomEvent("pitree:grew")), QUIET_MS);
   }
 
-  function follow(sessionId, cursor) {
+  function follow(sessionId, cursor, lineId) {
     let delay = 1000;
+    let mark = { end: cursor, id: lineId }; // the last line seen, and where it ends
     function connect() {
       const scheme = location.protocol === "https:" ? "wss" : "ws";
       const socket = new WebSocket(`${scheme}://${location.host}/ws/s/${encodeURIComponent(sessionId)}/`);
       socket.addEventListener("open", () => {
         delay = 1000;
-        socket.send(JSON.stringify({ cursor }));
+        socket.send(JSON.stringify(mark.id === null ? { cursor } : { cursor: mark.end, id: mark.id }));
       });
       socket.addEventListener("message", (ev) => {
         let message;
@@ -35,9 +38,12 @@
         }
         if (message.t === "batch") {
           cursor = Math.max(cursor, message.to);
+          const last = message.entries[message.entries.length - 1];
+          if (last && last.end > mark.end) mark = { end: last.end, id: last.id };
           if (message.entries.length) grew();
         } else if (message.t === "resync") {
-          cursor = 0; // the file was replaced: offsets start again
+          cursor = 0; // the file was replaced: offsets start again, in a file not seen yet
+          mark = { end: 0, id: null };
           grew();
         } else if (message.t === "live") {
           following += 1;
@@ -56,5 +62,5 @@
   }
 
   const sessions = JSON.parse(holder.dataset.follow);
-  for (const item of sessions) follow(item.session, item.cursor);
+  for (const item of sessions) follow(item.session, item.cursor, item.id);
 })();

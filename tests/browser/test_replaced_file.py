@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
+from support.lines import message
 
 # 01-linear: … → c256703f (user) → 358d8704 (assistant) → db26dc72 (session_info, the leaf).
 USER, ANSWER = "c256703f", "358d8704"
+# 02-tree-branches: two branches after the answer 2f760a8d; the second goes on to de4f0d3a.
+TREE_U2, TREE_SUMMARY, BRANCH_END = "97690895", "07721729", "de4f0d3a"
 UP_TO_USER = 9  # lines: the header and the entries up to c256703f
 SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
 
@@ -152,4 +155,32 @@ def test_a_file_replaced_while_the_socket_was_down_shows_the_new_file_s_page(pag
     expect(transcript).to_have_attribute("data-cursor", str(seeded.path.stat().st_size))
     expect(transcript).to_have_attribute("data-cursor-id", seeded.entries()[-1]["id"])
     assert not missing, missing
+    assert not record.errors and not record.console_errors, (record.errors, record.console_errors)
+
+
+def test_a_comparison_whose_file_was_replaced_by_one_as_long_while_its_socket_was_down_shows_the_new_file(
+    page, ui, sessions, record
+) -> None:
+    """The comparison's socket names the line its cursor ends at too: a file replaced by one exactly as
+    long has nothing past the cursor, and without that id the page would keep showing the old file."""
+    seeded = sessions.seed("02-tree-branches")
+    kept = json.dumps(message("r0000001", BRANCH_END, "user", "Kept in the file", 30)).encode() + b"\n"
+    with seeded.path.open("ab") as file:
+        file.write(kept)
+    socket = _Socket(page)
+    ui.open(page, f"/s/{seeded.id}/compare/?e={TREE_U2}&e={TREE_SUMMARY}")
+    page.locator("header[data-live=live]").wait_for()
+    column = page.locator('.compare__cell[data-column="2"]')
+    expect(column.filter(has_text="Kept in the file")).to_have_count(1)
+    socket.cut()
+    page.locator("header[data-live=closed]").wait_for()
+    replaced = json.dumps(message("r0000002", BRANCH_END, "user", "Replaced instead", 30)).encode() + b"\n"
+    assert len(replaced) == len(kept)
+    replacement = seeded.path.with_suffix(".new")
+    replacement.write_bytes(seeded.path.read_bytes()[: -len(kept)] + replaced)
+    replacement.replace(seeded.path)
+    socket.resume()
+    expect(column.filter(has_text="Replaced instead")).to_have_count(1)
+    expect(page.locator(".compare__cell", has_text="Kept in the file")).to_have_count(0)
+    page.locator("header[data-live=live]").wait_for()
     assert not record.errors and not record.console_errors, (record.errors, record.console_errors)
