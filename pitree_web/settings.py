@@ -120,7 +120,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "sessions_app.middleware.SessionErrorMiddleware",
-    "sessions_app.middleware.ContentSecurityPolicyMiddleware",
+    "sessions_app.middleware.ResponseHeadersMiddleware",
     "sessions_app.access.web.RefusalMiddleware",
     "pitree_web.middleware.RatelimitMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks

@@ -1,5 +1,5 @@
 """Turns the core's refusals into pages a person can read, wherever in a view they surface, and sets
-the Content-Security-Policy of every answer."""
+the headers every answer carries: its Content-Security-Policy and its Cache-Control."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control
 from django.utils.deprecation import MiddlewareMixin
 
 from .sessionfiles.errors import NotASession, SessionError
@@ -75,10 +76,15 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 
 
-class ContentSecurityPolicyMiddleware:
-    """A second wall behind escaping: even if some content slipped through as HTML, the browser would
-    run no script and load nothing that is not the app's own. Sync and async (pitree_web/middleware.py
-    says why), without a thread hop for either."""
+class ResponseHeadersMiddleware:
+    """Headers for every answer of the app (static files are answered before this, WhiteNoise's own).
+
+    The Content-Security-Policy is a second wall behind escaping: even if some content slipped through
+    as HTML, the browser would run no script and load nothing that is not the app's own. Cache-Control
+    ``private, no-cache``: every page shows someone's sessions, which no cache shared between people
+    (a proxy) may keep, and a page is the file as it was read, which the browser asks for again rather
+    than show from its cache (a view that says otherwise keeps its own). Sync and async
+    (pitree_web/middleware.py says why), without a thread hop for either."""
 
     sync_capable = True
     async_capable = True
@@ -92,11 +98,14 @@ class ContentSecurityPolicyMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self.__acall__(request)
-        response = self.get_response(request)
-        response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-        return response
+        return _with_headers(self.get_response(request))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
-        response: HttpResponse = await self.get_response(request)
-        response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-        return response
+        return _with_headers(await self.get_response(request))
+
+
+def _with_headers(response: HttpResponse) -> HttpResponse:
+    response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    if not response.has_header("Cache-Control"):
+        patch_cache_control(response, private=True, no_cache=True)
+    return response

@@ -314,6 +314,14 @@ def test_pages_carry_a_content_security_policy_that_allows_no_foreign_loads(clie
     assert "script-src 'self'" in policy and "img-src 'self' data:" in policy and "unsafe-eval" not in policy
 
 
+def test_pages_are_kept_by_no_shared_cache_and_asked_for_again(client, pi) -> None:
+    for url in ("/", f"/s/{pi.id(TREE)}/", reverse("sessions:tree", args=[pi.id(TREE)])):
+        assert set(client.get(url)["Cache-Control"].split(", ")) == {"private", "no-cache"}, url
+    # A view that says how its answer is cached keeps that (the sign-in page: never cached).
+    client.logout()
+    assert "no-store" in client.get(reverse("accounts:login"))["Cache-Control"]
+
+
 def test_remote_markdown_images_become_links_and_inline_ones_show(client, sessions_dir) -> None:
     from sessions_app.sessionfiles import entries as E
     from sessions_app.sessionfiles.fork import create_session
