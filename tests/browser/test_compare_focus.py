@@ -56,6 +56,17 @@ def _two_branches(sessions):
     )
 
 
+def _append_keeping_focus(page, seeded, text: str, parent: str, focused) -> str:
+    """Another writer appends under ``parent`` while ``focused`` has the focus, marked: the grid is
+    fetched again (the new entry is in the second column), and ``focused`` has the focus again, on a
+    new element (the one marked is gone). Returns the new entry's id."""
+    page.evaluate(_MARK)
+    added = _append_elsewhere(seeded, text, parent)
+    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{added}"]')).to_have_count(1)
+    expect(focused).to_be_focused()
+    return added
+
+
 def test_a_focus_inside_a_cell_comes_back_when_the_grid_is_fetched_again(page, ui, sessions, record):
     seeded = _two_branches(sessions)
     ui.open(page, f"/s/{seeded.id}/compare/?e=u2a&e=u2b")
@@ -64,19 +75,13 @@ def test_a_focus_inside_a_cell_comes_back_when_the_grid_is_fetched_again(page, u
     # A code frame in an answer.
     frame = page.locator('.compare__cell[data-column="2"] [data-entry="a2b"] pre[tabindex="0"]')
     frame.focus()
-    page.evaluate(_MARK)
-    first = _append_elsewhere(seeded, "Now in Rust", "a2b")
-    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{first}"]')).to_have_count(1)
-    expect(frame).to_be_focused()
+    first = _append_keeping_focus(page, seeded, "Now in Rust", "a2b", frame)
     assert page.evaluate(_FOCUSED) == {"tag": "pre", "entry": "a2b", "column": "2", "marked": False}
 
     # The link of an entry in the other column.
     link = page.locator('.compare__cell[data-column="1"] [data-entry="a2a"] a.entry__link')
     link.focus()
-    page.evaluate(_MARK)
-    second = _append_elsewhere(seeded, "And in Go", first)
-    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{second}"]')).to_have_count(1)
-    expect(link).to_be_focused()
+    second = _append_keeping_focus(page, seeded, "And in Go", first, link)
     assert page.evaluate(_FOCUSED) == {"tag": "a", "entry": "a2a", "column": "1", "marked": False}
 
     # A tool call opened from the keyboard: it stays open, its summary keeps the focus.
@@ -84,21 +89,15 @@ def test_a_focus_inside_a_cell_comes_back_when_the_grid_is_fetched_again(page, u
     fold.locator("summary").focus()
     page.keyboard.press("Enter")
     expect(fold).to_have_attribute("open", "")
-    page.evaluate(_MARK)
-    third = _append_elsewhere(seeded, "And in C", second)
-    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{third}"]')).to_have_count(1)
+    third = _append_keeping_focus(page, seeded, "And in C", second, fold.locator("summary"))
     expect(fold).to_have_attribute("open", "")
-    expect(fold.locator("summary")).to_be_focused()
     assert page.evaluate(_FOCUSED) == {"tag": "summary", "entry": "a2b", "column": "2", "marked": False}
 
     # An entry of the shared trunk (its entries shown again are replaced: they may carry a new label).
     page.locator(".compare-trunk > summary").click()
     trunk_link = page.locator('.compare-trunk [data-entry="a1"] a.entry__link')
     trunk_link.focus()
-    page.evaluate(_MARK)
-    fourth = _append_elsewhere(seeded, "And in Lisp", third)
-    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{fourth}"]')).to_have_count(1)
-    expect(trunk_link).to_be_focused()
+    _append_keeping_focus(page, seeded, "And in Lisp", third, trunk_link)
     assert page.evaluate(_FOCUSED) == {"tag": "a", "entry": "a1", "column": None, "marked": False}
     assert record.errors == [] and record.console_errors == []
 

@@ -239,6 +239,16 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Path], list[Path]]:
     return opened, headers
 
 
+def _list_without_blocking(catalog: Catalog) -> list[Any]:
+    """``catalog.sessions()``, in a thread given 30 s: a listing that opens a FIFO waits for ever."""
+    listed: list[Any] = []
+    worker = threading.Thread(target=lambda: listed.append(catalog.sessions()), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "listing blocked on a file"
+    return listed[0]
+
+
 def test_what_is_not_a_regular_file_is_reported_never_opened(samples_root: Path, tmp_path: Path) -> None:
     folder = samples_root / FOLDER
     os.mkfifo(folder / "pipe.jsonl")
@@ -246,13 +256,9 @@ def test_what_is_not_a_regular_file_is_reported_never_opened(samples_root: Path,
     (folder / "broken.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     (folder / "loop.jsonl").symlink_to(folder / "loop.jsonl")
     (folder / "dir.jsonl").mkdir()
-    listed: list[Any] = []
     catalog = Catalog(samples_root)
-    worker = threading.Thread(target=lambda: listed.append(catalog.sessions()), daemon=True)
-    worker.start()
-    worker.join(timeout=30)
-    assert not worker.is_alive(), "listing blocked on a file"
-    assert len(listed[0]) == 7
+    listed = _list_without_blocking(catalog)
+    assert len(listed) == 7
     problems = {path.name: reason for path, reason in catalog.problems.items()}
     assert "a FIFO" in problems["pipe.jsonl"]
     assert "a character device" in problems["zero.jsonl"]
@@ -276,13 +282,9 @@ def test_a_file_swapped_for_a_fifo_after_the_look_is_refused_without_blocking(
         return real(path, **kwargs)
 
     monkeypatch.setattr(catalog_module, "read_info", swap_first)
-    listed: list[Any] = []
     catalog = Catalog(samples_root)
-    worker = threading.Thread(target=lambda: listed.append(catalog.sessions()), daemon=True)
-    worker.start()
-    worker.join(timeout=30)
-    assert not worker.is_alive(), "listing blocked on a file"
-    assert len(listed[0]) == 6
+    listed = _list_without_blocking(catalog)
+    assert len(listed) == 6
     assert "a FIFO, not a session file" in catalog.problems[swapped]
 
 
