@@ -38,6 +38,7 @@
   const entries = () => document.getElementById("entries");
   const position = () => (transcript() ? transcript().dataset.position || "" : "");
   const entryEl = (id) => document.getElementById(`entry-${id}`);
+  const composerBox = () => document.querySelector("#composer textarea[name=text]");
 
   function fragment(html) {
     const template = document.createElement("template");
@@ -179,10 +180,12 @@
       case "reply-end":
         state.ended.add(message.reply);
         endReply(message);
-        if (lostAnswers.delete(message.reply) && message.entry) openAtLeaf();
+        if (lostAnswers.has(message.reply) && message.entry) showLostAnswers();
+        else lostAnswers.delete(message.reply);
         break;
       case "live":
         setLink(live(), "live");
+        showLostAnswers();
         break;
       case "gone":
         state.gone = true;
@@ -250,8 +253,9 @@
     const note = document.getElementById("position-note");
     let moved = document.getElementById("moved-note");
     // This tab's own edit or regeneration moves the session to a sibling of what it shows until its
-    // answer comes (with the reply): no other tab or program moved it, and the answer shows it there.
-    if (leaf !== position() && document.querySelector("form[data-stream][data-pending]")) {
+    // answer comes (with the reply): no other tab or program moved it, and the answer shows it there
+    // (or, when the answer was lost, the session at its leaf once the reply is stored).
+    if (leaf !== position() && (document.querySelector("form[data-stream][data-pending]") || lostAnswers.size)) {
       if (moved) moved.remove();
       return;
     }
@@ -432,7 +436,7 @@
     }
     const focused = el.contains(document.activeElement);
     el.remove();
-    const composer = document.querySelector("#composer textarea[name=text]");
+    const composer = composerBox();
     if (focused && (entry || composer)) focusHeir(entry || composer);
   }
 
@@ -470,11 +474,23 @@
   // It would have shown the session at the new reply: once that reply is stored (at once if it is), the
   // tab shows the session at its leaf, the reply. A send is followed anyway (its message and reply
   // continue the tab's branch), but an edit or a regeneration writes a sibling of what the tab shows.
-  const lostAnswers = new Set(); // their replies, still being written
+  const lostAnswers = new Set(); // their replies, until the session is shown at its leaf
   document.addEventListener("pitree:answer-lost", (ev) => {
-    if (state.ended.has(ev.detail.token)) openAtLeaf();
-    else lostAnswers.add(ev.detail.token);
+    lostAnswers.add(ev.detail.token);
+    if (state.ended.has(ev.detail.token)) showLostAnswers();
   });
+
+  // Shown once their reply ended, or once the socket is back and caught up ("live"): a server that was
+  // restarted stored the reply as it stopped (aborted) while the socket was down, and its end is never
+  // told; the backlog brought the reply, and the leaf is where it is. (A reply another server process
+  // still writes shows there too: its text is sent again to a feed that joins.) A page that could not
+  // be fetched (the server restarting) waits for the next time the socket is live.
+  async function showLostAnswers() {
+    if (!lostAnswers.size) return;
+    const shown = Array.from(lostAnswers);
+    shown.forEach((token) => state.replies.delete(token)); // its text so far: stored now, or sent again
+    if (await openAtLeaf()) shown.forEach((token) => lostAnswers.delete(token));
+  }
 
   // The session's own page, at its leaf: where a lost answer would have taken the tab, and where a tab
   // goes when the session's file is another one now (replaced, rewritten: the entry this tab stands on
@@ -484,19 +500,19 @@
 
   async function openAtLeaf(note) {
     if (location.pathname !== sessionUrl()) history.replaceState(history.state, "", sessionUrl());
-    if ((await refetch(sessionUrl())) && note) flash(note);
+    return refetch(sessionUrl(), note);
   }
 
   // Fetch the page again at the tab's position (the file changed too much to patch), or at ``url``
-  // (the session's own page, to follow it), keeping what the reader was typing. Whether it was fetched.
-  async function refetch(url) {
+  // (the session's own page, to follow it), keeping what the reader was typing, and saying ``note``
+  // once it is shown. Whether it was fetched.
+  async function refetch(url, note) {
     if (state.waiting) return false;
     state.waiting = [];
-    const draft = document.querySelector("#composer textarea[name=text]");
-    const text = draft ? draft.value : "";
     try {
       const response = await fetch(url || permalink(position()), { credentials: "same-origin" });
       const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+      const typing = takeTyping(); // now: the reader may have typed on while the page came
       for (const id of ["transcript", "session-meta", "session-title"]) {
         const fresh = doc.getElementById(id);
         const old = document.getElementById(id);
@@ -506,12 +522,13 @@
         }
       }
       if (doc.title) document.title = doc.title;
-      const composer = document.querySelector("#composer textarea[name=text]");
-      if (composer && text) composer.value = text;
+      const orphaned = restoreTyping(typing);
       takePageCursor();
       noteLeaf();
       state.log = [];
       refreshTree();
+      const said = [note, orphaned && ORPHANED].filter(Boolean).join(" ");
+      if (said) flash(said); // (the page's own #flash came with it, empty)
       return true;
     } catch (error) {
       flash("This page could not be brought up to date: the server could not be reached. Reload it once the connection is back.");
@@ -521,6 +538,75 @@
       state.waiting = null;
       waiting.forEach(receive);
     }
+  }
+
+  // ---- what the reader is typing, across a page fetched again --------------------------------------
+  // The transcript fetched again replaces the composer and the entries' open panels (Edit & resend,
+  // Label, Compact): what is typed there is carried over. An open panel is moved whole onto its entry
+  // in the new page (its fields as typed, its form set up by htmx already, so that it still sends); a
+  // message typed in the Edit panel of an entry that is not on the new page goes to the message box.
+  // The field that had the focus gets it back, its caret or selection where it was.
+  const ORPHANED = "The message you were editing is not on this page any more: what you typed there is in the message box.";
+
+  /** What the reader is typing in the transcript, taken before it is replaced. Panels of entries
+   *  hidden for this tab's own edit or regeneration are left: what they held was sent. */
+  function takeTyping() {
+    const box = composerBox();
+    const active = document.activeElement;
+    const panels = Array.from(document.querySelectorAll("#entries article.entry > .entry__panel"))
+      .filter((panel) => !panel.closest("[hidden]"))
+      .map((panel) => ({ panel, entry: panel.parentElement.dataset.entry }));
+    const typingIn = active && active.closest("#transcript") && typeof active.selectionStart === "number";
+    return {
+      draft: box ? box.value : "",
+      panels,
+      focus: typingIn ? { field: active, start: active.selectionStart, end: active.selectionEnd, direction: active.selectionDirection } : null,
+      composerFocused: Boolean(box) && active === box,
+    };
+  }
+
+  /** Put what ``takeTyping`` took into the page fetched again. Whether a message typed in a panel whose
+   *  entry is not on it any more went to the message box (after the draft there, a blank line between). */
+  function restoreTyping(typing) {
+    const box = composerBox();
+    const orphans = typing.panels.filter(({ panel, entry }) => !replant(panel, entry));
+    const messages = orphans.map(({ panel }) => typedMessage(panel)).filter(Boolean);
+    const text = [typing.draft, ...messages].filter(Boolean).join("\n\n");
+    if (box && text) box.value = text;
+    refocus(typing, box);
+    return Boolean(box) && messages.length > 0;
+  }
+
+  /** Move an open panel onto its entry in the page fetched again, its button saying it is open. False
+   *  when that entry is not there. */
+  function replant(panel, id) {
+    const entry = entryEl(id);
+    const slot = entry && !entry.hidden && entry.querySelector(":scope > .entry__panel");
+    if (!slot) return false;
+    slot.replaceWith(panel);
+    entry.querySelectorAll(":scope > .entry__tools [data-panel]").forEach((tool) => {
+      tool.setAttribute("aria-expanded", String(tool.dataset.panel === panel.dataset.action));
+    });
+    return true;
+  }
+
+  /** What the reader wrote in a panel's message (Edit & resend), if they changed it. */
+  function typedMessage(panel) {
+    const text = panel.querySelector("textarea[name=text]");
+    return text && text.value.trim() && text.value !== text.defaultValue ? text.value : "";
+  }
+
+  /** The focus back on the field that had it (moved with its panel, or the composer's new box), its
+   *  caret as it was. A field not carried over (its entry is gone) hands it to the box, at the end, where
+   *  its message went: it would otherwise fall to the page's body. */
+  function refocus(typing, box) {
+    const { focus } = typing;
+    if (!focus) return;
+    const field = focus.field.isConnected ? focus.field : box;
+    if (!field) return;
+    field.focus();
+    if (field === focus.field || typing.composerFocused) field.setSelectionRange(focus.start, focus.end, focus.direction);
+    else field.setSelectionRange(field.value.length, field.value.length);
   }
 
   // Whether the page was rendered at the file's position (the server hides its note then).

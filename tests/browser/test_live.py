@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
+from support.lines import message
 
 REPO = Path(__file__).resolve().parents[2]
 # 01-linear's active branch ends … → c256703f (user) → 358d8704 (assistant) → db26dc72 (session_info, the leaf).
@@ -164,6 +165,49 @@ def test_a_compaction_written_elsewhere_folds_the_history_in_every_tab(page, ui,
     _no_console_errors(record)
 
 
+def test_panels_open_on_entries_keep_what_is_typed_when_the_page_is_fetched_again(
+    page, ui, sessions, server, record
+) -> None:
+    # A compaction written elsewhere on the tab's branch fetches its page again: the Edit & resend and
+    # Label panels open there, and what was typed in them, were lost.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    label = ui.open_panel(page, "358d8704", "label").locator("input[name=label]")
+    label.fill("half a label")
+    edit = ui.open_panel(page, "c256703f", "edit").locator("textarea[name=text]")
+    edit.fill("A better question, half written")
+    edit.press("ArrowLeft")
+    compaction = _manage(server, "compact", str(seeded.path), "--keep-from", "c256703f", "--summary", "Kept")
+    ui.wait_position(page, compaction)
+    expect(page.locator(f"#fold-{compaction}")).to_contain_text("Kept")  # the page as fetched again
+    expect(edit).to_have_value("A better question, half written")
+    expect(edit).to_be_focused()
+    assert edit.evaluate("(el) => [el.selectionStart, el.selectionEnd]") == [30, 30]  # the caret where it was
+    expect(label).to_have_value("half a label")
+    expect(page.locator("#entry-c256703f > .entry__tools [data-panel='edit']")).to_have_attribute(
+        "aria-expanded", "true"
+    )
+    # Their forms still send: the label is saved.
+    page.locator("#entry-358d8704 .label-form button[type=submit]").click()
+    expect(page.locator("#entry-358d8704 > .entry__head > .tag")).to_have_text("half a label")
+    _no_console_errors(record)
+
+
+def test_text_typed_in_a_panel_whose_entry_is_gone_after_following_is_kept(page, ui, sessions, server, record) -> None:
+    seeded = sessions.seed("02-tree-branches")  # leaf 750a4556, on the branch through 97690895
+    _open(ui, page, seeded.url)
+    ui.open_panel(page, "97690895", "edit").locator("textarea[name=text]").fill("What I meant to ask")
+    assert _manage(server, "navigate", str(seeded.path), "de4f0d3a")  # the other branch's last answer
+    page.locator("#moved-note").get_by_role("button", name="Follow it").click()
+    ui.wait_position(page, "de4f0d3a")
+    expect(page.locator("#entry-97690895")).to_have_count(0)
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("What I meant to ask")
+    expect(page.locator("#flash")).to_contain_text(
+        "not on this page any more: what you typed there is in the message box"
+    )
+    _no_console_errors(record)
+
+
 def test_pitree_navigate_from_another_process_offers_to_follow_without_a_reload(
     new_page, ui, sessions, server, record
 ) -> None:
@@ -255,17 +299,24 @@ def test_a_stale_tab_s_message_is_refused_and_continues_from_the_latest(page, ui
     assert not record.errors
 
 
+def _send_from_a_stale_tab(page: Any, ui: Any, server: Any, seeded: Any, text: str) -> tuple[Any, str]:
+    """A tab whose socket is cut while pi goes on sends ``text`` (the server refuses it: the
+    conversation went on). Returns the socket's switch and the id of pi's entry."""
+    switch = _cut_socket(page)
+    _open(ui, page, seeded.url)
+    switch.cut()
+    by_pi = _cli_append(server, seeded, "pi went on meanwhile")
+    page.locator("#composer textarea[name=text]").fill(text)
+    page.locator("#composer button[type=submit]").click()
+    return switch, by_pi
+
+
 def test_continue_from_the_latest_follows_what_the_tab_has_shown_since(page, ui, sessions, server, record) -> None:
     # Offered while the tab was behind, "Continue from the latest" names the newest entry then; once the
     # tab has shown more of that branch (a reply, pi going on), it once sent there anyway and was refused
     # a second time.
     seeded = sessions.seed("01-linear")
-    switch = _cut_socket(page)
-    _open(ui, page, seeded.url)
-    switch.cut()
-    by_pi = _cli_append(server, seeded, "pi went on meanwhile")
-    page.locator("#composer textarea[name=text]").fill("Sent from a stale tab")
-    page.locator("#composer button[type=submit]").click()
+    switch, by_pi = _send_from_a_stale_tab(page, ui, server, seeded, "Sent from a stale tab")
     flash = page.locator("#flash")
     expect(flash).to_contain_text("Nothing was sent: the conversation went on")
     switch.restore()
@@ -286,12 +337,7 @@ def test_continue_from_the_latest_follows_what_the_tab_has_shown_since(page, ui,
 
 def test_a_stale_tab_may_send_as_a_new_branch_on_purpose(page, ui, sessions, server, record) -> None:
     seeded = sessions.seed("01-linear")
-    switch = _cut_socket(page)
-    _open(ui, page, seeded.url)
-    switch.cut()
-    by_pi = _cli_append(server, seeded, "pi went on meanwhile")
-    page.locator("#composer textarea[name=text]").fill("A branch of my own")
-    page.locator("#composer button[type=submit]").click()
+    switch, by_pi = _send_from_a_stale_tab(page, ui, server, seeded, "A branch of my own")
     page.locator("#flash").get_by_role("button", name="Send as a new branch here").click()
     ui.wait_position_change(page, LEAF)
     user = seeded.entries()[-2]
@@ -387,28 +433,17 @@ def test_a_replaced_file_is_fetched_again_keeping_the_draft(page, ui, sessions, 
     assert not record.errors
 
 
-def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict[str, Any]:
-    content: Any = text if role == "user" else [{"type": "text", "text": text}]
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-03-02T09:00:01.000Z",
-        "message": {"role": role, "content": content, "timestamp": 1772442001000},
-    }
-
-
 def test_back_brings_the_page_up_to_date_with_what_the_file_gained(page, ui, sessions, record) -> None:
     """The page Back puts back is the one htmx kept when the tab left it: what pi wrote meanwhile (a
     label, a third sibling) is applied to it, as a reload would show it."""
     seeded = sessions.write_lines(
         [
-            _message("aaaa0001", None, "user", "root question"),
-            _message("aaaa0002", "aaaa0001", "assistant", "answer one"),
-            _message("aaaa0003", "aaaa0002", "user", "branch A question"),
-            _message("aaaa0004", "aaaa0003", "assistant", "answer A"),
-            _message("aaaa0005", "aaaa0002", "user", "branch B question"),
-            _message("aaaa0006", "aaaa0005", "assistant", "answer B"),
+            message("aaaa0001", None, "user", "root question"),
+            message("aaaa0002", "aaaa0001", "assistant", "answer one"),
+            message("aaaa0003", "aaaa0002", "user", "branch A question"),
+            message("aaaa0004", "aaaa0003", "assistant", "answer A"),
+            message("aaaa0005", "aaaa0002", "user", "branch B question"),
+            message("aaaa0006", "aaaa0005", "assistant", "answer B"),
         ]
     )
     _open(ui, page, seeded.entry_url("aaaa0006"))
@@ -417,7 +452,7 @@ def test_back_brings_the_page_up_to_date_with_what_the_file_gained(page, ui, ses
     page.locator("#entry-aaaa0005 .nav-prev").click()
     expect(page.locator("#entry-aaaa0003")).to_be_visible()
     label = {"type": "label", "id": "aaaa0007", "parentId": "aaaa0004", "timestamp": "2026-03-02T09:00:02.000Z"}
-    third = _message("aaaa0008", "aaaa0002", "user", "branch C question")
+    third = message("aaaa0008", "aaaa0002", "user", "branch C question")
     with seeded.path.open("ab") as file:  # as pi appends
         for line in ({**label, "targetId": "aaaa0001", "label": "IMPORTANT"}, third):
             file.write(json.dumps(line).encode() + b"\n")
@@ -434,12 +469,12 @@ def test_pages_too_large_for_the_history_cache_come_back_without_an_error(page, 
     cache keeps within its budget (no page saved fails, none logs an error), and Back still works."""
     long = "lorem ipsum dolor " * 20_000  # a page holding two of these is about 1.5 M characters
     lines = [
-        _message("bbbb0001", None, "user", "root " + long),
-        _message("bbbb0002", "bbbb0001", "assistant", "answer " + long),
+        message("bbbb0001", None, "user", "root " + long),
+        message("bbbb0002", "bbbb0001", "assistant", "answer " + long),
     ]
     for branch in range(1, 7):
-        lines.append(_message(f"cccc000{branch}", "bbbb0002", "user", f"question {branch}"))
-        lines.append(_message(f"dddd000{branch}", f"cccc000{branch}", "assistant", f"answer {branch}"))
+        lines.append(message(f"cccc000{branch}", "bbbb0002", "user", f"question {branch}"))
+        lines.append(message(f"dddd000{branch}", f"cccc000{branch}", "assistant", f"answer {branch}"))
     seeded = sessions.write_lines(lines)
     _open(ui, page, seeded.entry_url("dddd0001"))
     for branch in range(2, 7):  # each switch keeps the page it leaves, at a URL of its own
@@ -473,7 +508,7 @@ def test_offline_the_badge_says_so_and_a_send_says_it_reached_no_server(page, ui
     page.context.set_offline(False)
     expect(badge).to_be_hidden()
     with seeded.path.open("ab") as file:  # as pi appends
-        file.write(json.dumps(_message("ffff0001", LEAF, "user", "written once back online")).encode() + b"\n")
+        file.write(json.dumps(message("ffff0001", LEAF, "user", "written once back online")).encode() + b"\n")
     expect(page.locator("#entry-ffff0001")).to_contain_text("written once back online")
 
 
@@ -516,7 +551,7 @@ def test_a_tree_read_away_from_the_position_stays_put_as_the_file_grows(page, ui
     lines, parent = [], None
     for n in range(60):
         entry_id = f"e{n:07d}"
-        lines.append(_message(entry_id, parent, "user" if n % 2 == 0 else "assistant", f"entry {n}"))
+        lines.append(message(entry_id, parent, "user" if n % 2 == 0 else "assistant", f"entry {n}"))
         parent = entry_id
     seeded = sessions.write_lines(lines)
     page.set_viewport_size({"width": 1400, "height": 700})

@@ -1,31 +1,61 @@
-"""A send or a regeneration whose answer is lost after the server took it (the connection dropped, the
-server restarted mid-reply, a proxy gave up on a long reply): the answer comes only once the reply is
-stored, so what the server wrote reaches the tab through its socket first. The tab must not say that
-nothing was written, nor put the message back into the box, from where it would be sent twice."""
+"""A send, an edit or a regeneration whose answer is lost after the server took it (the connection
+dropped, the server restarted mid-reply, a proxy gave up on a long reply): the answer comes only once
+the reply is stored, so what the server wrote reaches the tab through its socket first. The tab must
+not say that nothing was written, nor put the message back into the box, from where it would be sent
+twice; and it shows what the server stored without being asked to."""
 
 from __future__ import annotations
 
 import contextlib
-from types import SimpleNamespace
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
+from support.daphne import Daphne, launch_daphne
 
 LEAF = "db26dc72"  # 01-linear's leaf
 ASSISTANT = "358d8704"  # its last answer, to the user message c256703f
 
 
+class Restartable:
+    """pitree under daphne that a test may stop and start again (``restart``), as its owner would: on
+    the same port, with the same environment (database, sessions folder, caches), so that its open
+    pages reconnect."""
+
+    def __init__(self, daphne: Daphne, root: Path, logs: Path) -> None:
+        self.daphne, self.root, self.logs = daphne, root, logs
+        self.url = daphne.url
+        self.restarts = 0
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.daphne.log_tail(chars)
+
+    def restart(self) -> None:
+        """SIGTERM (replies being written are stored as they are, ``aborted``), then start again."""
+        old = self.daphne
+        old.stop()
+        self.restarts += 1
+        self.daphne = launch_daphne(old.env, self.logs / f"daphne-{self.restarts}.log", site=old, port=old.port)
+
+
 @pytest.fixture(scope="module")
-def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restartable]:
     """pitree under daphne with a slow offline responder (0.3 s between chunks, about 5 s a reply), so
     that a reply is still being written when its answer is lost (overrides the suite's ``server``)."""
     root = tmp_path_factory.mktemp("pitree-lost-answer") / "sessions"
     root.mkdir()
-    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.3", "PITREE_FSYNC": "0"}
-    daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
-    return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
+    env = {
+        "PITREE_SESSIONS_DIR": str(root),
+        "PITREE_OFFLINE_DELAY": "0.3",
+        "PITREE_FSYNC": "0",
+        "PITREE_ASSISTANT": "offline",
+    }
+    started = Restartable(start_daphne(env), root, tmp_path_factory.mktemp("pitree-restarted"))
+    yield started
+    started.daphne.stop()  # the one running now (start_daphne stops the first one)
 
 
 def _lose_answers(page: Any, path: str, after_ms: float | None = None) -> None:
@@ -98,4 +128,35 @@ def test_a_regeneration_whose_answer_is_lost_shows_the_new_answer(page, ui, sess
     expect(page.locator(f"#entry-{ASSISTANT}")).to_have_count(0)
     expect(page.locator("#entries article.is-pending")).to_have_count(0)
     expect(page.locator("#flash")).not_to_contain_text("Nothing was written")
+    assert not record.errors
+
+
+@pytest.mark.parametrize("asked", ["edit", "regenerate"])
+def test_an_answer_lost_to_a_server_restart_shows_what_was_stored(page, ui, sessions, server, record, asked) -> None:
+    # The restarted server never ends the reply the tab waited for: the tab kept what it had hidden and
+    # offered to "Follow it", while the file held the message and the reply stored as the server stopped.
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    if asked == "edit":
+        panel = ui.open_panel(page, "c256703f", "edit")
+        panel.locator("textarea[name=text]").fill("Asked again, differently")
+        panel.locator("button[type=submit]").click()
+    else:
+        ui.tool(page, ASSISTANT, "Regenerate").click()
+    growing = page.locator("#entries > article[data-reply].is-streaming")
+    expect(growing.locator(".stream")).to_contain_text("Offline responder")
+    server.restart()
+
+    reply = seeded.entries()[-1]
+    assert reply["message"]["role"] == "assistant" and reply["message"]["stopReason"] == "aborted"
+    ui.wait_position(page, reply["id"])
+    asked_under = seeded.entry(reply["parentId"])
+    if asked == "edit":
+        assert asked_under["message"]["content"] == "Asked again, differently"
+    expect(page.locator(f"#entry-{asked_under['id']}")).to_be_visible()
+    sibling = asked_under if asked == "edit" else reply  # of the message edited, or of the answer redone
+    expect(page.locator(f"#entry-{sibling['id']} .navigator__count")).to_have_text("2/2")
+    expect(page.locator("#entries [data-hidden-for], #entries [data-reply], #entries .is-pending")).to_have_count(0)
+    expect(page.locator("#moved-note")).to_have_count(0)
     assert not record.errors

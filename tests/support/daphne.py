@@ -63,12 +63,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch_daphne(env: dict[str, str], log: Path, *, site: Daphne | None = None) -> Daphne:
-    """Start daphne with ``env`` on top of this process's environment and wait until ``/`` answers.
+def launch_daphne(env: dict[str, str], log: Path, *, site: Daphne | None = None, port: int | None = None) -> Daphne:
+    """Start daphne with ``env`` on top of this process's environment and wait until ``/`` answers; on
+    ``port`` (a server started again where its pages are open), else on a free one.
 
     ``PITREE_ALLOWED_HOSTS`` is dropped so the defaults (127.0.0.1, localhost) apply; the server runs in
     a session of its own, so a test's Ctrl+C does not reach it before its SIGTERM does."""
-    port = free_port()
+    port = port or free_port()
     full_env = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", "PYTHONUNBUFFERED": "1", **env}
     full_env.pop("PITREE_ALLOWED_HOSTS", None)
     # Caches beside the log unless a test names them: test servers never write the project's var/.
