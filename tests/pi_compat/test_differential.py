@@ -173,6 +173,8 @@ class Comparison:
     def _context(self, got: dict[str, Any], rows: list[int], context: SessionContext, where: str) -> None:
         assert self.session is not None
         index = self.session.index
+        if {index.ids[row] for row in index.leaf_rows} & {self.pi_id(i) for i in got["branchIds"]}:
+            return  # docs/format.md §11.3: pi's path goes through a marker (one that took an entry's id)
         self.check([self.pi_id(i) for i in got["branchIds"]], [index.ids[row] for row in rows], f"path {where}")
         self.check([self.pi_id(i) for i in got["contextEntryIds"]], context.entry_ids, f"context entries {where}")
         theirs, mine = got["context"], context.as_json()
@@ -420,6 +422,7 @@ def run_batch(pi: Any, folder: Path, numbers: list[int]) -> tuple[list[tuple[int
         compared += len(got.get("positions") or [])
         problems += [(number, problem) for problem in found]
         if found and KEEP:
+            Path(KEEP).mkdir(parents=True, exist_ok=True)
             shutil.copy(mine, Path(KEEP) / f"{SEED}-{number}.jsonl")
     return problems, compared
 

@@ -292,3 +292,26 @@ def test_text_blocks_whose_text_is_no_string_read_as_pi_lists_them(pi: Any, tmp_
     assert [read_info(path).first_message for path in paths] == ["a  5  1,2,,x [object Object] 1e+21 true 1.5 2", " b"]
     assert [got["listing"]["firstMessage"] for got in theirs] == [read_info(path).first_message for path in paths]
     assert theirs[0]["context"] == SessionFile(paths[0], fsync=False).context().as_json()
+
+
+def test_a_leaf_marker_that_reuses_an_entry_s_id_supersedes_it_and_is_no_node(pi: Any, tmp_path: Path) -> None:
+    """The last line with an id wins (docs/format.md §8.5), a ``leaf`` marker too: pi then has the
+    marker as that node, under the marker's parent; pitree has no node of that id, and what hangs under
+    it is a root, reported (§5.3, §11.3)."""
+    lines = [
+        _user("root", None, 1, "first"),
+        _user("taken", "root", 2, "second"),
+        _user("after", "taken", 3, "third"),
+        _entry("custom", "other", None, 4, customType="x"),
+        _entry("leaf", "taken", "other", 5, targetId="root"),
+    ]
+    path = _file(tmp_path, "marker", lines)
+    session = SessionFile(path, fsync=False)
+    assert session.index.row("taken") is None  # no node of that id
+    assert [session.index.ids[row] for row in session.path_rows("after")] == ["after"]
+    assert session.index.skipped() == [
+        (3, "duplicate id taken: superseded by line 6"),
+        (4, "parent taken is a leaf marker: shown as a root"),
+    ]
+    (theirs,) = _pi(pi, path, positions=["after"])["positions"]
+    assert theirs["branchIds"] == ["other", "taken", "after"]
