@@ -175,11 +175,14 @@ def test_a_fork_and_its_source_share_the_entries_the_fork_copied(client, samples
     assert [entry_ids(cell) for cell in result.rows[1].cells] == [["0211f71d", "e8fea955"], None]
     html = response.content.decode()
     assert "other session" in html
-    # The page follows both files, each from the byte offset it was rendered from.
+    # The page follows both files, each from the byte offset it was rendered from, with the id of the
+    # line that ends there (by which the feed tells a file replaced meanwhile).
     follow = json.loads(html_lib.unescape(re.search(r'data-follow="([^"]*)"', html).group(1)))
+    fork_index = SessionFile.open(samples / EXPECTED_NAMES[FORK]).index
+    source_index = SessionFile.open(samples / EXPECTED_NAMES[TREE]).index
     assert follow == [
-        {"session": fork, "cursor": cursor_of(SessionFile.open(samples / EXPECTED_NAMES[FORK]).index)},
-        {"session": source, "cursor": cursor_of(SessionFile.open(samples / EXPECTED_NAMES[TREE]).index)},
+        {"session": fork, "cursor": cursor_of(fork_index), "id": fork_index.ids[-1]},
+        {"session": source, "cursor": cursor_of(source_index), "id": source_index.ids[-1]},
     ]
     assert all(item["cursor"] > 0 for item in follow)
     # Each column's actions and links go to its own session.
