@@ -24,6 +24,7 @@
     flash,
     announce,
     replyEnded,
+    showWholeCode,
   });
 
   const endedReplies = new Set(); // replies whose end was announced, by id
@@ -41,6 +42,16 @@
     if (endedReplies.has(id)) return;
     endedReplies.add(id);
     announce(stored ? "The reply has ended." : "The reply could not be stored.");
+  }
+
+  /** Show a long code block whole (``open``), or folded to its first lines, its button saying which. */
+  function showWholeCode(code, open) {
+    const expand = code.querySelector("[data-expand-code]");
+    code.classList.toggle("is-open", open);
+    if (!expand) return;
+    if (!expand.dataset.label) expand.dataset.label = expand.textContent;
+    expand.setAttribute("aria-expanded", String(open));
+    expand.textContent = open ? "Fold" : expand.dataset.label;
   }
 
   /** Say ``text`` to a screen reader (the page's polite live region, #announce). */
@@ -622,10 +633,8 @@
     }
     const expand = target.closest("[data-expand-code]");
     if (expand) {
-      if (!expand.dataset.label) expand.dataset.label = expand.textContent;
-      const open = expand.closest(".code").classList.toggle("is-open");
-      expand.setAttribute("aria-expanded", String(open));
-      expand.textContent = open ? "Fold" : expand.dataset.label;
+      const code = expand.closest(".code");
+      showWholeCode(code, !code.classList.contains("is-open"));
       return;
     }
     if (target.closest("[data-stop]")) {

@@ -222,8 +222,14 @@
     return Array.from(open, (fold) => keyOf(fold, "details"));
   }
 
-  function reopen(folds) {
+  /** The long code blocks shown whole ("Show all N lines"): they come again folded. */
+  function wholeCode() {
+    return Array.from(document.querySelectorAll(".compare .code.is-open, .compare-trunk .code.is-open"), (code) => keyOf(code, ".code"));
+  }
+
+  function reopen(folds, codes) {
     for (const fold of folds.map(findKey)) if (fold) fold.open = true;
+    for (const code of codes.map(findKey)) if (code) window.pitree.showWholeCode(code, true);
   }
 
   // What is put in the page's place is handed to htmx: its large blocks load when opened.
@@ -265,6 +271,7 @@
     const [top, left] = scroller ? [scroller.scrollTop, scroller.scrollLeft] : [0, 0];
     const open = openEntries();
     const folds = openFolds();
+    const codes = wholeCode();
     const focus = focusKey();
     replace(".compare", page);
     replace(".compare-pick", page);
@@ -275,7 +282,7 @@
       fresh.scrollLeft = left;
     }
     foldLong(document, open); // before the focus: folding changes what can have it
-    reopen(folds);
+    reopen(folds, codes);
     document.querySelectorAll("form[data-pick-limit]").forEach(limitPicks);
     restoreFocus(focus);
     refreshes += 1;

@@ -1,9 +1,11 @@
 """The keyboard focus kept where it was when a part of the page is fetched again: in the comparison's
 grid (a cell's entry, a column's head) when a compared file grows, and in the sidebar's list after Back.
 A part fetched again is new elements: the focus is found again by what it was on, never left on the
-body."""
+body; and what the reader opened there (a tool call, a code block shown whole) is open again."""
 
 from __future__ import annotations
+
+import re
 
 from playwright.sync_api import expect
 from support.lines import label, message
@@ -178,3 +180,34 @@ def test_a_sidebar_link_keeps_its_focus_after_back(page, ui, sessions, record):
     expect(link).to_be_focused()
     assert page.evaluate(_FOCUSED)["marked"] is False  # a new list, the focus found again on its link
     assert record.errors == []
+
+
+def test_a_code_block_shown_whole_stays_whole_when_the_grid_is_fetched_again(page, ui, sessions, record):
+    code = "\n".join(f"step_{n} = {n}" for n in range(60))
+    seeded = sessions.write_lines(
+        [
+            message("u1", None, "user", "Write it", 1),
+            message("a1", "u1", "assistant", [{"type": "text", "text": "Which way?"}], 2),
+            message("u2a", "a1", "user", "Short", 3),
+            message("a2a", "u2a", "assistant", [{"type": "text", "text": "step = 1"}], 4),
+            message("u2b", "a1", "user", "Long", 5),
+            message("a2b", "u2b", "assistant", [{"type": "text", "text": f"```python\n{code}\n```"}], 6),
+        ]
+    )
+    ui.open(page, f"/s/{seeded.id}/compare/?e=u2a&e=u2b")
+    page.locator("header[data-live=live]").wait_for()
+    block = page.locator('.compare__cell[data-column="2"] [data-entry="a2b"] .code')
+    expand = block.locator("[data-expand-code]")
+    expect(expand).to_have_text("Show all 60 lines")
+    expand.click()
+    expect(block).to_have_class(re.compile(r"\bis-open\b"))
+    page.evaluate("() => { document.querySelector('.compare').dataset.marked = '1'; }")
+    added = _append_elsewhere(seeded, "And shorter?", "a2b")
+    expect(page.locator(f'.compare__cell[data-column="2"] [data-entry="{added}"]')).to_have_count(1)
+    expect(page.locator(".compare[data-marked]")).to_have_count(0)  # the grid is a new one
+    expect(block).to_have_class(re.compile(r"\bis-open\b"))
+    expect(expand).to_have_text("Fold")
+    expect(expand).to_have_attribute("aria-expanded", "true")
+    expand.click()  # and it folds again from there
+    expect(expand).to_have_text("Show all 60 lines")
+    assert record.errors == [] and record.console_errors == []
