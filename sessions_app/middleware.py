@@ -81,9 +81,11 @@ class ResponseHeadersMiddleware:
 
     The Content-Security-Policy is a second wall behind escaping: even if some content slipped through
     as HTML, the browser would run no script and load nothing that is not the app's own. Cache-Control
-    ``private, no-cache``: every page shows someone's sessions, which no cache shared between people
-    (a proxy) may keep, and a page is the file as it was read, which the browser asks for again rather
-    than show from its cache (a view that says otherwise keeps its own). Sync and async
+    ``private, no-store``: every page shows someone's sessions, which no cache shared between people (a
+    proxy) may keep, and a page is the file as it was read, which the browser must ask for again, Back
+    and Forward included (they reuse a cached page even when told ``no-cache``: a session left by a
+    link came back on the branch it was first loaded at, its catching up then reading the reader's own
+    switch as another tab's). A view that says otherwise keeps its own. Sync and async
     (pitree_web/middleware.py says why), without a thread hop for either."""
 
     sync_capable = True
@@ -107,5 +109,5 @@ class ResponseHeadersMiddleware:
 def _with_headers(response: HttpResponse) -> HttpResponse:
     response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     if not response.has_header("Cache-Control"):
-        patch_cache_control(response, private=True, no_cache=True)
+        patch_cache_control(response, private=True, no_store=True)
     return response

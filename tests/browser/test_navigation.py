@@ -364,3 +364,26 @@ def test_a_permalink_tab_keeps_an_address_for_any_entry_id(page, ui, sessions):
     page.wait_for_function("(href) => location.pathname === href", arg=link)
     page.reload()
     ui.wait_position(page, grown)
+
+
+def test_back_to_a_session_left_by_a_link_shows_it_where_the_tab_left_it(page, ui, sessions, server, record):
+    # The browser's Back reloads a page it left by a full navigation: from its cache when the page lets
+    # it, which showed the branch the page first came with, and a note blaming another tab for the
+    # switch this tab made.
+    seeded = sessions.seed("02-tree-branches")
+    other = sessions.seed("01-linear")
+    ui.open(page, "/")
+    page.locator(f"#sidebar a[href='{seeded.url}']").click()
+    page.wait_for_function("(url) => location.pathname === url", arg=seeded.url)
+    ui.wait_position(page, LEAF)
+    page.locator(f"#entry-{U2} .nav-next").click()
+    ui.wait_position(page, BRANCH_END)
+    page.locator(f"#sidebar a[href='{other.url}']").click()
+    page.wait_for_function("(url) => location.pathname === url", arg=other.url)
+    page.go_back()
+    page.wait_for_function("(url) => location.pathname === url", arg=seeded.url)
+    ui.wait_position(page, BRANCH_END)
+    expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    expect(page.locator("#moved-note")).to_have_count(0)
+    assert not record.errors

@@ -314,9 +314,9 @@ def test_pages_carry_a_content_security_policy_that_allows_no_foreign_loads(clie
     assert "script-src 'self'" in policy and "img-src 'self' data:" in policy and "unsafe-eval" not in policy
 
 
-def test_pages_are_kept_by_no_shared_cache_and_asked_for_again(client, pi) -> None:
+def test_pages_are_kept_by_no_cache_and_asked_for_again(client, pi) -> None:
     for url in ("/", f"/s/{pi.id(TREE)}/", reverse("sessions:tree", args=[pi.id(TREE)])):
-        assert set(client.get(url)["Cache-Control"].split(", ")) == {"private", "no-cache"}, url
+        assert set(client.get(url)["Cache-Control"].split(", ")) == {"private", "no-store"}, url
     # A view that says how its answer is cached keeps that (the sign-in page: never cached).
     client.logout()
     assert "no-store" in client.get(reverse("accounts:login"))["Cache-Control"]
