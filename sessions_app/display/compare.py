@@ -389,12 +389,7 @@ def _turn(turn: _TurnRows, views: dict[int, EntryView]) -> Turn:
 
 def _long(views: list[EntryView]) -> frozenset[str]:
     """The entries long enough to be folded in a cell (blocks already folded as large do not count)."""
-    found = set()
-    for view in views:
-        texts = [block.text + block.arguments for block in view.blocks if not block.lazy] + [view.text, view.raw]
-        if sum(map(len, texts)) > FOLD_CHARS or sum(text.count("\n") for text in texts) > FOLD_LINES:
-            found.add(view.id)
-    return frozenset(found)
+    return frozenset(view.id for view in views if view.longer_than(FOLD_CHARS, FOLD_LINES))
 
 
 def _align(columns: list[Column]) -> list[Row | Gap]:

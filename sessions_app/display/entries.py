@@ -22,6 +22,9 @@ from .markdown import markdown_text
 
 # Blocks bigger than this are folded and fetched only when opened.
 LAZY_BLOCK_CHARS = 4000
+# A message with more text than this starts folded to a capped height in the transcript (Show all):
+# a pasted file would otherwise be drawn whole, hundreds of screens tall, between two messages.
+LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES = 8000, 120
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
@@ -33,6 +36,10 @@ MARKER_KINDS = frozenset(
     {"model_change", "thinking_level_change", "session_info", "context_edit", "custom_state", "compaction", "silent"}
 )
 """``silent``: an entry otherwise left out (a label), shown where the path ends in it below a fork."""
+
+
+# Entries read as messages: what Copy copies, and what folds when long.
+_MESSAGE_KINDS = frozenset({"user", "assistant", "custom", "custom_message", "system"})
 
 
 @dataclass
@@ -86,13 +93,24 @@ class EntryView:
     def is_marker(self) -> bool:
         return self.kind in MARKER_KINDS
 
+    def longer_than(self, chars: int, lines: int) -> bool:
+        """Whether the text it shows whole (blocks folded as large do not count) has more than
+        ``chars`` characters or ``lines`` lines."""
+        texts = [block.text + block.arguments for block in self.blocks if not block.lazy] + [self.text, self.raw]
+        return sum(map(len, texts)) > chars or sum(text.count("\n") for text in texts) > lines
+
+    @property
+    def is_long(self) -> bool:
+        """A message the transcript shows folded at first (``_entry.html``; tool output folds anyway)."""
+        return self.kind in _MESSAGE_KINDS and self.longer_than(LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES)
+
     @property
     def source(self) -> str:
         """The message's text as written (Markdown), what Copy copies: a message's text blocks (not
         those too large to be in the page), a summary's text."""
         if self.kind == "branch_summary":
             return self.text
-        if self.kind not in ("user", "assistant", "custom", "custom_message", "system"):
+        if self.kind not in _MESSAGE_KINDS:
             return ""
         return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text and not b.lazy)
 

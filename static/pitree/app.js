@@ -54,6 +54,15 @@
     expand.textContent = open ? "Fold" : expand.dataset.label;
   }
 
+  /** Show a long message whole (``open``) or folded to its first screen, its button saying which. */
+  function showLong(clip, open) {
+    const button = clip.nextElementSibling;
+    clip.classList.toggle("is-open", open);
+    if (!button || !button.matches("[data-show-long]")) return;
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Fold" : "Show all";
+  }
+
   /** Say ``text`` to a screen reader (the page's polite live region, #announce). */
   function announce(text) {
     const box = document.getElementById("announce");
@@ -62,15 +71,22 @@
     setTimeout(() => (box.textContent = text), 50); // a change even when it says the same as last time
   }
 
-  /** Say ``text`` next to the composer (#flash), in place of what was said there before. */
-  function flash(text) {
+  /** Say ``text`` next to the composer (#flash), in place of what was said there before. ``until``
+   *  names the condition whose end makes it untrue (see ``unflash``). */
+  function flash(text, until) {
     const box = document.getElementById("flash");
     if (!box) return;
     const note = document.createElement("div");
     note.className = "flash";
     note.setAttribute("role", "status");
     note.textContent = text;
+    if (until) note.dataset.until = until;
     box.replaceChildren(note);
+  }
+
+  /** Take away what #flash says while ``condition`` held, now that it has ended (other notes stay). */
+  function unflash(condition) {
+    document.querySelectorAll(`#flash > [data-until="${condition}"]`).forEach((note) => note.remove());
   }
 
   // Answers htmx does not swap (the page's htmx config): a 404 says the session or entry is not there
@@ -101,8 +117,12 @@
       flash(TAKEN);
       return;
     }
-    flash("The server could not be reached (offline, or the server is down). Nothing was written; try again.");
+    flash("The server could not be reached (offline, or the server is down). Nothing was written; try again.", "unreachable");
   });
+
+  // The network is back, or a socket reached the server again: "could not be reached" is no longer true.
+  window.addEventListener("online", () => unflash("unreachable"));
+  document.addEventListener("htmx:wsOpen", () => unflash("unreachable"));
 
   function store(key, value) {
     try {
@@ -112,6 +132,62 @@
       // Storage refused: the choice holds for this page only.
     }
   }
+
+  function stored(key) {
+    try {
+      return localStorage.getItem(key);
+    } catch (error) {
+      return null; // storage refused: nothing kept
+    }
+  }
+
+  // ---- the message box's draft, kept in the browser across reloads and closed tabs -----------------
+  // Saved as the reader types (a moment after the last key), per session; put back on load into an
+  // empty box only, so that nothing a tab shows is ever overwritten (with two tabs, the last one typed
+  // in wins the next reload). What a send took leaves it when the box empties for the reply: the
+  // message is in the conversation then, and a reload offering it again could send it twice (a refused
+  // send puts it back, and here too).
+  const DRAFT_DELAY_MS = 400;
+  let draftTimer = 0;
+
+  const composerBox = () => document.querySelector("#composer textarea[name=text]");
+
+  function draftKey() {
+    const transcript = document.getElementById("transcript");
+    return transcript && transcript.dataset.session ? `pitree:draft:${transcript.dataset.session}` : "";
+  }
+
+  /** Keep what the message box holds now as the session's draft (an empty box keeps none). */
+  function saveDraft() {
+    clearTimeout(draftTimer);
+    draftTimer = 0;
+    const box = composerBox();
+    const key = draftKey();
+    if (box && key) store(key, box.value.trim() ? box.value : null);
+  }
+
+  /** A send took ``text`` out of the box: the draft no longer holds it, unless another tab's since. */
+  function draftSent(text) {
+    const key = draftKey();
+    if (key && (stored(key) === text || draftTimer)) saveDraft();
+  }
+
+  function restoreDraft() {
+    const box = composerBox();
+    const draft = box && !box.value && draftKey() && stored(draftKey());
+    if (draft) box.value = draft;
+  }
+
+  document.addEventListener("input", (ev) => {
+    if (ev.target !== composerBox()) return;
+    clearTimeout(draftTimer);
+    draftTimer = setTimeout(saveDraft, DRAFT_DELAY_MS);
+  });
+
+  // Closing or leaving the tab within the moment after typing: what was typed last is kept too.
+  window.addEventListener("pagehide", () => {
+    if (draftTimer) saveDraft();
+  });
 
   // ---- requests: the tab's position, and where a refusal is said ---------------------------------
   // Forms outside the transcript (rename, the tree) were rendered for the position the page opened at,
@@ -142,6 +218,17 @@
     if (box) box.replaceChildren();
     const flash = document.getElementById("flash");
     if (flash && ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") flash.replaceChildren();
+  });
+
+  // "Skip to the message box": the box gets the focus, its caret after the draft, and the address
+  // stays as it was (a "#composer-text" in it would keep a reload from opening at the newest message).
+  document.addEventListener("click", (ev) => {
+    const skip = ev.target.closest && ev.target.closest("[data-skip-to-composer]");
+    const box = skip && composerBox();
+    if (!box) return;
+    ev.preventDefault();
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
   });
 
   document.addEventListener("click", (ev) => {
@@ -292,6 +379,7 @@
       if (form.id === "composer") {
         sent.set(token, text.value);
         text.value = "";
+        draftSent(sent.get(token));
       }
     }
     const reply = article("assistant", "Assistant · writing…");
@@ -364,6 +452,7 @@
     if (text && sent.has(token)) {
       const typed = text.value;
       text.value = sent.get(token) + (typed ? `\n${typed}` : "");
+      saveDraft();
     }
   }
 
@@ -412,6 +501,7 @@
     const asked = list && list.querySelector(":scope > article.entry--assistant[data-pending-for]");
     const reply = streaming ? streaming.dataset.reply : asked ? asked.dataset.pendingFor : "";
     stopForm.elements.reply.value = reply;
+    if (!reply) unflash("reply-ends"); // the message waiting in the box may be sent now
     const stop = composer.querySelector(".stop");
     const send = composer.querySelector(".send");
     if (stop && stop.hidden === !!reply) {
@@ -590,9 +680,38 @@
     return entry && entry.querySelector(":scope > .entry__panel");
   }
 
+  // What the reader typed in a panel they closed (Escape, Cancel, its button again), by entry and
+  // action: the panel is fetched afresh when opened again, and shows it instead of the stored text.
+  // Only a send that goes through leaves it behind (its panel is gone with the transcript it swaps).
+  const panelTyping = new Map();
+
+  function typingKey(panel) {
+    const entry = panel.closest("article.entry");
+    return entry ? `${entry.dataset.entry}\n${panel.dataset.action}` : "";
+  }
+
+  function keepPanelTyping(panel) {
+    const changed = Array.from(panel.querySelectorAll("textarea[name], input[type=text][name]")).filter(
+      (field) => field.value !== field.defaultValue,
+    );
+    if (changed.length) panelTyping.set(typingKey(panel), changed.map((field) => [field.name, field.value]));
+  }
+
+  /** Put back what was typed in this panel before it was closed; whether there was any. */
+  function restorePanelTyping(panel) {
+    const kept = panelTyping.get(typingKey(panel));
+    panelTyping.delete(typingKey(panel));
+    (kept || []).forEach(([name, value]) => {
+      const field = panel.querySelector(`[name="${CSS.escape(name)}"]`);
+      if (field) field.value = value;
+    });
+    return Boolean(kept);
+  }
+
   function closePanel(panel, focusTool) {
     const entry = panel.closest("article.entry");
     const tool = entry && entry.querySelector(`:scope > .entry__tools [data-panel="${panel.dataset.action}"]`);
+    keepPanelTyping(panel);
     panel.hidden = true;
     panel.replaceChildren();
     delete panel.dataset.action;
@@ -631,6 +750,13 @@
       if (code) copyFrom(copyCode, code.textContent);
       return;
     }
+    const long = target.closest("[data-show-long]");
+    if (long) {
+      const open = long.getAttribute("aria-expanded") !== "true";
+      showLong(long.previousElementSibling, open);
+      if (!open) long.closest("article.entry").scrollIntoView({ block: "nearest" }); // back to what was folded
+      return;
+    }
     const expand = target.closest("[data-expand-code]");
     if (expand) {
       const code = expand.closest(".code");
@@ -652,6 +778,13 @@
     if (sibling && sibling.value) focusAfterSwap = sibling.value;
   });
 
+  // Another of the entry's tools asked for its panel in place of the open one: what was typed there is
+  // kept as if it had been closed.
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const panel = ev.detail.target;
+    if (panel && panel.classList && panel.classList.contains("entry__panel") && !panel.hidden) keepPanelTyping(panel);
+  });
+
   // A panel's form arrived: show it next to the button that asked, and put the cursor in it.
   document.addEventListener("htmx:afterSwap", (ev) => {
     const panel = ev.detail.target;
@@ -661,10 +794,13 @@
     panel.dataset.action = tool ? tool.dataset.panel : "";
     const entry = panel.closest("article.entry");
     entry.querySelectorAll(":scope > .entry__tools [data-panel]").forEach((t) => t.setAttribute("aria-expanded", String(t === tool)));
+    const typed = restorePanelTyping(panel);
     const field = panel.querySelector("textarea, input[type=text], button[type=submit]");
     if (field) {
       field.focus();
-      if (field.select && field.tagName !== "BUTTON") field.select();
+      // The stored text is selected, to be typed over; what the reader typed before goes on at its end.
+      if (typed && field.tagName !== "BUTTON") field.setSelectionRange(field.value.length, field.value.length);
+      else if (field.select && field.tagName !== "BUTTON") field.select();
     }
   });
 
@@ -954,7 +1090,9 @@
       // the box: Send is Stop meanwhile.
       const send = target.form.querySelector("button.send");
       if (!target.form.dataset.pending && !(send && send.hidden)) target.form.requestSubmit();
-      else if (target.form.id === "composer") flash("A reply is being written on this branch: your message stays in the box until it ends (or until you stop it).");
+      else if (target.form.id === "composer") {
+        flash("A reply is being written on this branch: your message stays in the box until it ends (or until you stop it).", "reply-ends");
+      }
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {
@@ -1230,6 +1368,8 @@
     const marks = words.length ? markWords(entry, words) : [];
     marks.forEach((mark) => {
       for (let fold = mark.closest("details"); fold; fold = fold.parentElement.closest("details")) fold.open = true;
+      const long = mark.closest(".entry__long");
+      if (long) showLong(long, true);
     });
     if (!marks.length && !fromLoad) entry.querySelectorAll("details").forEach((fold) => (fold.open = true));
     (marks[0] || entry).scrollIntoView({ block: "center" });
@@ -1254,8 +1394,9 @@
     if ("scrollRestoration" in history) history.scrollRestoration = "manual";
     if (found) showFound(false);
     else if (!location.hash) toBottom();
+    restoreDraft();
     // A session without a message yet (just started): the message box has the focus, as its page says.
-    const box = document.querySelector("#composer textarea[name=text]");
+    const box = composerBox();
     if (box && !location.hash && !document.querySelector("#entries > article.entry--user, #entries > article.entry--assistant")) {
       box.focus({ preventScroll: true });
     }

@@ -93,3 +93,27 @@ def test_on_a_phone_tab_never_lands_under_the_top_bar_or_the_composer(page, ui, 
         assert not page.evaluate(covered), page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)")
     else:
         raise AssertionError("Shift+Tab never reached the top bar")
+
+
+def test_the_second_tab_stop_skips_to_the_message_box(page, ui, sessions) -> None:
+    # A short session with a few sessions in the sidebar once took 72 Tab presses to reach the box.
+    for sample in ("01-linear", "04-compaction", "07-context-edit-usage"):
+        sessions.seed(sample)
+    seeded = sessions.seed("02-tree-branches")
+    ui.open(page, seeded.url)
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to the content")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to the message box")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#composer textarea[name=text]")).to_be_focused()
+    assert "#" not in page.url  # a reload still opens at the newest message
+    page.keyboard.type("typed at once")
+    expect(page.locator("#composer textarea[name=text]")).to_have_value("typed at once")
+
+
+def test_a_page_without_a_message_box_has_no_skip_link_to_it(page, ui, sessions) -> None:
+    sessions.seed("01-linear")
+    ui.open(page, "/")
+    expect(page.get_by_role("link", name="Skip to the content")).to_have_count(1)
+    expect(page.get_by_role("link", name="Skip to the message box")).to_have_count(0)

@@ -567,3 +567,26 @@ def test_a_tree_read_away_from_the_position_stays_put_as_the_file_grows(page, ui
     assert first.evaluate("(el) => el.getBoundingClientRect().top") == top
     expect(page.locator("#tree-panel .tree__row.is-position")).not_to_be_in_viewport()
     _no_console_errors(record)
+
+
+def test_could_not_be_reached_goes_once_the_network_is_back(page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    page.context.set_offline(True)
+    box = page.locator("#composer textarea[name=text]")
+    box.fill("Sent while offline")
+    box.press("Control+Enter")
+    expect(page.locator("#flash")).to_contain_text("could not be reached")
+    page.context.set_offline(False)
+    expect(page.locator("#flash")).to_be_empty()
+    expect(box).to_have_value("Sent while offline")
+
+    # Another note said since stays: it is not about the network.
+    page.context.set_offline(True)
+    box.press("Control+Enter")
+    expect(page.locator("#flash")).to_contain_text("could not be reached")
+    page.evaluate("() => window.pitree.flash('Something else entirely')")
+    page.context.set_offline(False)
+    page.wait_for_timeout(300)
+    expect(page.locator("#flash")).to_have_text("Something else entirely")
+    assert not record.errors, record.errors  # (htmx itself logs the failed sends to the console)

@@ -151,3 +151,22 @@ def test_ctrl_enter_while_a_reply_is_written_says_why_nothing_was_sent(page, ui,
         "Answer me slowly"
     )
     assert not record.errors
+
+
+def test_the_note_that_a_reply_is_being_written_goes_when_it_ends(new_page, ui, sessions, record) -> None:
+    # In a tab that did not ask for the reply, the note once stayed after the reply had ended.
+    seeded = sessions.seed("01-linear")
+    asking, watching = new_page(), new_page()
+    for page in (asking, watching):
+        _open(ui, page, seeded.url)
+    _send(asking, "Answer me slowly")
+    expect(watching.locator("#entries > article[data-reply].is-streaming .stream")).to_contain_text("Offline responder")
+    box = watching.locator("#composer textarea[name=text]")
+    box.fill("Waiting for my turn")
+    box.press("Control+Enter")
+    expect(watching.locator("#flash")).to_contain_text("A reply is being written on this branch")
+    reply_id = ui.wait_position_change(asking, LEAF)
+    ui.wait_position(watching, reply_id)
+    expect(watching.locator("#flash")).to_be_empty()
+    expect(box).to_have_value("Waiting for my turn")
+    assert not record.errors
