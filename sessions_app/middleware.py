@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from pathlib import PurePath
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
@@ -48,17 +47,29 @@ class SessionErrorMiddleware(MiddlewareMixin):
 
 # An absolute path: a "/" that does not continue a word (ids such as "with/slash" stay whole).
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.%~-])/[^\s'\",:;]*")
+# What a core message names first ("<file>: <why>"): a session file in a workspace folder, or its name
+# alone (the catalog's). Greedy up to the last ".jsonl" before ": ", since a file name may hold ": " too.
+_FILE = r"(?:[^/]*/)+[^/]*\.jsonl(?=: |$)"
+_FILE_NAME = re.compile(r"^[^/]*\.jsonl(?=: )")
+# A workspace folder alone (where a new file was to go): pi's and pitree's folder names hold no ":".
+_FOLDER = r"[^/]*?(?=: |$)"
 
 
 def public_message(text: str) -> str:
-    """The core's message without the server's paths: its messages name files by path for the command
-    line, but a page must not tell where the server keeps them. The sessions folder is taken out as it
-    is spelled (whatever characters its path holds: spaces, commas), so a file in it is named from its
-    workspace folder on; any other absolute path is cut to its last part."""
+    """The core's message as a page may show it, to anyone: its messages name files by path for the
+    command line, but a page names no file or folder, neither where the server keeps them nor what a
+    workspace or a session file is called (a link holder learns nothing of the owner's folders). A
+    session file is "this session's file", a workspace folder "this session's folder", the sessions
+    folder itself (spelled however its path is: spaces, commas) "the sessions folder", and any other
+    absolute path "a path outside the sessions folder"."""
     root = settings.PITREE_SESSIONS_DIR
     for spelling in sorted({str(root), os.path.abspath(root), os.path.realpath(root)}, key=len, reverse=True):
-        text = text.replace(os.path.join(spelling, ""), "").replace(spelling, "the sessions folder")
-    return _ABSOLUTE_PATH.sub(lambda match: PurePath(match.group()).name or "/", text)
+        inside = re.escape(os.path.join(spelling, ""))
+        text = re.sub(inside + _FILE, "this session's file", text)
+        text = re.sub(inside + _FOLDER, "this session's folder", text)
+        text = text.replace(spelling, "the sessions folder")
+    text = _FILE_NAME.sub("this session's file", text)
+    return _ABSOLUTE_PATH.sub("a path outside the sessions folder", text)
 
 
 CONTENT_SECURITY_POLICY = "; ".join(

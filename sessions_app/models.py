@@ -1,6 +1,7 @@
 """What the database keeps: who owns which workspace folder, what is shared with whom, who wrote what
-through the app, and one-time sign-in links. Never an entry: the session files stay the only copy of
-every one, and nothing here changes what pi reads.
+through the app, one-time sign-in links, and a count of the changes to grants (for the open sockets of
+every process). Never an entry: the session files stay the only copy of every one, and nothing here
+changes what pi reads.
 
 Teams are Django's ``Group``: membership, the admin pages and the management of both come with it, and
 a team needs nothing a group lacks.
@@ -159,3 +160,15 @@ class SignInLink(models.Model):
 
     def __str__(self) -> str:
         return f"sign-in link for {self.user}"
+
+
+class GrantGeneration(models.Model):
+    """One row counting the changes that may change what an open socket is granted (``access.changes``).
+    Every server process reads it now and then and has its sockets ask again when it moved: a change
+    made in another process (``manage.py accounts``, a shell) reaches them without a channel layer
+    spanning the processes."""
+
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"grant generation {self.value}"

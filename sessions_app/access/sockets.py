@@ -1,6 +1,9 @@
 """Websockets under a grant: a session's socket (``Guard``) and the session list's (``ListGuard``) ask the
 permission function again whenever their grant may have changed (``changes.py``: a share saved or
-deleted, team membership, a workspace's owner, the user, signing out) and when it expires. A socket
+deleted, team membership, a workspace's owner, the user, signing out) and when it expires. They hear
+of a change through the channel layer, or, for one made in another process, from the grants'
+generation, which ``recheck`` reads for all of the process's sockets before each pushed batch and
+every ``RECHECK`` seconds. A socket
 whose grant is gone closes with 4404; one whose grant changed otherwise (narrowed to a branch, say)
 closes with 1012, which the browser answers by connecting again, under the grant as it is now, from
 the cursor it reached. While the question is asked again nothing is sent.
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+import weakref
 from collections.abc import Callable
 from importlib import import_module
 from types import SimpleNamespace
@@ -35,6 +39,7 @@ from ..live import fragments
 from ..live.fragments import Batch
 from ..live.layer import Inbox
 from ..sessionfiles.errors import SessionError
+from . import changes
 from .changes import CHANGED, browser_group, folder_group, share_group, user_group
 from .grants import Access, Actor, Grant, folder_of
 from .scoped import SessionView, tools_of
@@ -44,6 +49,7 @@ log = logging.getLogger(__name__)
 
 GONE = 4404  # what a socket of a session it may not see is closed with (htmx does not retry it)
 AGAIN = 1012  # "service restart": htmx connects again, and the new socket has the grant as it is now
+RECHECK = 2.0  # seconds between two reads of the grants' generation while a process has sockets open
 
 
 def actor_for_socket(scope: dict[str, Any]) -> Actor:
@@ -64,18 +70,27 @@ def current_actor(scope: dict[str, Any]) -> Actor:
     return Actor(user if user.is_authenticated else None, links_of(stored))
 
 
-def open_for_socket(scope: dict[str, Any], session_id: str) -> SessionView:
-    """The session as the socket's user and share links may see it; Http404 otherwise."""
-    return open_for(Access(actor_for_socket(scope), settings.PITREE_SESSIONS_DIR), session_id)
+def open_for_socket(scope: dict[str, Any], session_id: str) -> tuple[SessionView, int]:
+    """The session as the socket's user and share links may see it (Http404 otherwise), and the grants'
+    generation read before it: a change that moves it later is one the grant may not have seen."""
+    generation = changes.generation()
+    return open_for(Access(actor_for_socket(scope), settings.PITREE_SESSIONS_DIR), session_id), generation
+
+
+def actor_for_list(scope: dict[str, Any]) -> tuple[Actor, int]:
+    """``actor_for_socket`` for the session list's socket, and the grants' generation read before it."""
+    generation = changes.generation()
+    return actor_for_socket(scope), generation
 
 
 class _Revocable:
     """A socket that asks again what it may receive when told its grant may have changed, and closes
     (``end(code)``) when the answer says so. Subclasses say how to ask (``_ask``)."""
 
-    def __init__(self, scope: dict[str, Any], end: Callable[[int], None]) -> None:
+    def __init__(self, scope: dict[str, Any], end: Callable[[int], None], generation: int) -> None:
         self.scope = scope
         self._end = end
+        self.generation = generation  # the grants' generation its grant is known to be as of
         self.ended = False
         self._inbox: Inbox | None = None  # where "a grant may have changed" arrives, from any process
         self._asking: asyncio.Task[None] | None = None
@@ -87,8 +102,10 @@ class _Revocable:
         return [*([user_group(actor.user.pk)] if actor.signed_in else []), *([browser_group(key)] if key else [])]
 
     async def listen(self) -> None:
-        """Join the groups on a channel read until ``stop`` tells it to end: never cancelled inside a
-        channel-layer call, and with the layer's default prefix (``live/layer.py`` says why)."""
+        """Follow the grants' generation with the process's other sockets (``recheck``), and join the
+        groups on a channel read until ``stop`` tells it to end: never cancelled inside a channel-layer
+        call, and with the layer's default prefix (``live/layer.py`` says why)."""
+        _Rechecks.current().add(self)
         layer = get_channel_layer()
         groups = self.groups()
         if layer is None or not groups:
@@ -102,6 +119,13 @@ class _Revocable:
         if event.get("ended"):
             self.end(GONE)
         else:
+            self.ask_again()
+
+    def catch_up(self, generation: int) -> None:
+        """The grants' generation is ``generation`` now: ask again unless every change since the one
+        the socket knows of was told to this process's sockets through the channel layer."""
+        seen, self.generation = self.generation, generation
+        if seen != generation and not changes.told_here(seen, generation):
             self.ask_again()
 
     def ask_again(self) -> None:
@@ -131,6 +155,7 @@ class _Revocable:
             self._end(code)
 
     async def stop(self) -> None:
+        await _Rechecks.current().discard(self)
         asking, self._asking = self._asking, None
         if asking is not None:
             asking.cancel()  # a question to the database in a thread, never a channel-layer call
@@ -143,8 +168,8 @@ class _Revocable:
 class Guard(_Revocable):
     """What a socket of ``view`` may receive, and when it must close."""
 
-    def __init__(self, view: SessionView, scope: dict[str, Any], end: Callable[[int], None]) -> None:
-        super().__init__(scope, end)
+    def __init__(self, view: SessionView, scope: dict[str, Any], end: Callable[[int], None], generation: int) -> None:
+        super().__init__(scope, end, generation)
         self.view = view
         self.tools = tools_of(view)  # the entry tools its pushes offer, as its page does
         self._timer: asyncio.TimerHandle | None = None
@@ -242,8 +267,8 @@ class ListGuard(_Revocable):
     """The session list's socket: open while its browser has a user or a link that works; connected
     again when who it is changed (another user, other links), so the listing follows."""
 
-    def __init__(self, actor: Actor, scope: dict[str, Any], end: Callable[[int], None]) -> None:
-        super().__init__(scope, end)
+    def __init__(self, actor: Actor, scope: dict[str, Any], end: Callable[[int], None], generation: int) -> None:
+        super().__init__(scope, end, generation)
         self.actor = actor
 
     def groups(self) -> list[str]:
@@ -258,3 +283,58 @@ class ListGuard(_Revocable):
 
     async def passes(self) -> bool:
         return await self.settled()
+
+
+# ------------------------------------------------------------------- changes made in other processes
+
+
+async def recheck() -> None:
+    """Read the grants' generation once for every socket of this process (a feed asks before it pushes
+    a batch): each socket whose grant may have changed since asks again, and what it is sent waits for
+    the answer. A database that does not answer leaves the sockets as they are (the next read tries
+    again; the channel layer's notices still come)."""
+    rechecks = _Rechecks.current()
+    if not rechecks.guards:
+        return
+    try:
+        generation = await asyncio.to_thread(changes.generation)
+    except Exception:
+        log.warning("could not read the grants' generation", exc_info=True)
+        return
+    for guard in list(rechecks.guards):
+        guard.catch_up(generation)
+
+
+class _Rechecks:
+    """The open sockets of one event loop, and the timer that has them ``recheck`` every ``RECHECK``
+    seconds while there are any (for sockets that are sent no batch: replies being written, the list)."""
+
+    @classmethod
+    def current(cls) -> _Rechecks:
+        return _rechecks.setdefault(asyncio.get_running_loop(), cls())
+
+    def __init__(self) -> None:
+        self.guards: dict[_Revocable, None] = {}
+        self._timer: asyncio.Task[None] | None = None
+
+    def add(self, guard: _Revocable) -> None:
+        self.guards[guard] = None
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().create_task(self._every(), name="pitree-recheck")
+
+    async def discard(self, guard: _Revocable) -> None:
+        """Forget ``guard``; the last one stops the timer, and waits for it (a task left pending at
+        exit crashed CPython: ``live.consumers`` says more)."""
+        self.guards.pop(guard, None)
+        if not self.guards and self._timer is not None:
+            timer, self._timer = self._timer, None
+            timer.cancel()  # asleep, or waiting for a database read in a thread
+            await asyncio.gather(timer, return_exceptions=True)
+
+    async def _every(self) -> None:
+        while True:
+            await asyncio.sleep(RECHECK)
+            await recheck()
+
+
+_rechecks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Rechecks] = weakref.WeakKeyDictionary()

@@ -29,6 +29,7 @@ from .listing import visible_sessions
 from .scoped import SessionView
 from .workspaces import may_create_in, personal_workspace
 
+TITLE_WIDTH = 80  # characters of a Markdown download's title line, as pages clip a session's title
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
 
 
@@ -104,7 +105,10 @@ def markdown(view: SessionView, entry_id: str | None) -> Download:
     row = entry_row(view, entry_id) if entry_id is not None else index.leaf_row
     rows = tree_path(index, row)
     info = session_info(view)
-    parts = [f"# {info.title.strip() or 'Session'}\n", f"Session `{view.session_id}`, exported from pitree.\n"]
+    parts = [
+        f"# {E.one_line(info.title, TITLE_WIDTH) or 'Session'}\n",
+        f"Session `{view.session_id}`, exported from pitree.\n",
+    ]
     for entry in view.entries(rows):
         part = _markdown_entry(entry)
         if part:

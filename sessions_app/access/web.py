@@ -71,9 +71,13 @@ def open_for(access: Access, session_id: str, *, write: bool = False) -> Session
     """``open_session`` for any actor (a socket's, the command line's)."""
     try:
         path = catalog().locate(session_id)
-    except (UnknownSession, AmbiguousId) as error:
+    except UnknownSession as error:
         # The owner learns what is wrong in the folder; anyone else, only that nothing is there.
         raise (Http404(str(error)) if access.actor.sees_everything else not_found(session_id)) from None
+    except AmbiguousId:
+        # As above, without the files' names (a page names no file: the command line does).
+        said = f"Several files hold session {session_id!r}; `manage.py pitree ls` names them."
+        raise (Http404(said) if access.actor.sees_everything else not_found(session_id)) from None
     except NotASession:
         if access.actor.sees_everything:
             raise

@@ -25,8 +25,9 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from ..access.sockets import Guard, ListGuard, actor_for_socket, open_for_socket
+from ..access.sockets import Guard, ListGuard, actor_for_list, open_for_socket
 from ..access.web import has_working_link
+from ..forms import ListForm
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
@@ -124,12 +125,12 @@ class SessionConsumer(_Outbox):
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         await super().connect()
         try:
-            view = await sync_to_async(open_for_socket, thread_sensitive=False)(self.scope, self.session_id)
+            view, generation = await sync_to_async(open_for_socket, thread_sensitive=False)(self.scope, self.session_id)
         except (Http404, SessionError):
             await self.close(code=NOT_FOUND)
             return
         self.path = view.path
-        self.guard = Guard(view, self.scope, self.end)
+        self.guard = Guard(view, self.scope, self.end, generation)
         await self.guard.start()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -193,22 +194,23 @@ class SessionListConsumer(_Outbox):
     guard: ListGuard | None = None
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        query, page = _field(text_data, "q", str), _field(text_data, "page", int) or 1
-        if query is None or self.feed is not None or page < 1:
+        hello = _list_hello(text_data)
+        if hello is None or self.feed is not None:
             await self.close(code=BAD_REQUEST)
             return
-        actor = await sync_to_async(actor_for_socket, thread_sensitive=False)(self.scope)
+        query, page = hello
+        actor, generation = await sync_to_async(actor_for_list, thread_sensitive=False)(self.scope)
         if not actor.signed_in and not await sync_to_async(has_working_link, thread_sensitive=False)(actor.links):
             await self.close(code=NOT_FOUND)  # as the list page sends such a browser to sign in
             return
-        self.guard = ListGuard(actor, self.scope, self.end)
+        self.guard = ListGuard(actor, self.scope, self.end, generation)
         await self.guard.listen()
         self.feed = list_feed()
-        resume = _field(text_data, "resume", bool) is True
-        if _field(text_data, "notify", bool) is True:  # told that the folder changed, not what it lists
+        resume = _flag(text_data, "resume")
+        if _flag(text_data, "notify"):  # told that the folder changed, not what it lists
             await self.feed.notify(self, send_now=resume)
         else:
-            await self.feed.join(self, actor, query.strip(), page, send_now=resume)
+            await self.feed.join(self, actor, query, page, send_now=resume)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
@@ -239,12 +241,23 @@ def _hello(text: str | None) -> tuple[int, str | None] | None:
     return cursor, line_id
 
 
-def _field(text: str | None, name: str, kind: type) -> Any:
-    """``name`` of a JSON object message when it has type ``kind`` (booleans are not integers here)."""
-    value = _object(text).get(name)
-    if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
-        return value
-    return None
+def _list_hello(text: str | None) -> tuple[str, int] | None:
+    """A list tab's first message: its search and page, checked as the list page checks its query
+    (``ListForm``: a search of at most 500 characters, a page from 1 to 1,000,000, absent or null for
+    the first); None when malformed (not a string, a number that is no whole number in range)."""
+    message = _object(text)
+    query, page = message.get("q"), message.get("page")
+    if not isinstance(query, str) or isinstance(page, bool):
+        return None
+    form = ListForm({"q": query, "page": "" if page is None else page})
+    if not form.is_valid():
+        return None
+    return form.cleaned_data["q"].strip(), form.cleaned_data["page"] or 1
+
+
+def _flag(text: str | None, name: str) -> bool:
+    """Whether ``name`` of a JSON object message is ``true``."""
+    return _object(text).get(name) is True
 
 
 def _object(text: str | None) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from ..access.sockets import recheck
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
@@ -147,6 +148,7 @@ class SessionFeed:
                 tab.end(4404)
             return
         if batch is not None:
+            await recheck()  # a grant changed in another process holds the batch back from its tabs
             self._broadcast(batch)
 
     def _read(self) -> Batch | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 from channels.testing import WebsocketCommunicator
 
 from sessions_app.sessionfiles.fork import create_session
@@ -98,3 +99,35 @@ async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_
 async def test_a_list_hello_without_a_search_closes_with_4400(sessions, owner_cookie) -> None:
     tab = await _list_tab({"cursor": 3}, owner_cookie)
     assert await tab.receive_output(timeout=10) == {"type": "websocket.close", "code": 4400}
+
+
+async def _refused(hello: str, cookie: tuple[bytes, bytes]) -> dict:
+    from pitree_web.asgi import application
+
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, cookie])
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_to(text_data=hello)
+    return await tab.receive_output(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "hello",
+    [
+        '{"q": "' + "x" * 100_000 + '"}',  # the list page refuses more than 500 characters (400)
+        '{"q": "' + "x" * 501 + '", "page": 1}',
+        '{"q": "", "page": 99999999999999999999}',  # a float to JSON readers: no whole page number
+        '{"q": "", "page": 1000001}',
+        '{"q": "", "page": 0}',
+        '{"q": "", "page": 1.5}',
+        '{"q": "", "page": true}',
+        '{"q": "a\\u0000b"}',
+    ],
+)
+async def test_a_list_hello_the_list_page_would_refuse_closes_with_4400(hello, sessions, owner_cookie) -> None:
+    assert await _refused(hello, owner_cookie) == {"type": "websocket.close", "code": 4400}
+
+
+async def test_a_list_hello_may_leave_the_page_out_or_null(sessions, owner_cookie) -> None:
+    for hello in ({"q": " "}, {"q": "", "page": None}, {"q": "x" * 500, "page": 2, "resume": True}):
+        tab = await _list_tab(hello, owner_cookie)
+        await tab.disconnect()

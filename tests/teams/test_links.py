@@ -86,6 +86,21 @@ def test_the_share_form_ties_its_help_and_each_error_to_the_field(world: World) 
         assert page.description("name") == f"for a user or a team {said}", name
 
 
+@pytest.mark.parametrize("bytes_left", [0, 40])
+def test_a_link_holder_is_told_no_folder_or_file_name_when_the_file_breaks(world: World, bytes_left: int) -> None:
+    """The file truncated under an open link (no header any more): whatever the page says, it names
+    neither the owner's workspace folder nor the file."""
+    holder = world.client("link")
+    assert holder.get(world.url()).status_code == 200
+    with world.path.open("r+b") as file:
+        file.truncate(bytes_left)
+    for url in (world.url(), world.url("tree/"), world.url("download.md")):
+        response = holder.get(url)
+        html = response.content.decode()
+        assert response.status_code in (404, 409, 422), (url, response.status_code)
+        assert world.path.parent.name not in html and world.path.name not in html, html
+
+
 def test_revoking_one_link_leaves_the_others(world: World) -> None:
     second = world.share(Share.VIEWER, link=True)
     world.client("owner").post(world.url(f"share/{world.link_share.pk}/revoke/"))  # type: ignore[union-attr]

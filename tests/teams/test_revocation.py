@@ -18,8 +18,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.utils import timezone
-from support.teams import BRANCH_A, LEAF, World
+from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
+from sessions_app.access import changes, sockets
 from sessions_app.live import layer
 from sessions_app.models import Share, Workspace
 from sessions_app.sessionfiles import entries as E
@@ -214,3 +215,68 @@ async def test_a_channel_layer_that_never_answers_does_not_hold_up_a_revocation(
     assert response.status_code == 302 and time.monotonic() - started < layer.TIMEOUT + 3
     await sync_to_async(share.refresh_from_db)()
     assert share.revoked_at is not None
+
+
+def _expire_the_team_share(world: World) -> None:
+    share = Share.objects.get(team__name="readers")
+    share.expires_at = timezone.now() - timedelta(minutes=1)
+    share.save()
+
+
+ELSEWHERE = {
+    "member": lambda world: call_command("accounts", "leave", "crew", "bob", stdout=StringIO()),
+    "viewer": _expire_the_team_share,
+    "owner": lambda world: call_command(
+        "accounts", "assign", "--team", "readers", "--", CREW_FOLDER, stdout=StringIO()
+    ),
+}
+
+
+@pytest.mark.parametrize("role", sorted(ELSEWHERE))
+async def test_a_change_made_in_another_process_closes_the_socket_before_the_next_batch(
+    world: World, role: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the default in-memory channel layer, a change made in another process (``manage.py accounts
+    leave`` or ``assign``, a share saved in ``manage.py shell``) tells nobody here through the layer:
+    made here with a layer send that reaches nobody. The grants' generation, read before the feed
+    pushes a batch, closes the socket before that batch."""
+    monkeypatch.setattr(changes, "_send", lambda *args: None)
+    monkeypatch.setattr(sockets, "RECHECK", 3600.0)  # the batch, not the timer, finds the change
+    tab = await _tab(world, world.cookie(role))
+    await asyncio.to_thread(ELSEWHERE[role], world)
+    assert await _ends_without(tab, world, "AFTER-ELSEWHERE") == 4404
+
+
+async def test_a_change_made_in_another_process_closes_an_idle_socket_in_a_while(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A socket that is pushed no batch (its session idle, a reply being written) hears of such a change
+    within ``RECHECK`` seconds."""
+    monkeypatch.setattr(changes, "_send", lambda *args: None)
+    monkeypatch.setattr(sockets, "RECHECK", 0.1)
+    tab = await _tab(world, world.cookie("member"))
+    await asyncio.to_thread(call_command, "accounts", "leave", "crew", "bob", stdout=StringIO())
+    output = await tab.receive_output(timeout=10)
+    assert output["type"] == "websocket.close" and output["code"] == 4404
+
+
+async def test_a_change_told_through_the_layer_makes_no_other_socket_ask_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change this process told its sockets through the channel layer is not told again through the
+    generation: the sockets it does not concern do not all ask the database again."""
+    asked: list[str] = []
+    ask = sockets.Guard._ask
+
+    async def counted(guard: sockets.Guard) -> None:
+        asked.append(guard.view.session_id)
+        await ask(guard)
+
+    monkeypatch.setattr(sockets.Guard, "_ask", counted)
+    tab = await _tab(world, world.cookie("viewer"))
+    await asyncio.to_thread(world.share, Share.VIEWER, user=world.users["stranger"])  # tells that share's group
+    written = await asyncio.to_thread(_append, world, "no re-ask")
+    while written not in await tab.receive_from(timeout=10):
+        pass
+    assert asked == []
+    await tab.disconnect()

@@ -17,8 +17,10 @@ from support.described import Controls
 from support.hostile import build_hostile_folder
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 
+from sessions_app.access.transfer import TITLE_WIDTH
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
+from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
 from sessions_app.views import transfer as transfer_views
@@ -60,6 +62,17 @@ def test_markdown_holds_the_branch_s_conversation(world: World) -> None:
     text = world.client("collaborator").get(world.url("download.md"), {"entry": "0f649aff"}).content.decode()
     assert "## You\n\nWrite a function that validates todo titles" in text
     assert "Switched to a pydantic model" in text and "empty titles" not in text
+
+
+def test_markdown_clips_its_title_to_one_short_line(world: World) -> None:
+    """The title line is the session's title as pages clip it, whatever size its name (or first
+    message) has: not a 20 MB heading."""
+    name = "A very long name " * 20_000 + "\n\n## not a heading of its own"
+    SessionFile(world.path, fsync=False).append(E.session_info(name), LEAF)
+    text = world.client("owner").get(world.url("download.md")).content.decode()
+    title, rest = text.split("\n", 1)
+    assert title.startswith("# A very long name A very") and title.endswith("…") and len(title) <= 2 + TITLE_WIDTH
+    assert "not a heading of its own" not in rest
 
 
 def test_a_download_whose_file_became_a_fifo_is_refused_at_once(world: World, monkeypatch: Any) -> None:

@@ -3,6 +3,8 @@ local variables, URL patterns, tracebacks or where the server keeps its files.""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.conf import settings as django_settings
 from django.test import Client
@@ -31,13 +33,47 @@ def test_404_pages_say_what_is_missing_without_paths(client, pi, sessions_dir) -
     assert "0000-nope" in client.get("/s/0000-nope/").content.decode()
 
 
-def test_a_broken_file_page_names_the_file_but_not_the_folder(client, pi, sessions_dir) -> None:
+def test_a_broken_file_page_names_neither_the_file_nor_its_folder(client, pi, sessions_dir) -> None:
     broken = pi.folder / "2026-02-02T00-00-00-000Z_019aaaaa-0000-7000-8000-000000000bad.jsonl"
     broken.write_bytes(b"not json\n")
     response = client.get("/s/019aaaaa-0000-7000-8000-000000000bad/")
     html = response.content.decode()
-    assert response.status_code == 422 and broken.name in html
+    assert response.status_code == 422 and "this session&#x27;s file: not a pi session" in html
+    assert broken.name not in html and pi.folder.name not in html
     _assert_discreet(html, sessions_dir)
+
+
+def test_a_file_replaced_by_a_fifo_is_refused_without_naming_it(client, pi, sessions_dir) -> None:
+    """422 when the catalog finds the FIFO, 409 when the file it knew fails to open: neither names it."""
+    path = pi.path(TREE)
+    assert client.get(f"/s/{pi.id(TREE)}/").status_code == 200
+    path.unlink()
+    os.mkfifo(path)
+    response = client.get(f"/s/{pi.id(TREE)}/")
+    html = response.content.decode()
+    assert response.status_code in (409, 422) and "this session&#x27;s file: a FIFO, not a session file" in html
+    assert path.name not in html and path.parent.name not in html
+    _assert_discreet(html, sessions_dir)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "{root}/--srv-a--/2026_x.jsonl: not a pi session (no session header)",
+        "{root}/--srv: a--/odd: name.jsonl: a FIFO, not a session file",
+        "{root}/--srv-a--: a link to a folder outside the sessions folder: nothing is written there",
+        "2026_x.jsonl: not a pi session (line 1 is not a session header)",
+        "/elsewhere/secret/2026_x.jsonl: not a pi session",
+    ],
+)
+def test_messages_name_no_file_and_no_folder(message, settings, tmp_path) -> None:
+    from sessions_app.middleware import public_message
+
+    settings.PITREE_SESSIONS_DIR = tmp_path / "sessions, with: odd/chars"
+    shown = public_message(message.format(root=settings.PITREE_SESSIONS_DIR))
+    for leak in ("srv", "2026_x", "odd", "name.jsonl", "elsewhere", "secret", str(tmp_path)):
+        assert leak not in shown, shown
+    assert shown.startswith(("this session's file: ", "this session's folder: ", "a path outside")), shown
 
 
 def test_400_pages(client, pi, sessions_dir) -> None:
