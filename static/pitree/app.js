@@ -14,6 +14,16 @@
   const root = document.documentElement;
   const REFUSED = new Set([400, 403, 409, 413, 422, 429]); // answers that say why (the page's htmx config swaps them)
 
+  // A socket that dropped (the server restarting, the network gone) tries again soon: about half a
+  // second, then twice as long each time, never more than 5 s apart, each wait jittered so that the
+  // tabs of a restarted server do not all come back at once. (htmx's own "full-jitter" waits up to
+  // 64 s: a tab could stay dark for a minute after the server was back.)
+  const RECONNECT_CAP_MS = 5000;
+  function reconnectDelay(retry) {
+    return Math.min(500 * 2 ** retry, RECONNECT_CAP_MS) * (0.5 + Math.random() / 2);
+  }
+  htmx.config.wsReconnectDelay = reconnectDelay;
+
   const pitree = (window.pitree = {
     /** The entry the tab stands on (its leaf); "" before the first entry. */
     position() {
@@ -25,6 +35,7 @@
     announce,
     replyEnded,
     showWholeCode,
+    reconnectDelay,
   });
 
   const endedReplies = new Set(); // replies whose end was announced, by id

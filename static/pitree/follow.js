@@ -20,13 +20,13 @@
   }
 
   function follow(sessionId, cursor, lineId) {
-    let delay = 1000;
+    let retry = 0; // reconnections since the socket last opened (window.pitree.reconnectDelay)
     let mark = { end: cursor, id: lineId }; // the last line seen, and where it ends
     function connect() {
       const scheme = location.protocol === "https:" ? "wss" : "ws";
       const socket = new WebSocket(`${scheme}://${location.host}/ws/s/${encodeURIComponent(sessionId)}/`);
       socket.addEventListener("open", () => {
-        delay = 1000;
+        retry = 0;
         socket.send(JSON.stringify(mark.id === null ? { cursor } : { cursor: mark.end, id: mark.id }));
       });
       socket.addEventListener("message", (ev) => {
@@ -54,8 +54,8 @@
         if (ev.code >= 4000) return; // the session is gone, or the socket was refused: stop
         following = Math.max(0, following - 1);
         holder.dataset.live = "closed";
-        setTimeout(connect, delay);
-        delay = Math.min(delay * 2, 30000);
+        setTimeout(connect, window.pitree.reconnectDelay(retry));
+        retry += 1;
       });
     }
     connect();

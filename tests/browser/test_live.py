@@ -590,3 +590,17 @@ def test_could_not_be_reached_goes_once_the_network_is_back(page, ui, sessions, 
     page.wait_for_timeout(300)
     expect(page.locator("#flash")).to_have_text("Something else entirely")
     assert not record.errors, record.errors  # (htmx itself logs the failed sends to the console)
+
+
+def test_a_dropped_socket_tries_again_within_seconds_however_long_the_server_was_away(page, ui, sessions) -> None:
+    # htmx's own policy waits up to 64 s after six failed tries: a tab stayed dark long after its
+    # server was back. Each wait is now at most 5 s (jittered), and the first ones short.
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    waits = page.evaluate(
+        "() => [0, 1, 2, 3, 6, 20].map((retry) => Array.from({length: 50}, () => htmx.config.wsReconnectDelay(retry)))"
+    )
+    assert all(0 < wait <= 500 for wait in waits[0])
+    assert all(0 < wait <= 5000 for tries in waits for wait in tries)
+    assert max(waits[-1]) > 2500  # (and jittered: not every tab at once)
+    assert page.evaluate("() => htmx.config.wsReconnectDelay === window.pitree.reconnectDelay")
