@@ -5,7 +5,6 @@ closing the panel."""
 from __future__ import annotations
 
 import contextlib
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,14 +17,10 @@ BOX = "#composer textarea[name=text]"
 
 
 @pytest.fixture(scope="module")
-def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def server(serve: Any) -> Any:
     """pitree with a slow offline responder (a reply takes seconds), so that a message can be typed
     while one is written (overrides the suite's ``server`` here)."""
-    root = tmp_path_factory.mktemp("pitree-drafts") / "sessions"
-    root.mkdir()
-    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.3", "PITREE_FSYNC": "0"}
-    daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
-    return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
+    return serve({"PITREE_OFFLINE_DELAY": "0.3", "PITREE_ASSISTANT": "offline"})
 
 
 def _open(ui: Any, page: Any, path: str) -> None:

@@ -8,7 +8,6 @@ reply is reliably still being written while the tests look at it.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,13 +17,9 @@ LEAF = "db26dc72"  # 01-linear's leaf
 
 
 @pytest.fixture(scope="module")
-def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def server(serve: Any) -> Any:
     """pitree under daphne with a slow offline responder (overrides the suite's ``server`` here)."""
-    root = tmp_path_factory.mktemp("pitree-live-replies") / "sessions"
-    root.mkdir()
-    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "0.3", "PITREE_FSYNC": "0"}
-    daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
-    return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
+    return serve({"PITREE_OFFLINE_DELAY": "0.3", "PITREE_ASSISTANT": "offline"})
 
 
 def _open(ui: Any, page: Any, path: str) -> None:
@@ -37,12 +32,18 @@ def _send(page: Any, text: str) -> None:
     page.locator("#composer button[type=submit]").click()
 
 
-def test_the_other_tab_sees_the_reply_grow_then_the_stored_entry(new_page, ui, sessions, record) -> None:
-    seeded = sessions.seed("01-linear")
+def _two_tabs(new_page: Any, ui: Any, seeded: Any, text: str) -> tuple[Any, Any]:
+    """Two tabs on the session; the first sends ``text`` (its reply is written slowly)."""
     asking, watching = new_page(), new_page()
     for page in (asking, watching):
         _open(ui, page, seeded.url)
-    _send(asking, "Grow in the other tab")
+    _send(asking, text)
+    return asking, watching
+
+
+def test_the_other_tab_sees_the_reply_grow_then_the_stored_entry(new_page, ui, sessions, record) -> None:
+    seeded = sessions.seed("01-linear")
+    asking, watching = _two_tabs(new_page, ui, seeded, "Grow in the other tab")
 
     growing = watching.locator("#entries > article[data-reply].is-streaming")
     expect(growing.locator(".md strong")).to_have_text("Offline responder")  # Markdown, while it grows
@@ -82,10 +83,7 @@ def test_a_tab_opened_mid_reply_starts_with_the_text_so_far(new_page, ui, sessio
 
 def test_stop_from_a_tab_that_did_not_ask(new_page, ui, sessions, record) -> None:
     seeded = sessions.seed("01-linear")
-    asking, other = new_page(), new_page()
-    for page in (asking, other):
-        _open(ui, page, seeded.url)
-    _send(asking, "Stop me from elsewhere")
+    asking, other = _two_tabs(new_page, ui, seeded, "Stop me from elsewhere")
     placeholder = other.locator("#entries > article[data-reply].is-streaming")
     expect(placeholder.locator(".stream")).to_contain_text("Offline responder")
     placeholder.get_by_role("button", name="Stop").click()
@@ -156,10 +154,7 @@ def test_ctrl_enter_while_a_reply_is_written_says_why_nothing_was_sent(page, ui,
 def test_the_note_that_a_reply_is_being_written_goes_when_it_ends(new_page, ui, sessions, record) -> None:
     # In a tab that did not ask for the reply, the note once stayed after the reply had ended.
     seeded = sessions.seed("01-linear")
-    asking, watching = new_page(), new_page()
-    for page in (asking, watching):
-        _open(ui, page, seeded.url)
-    _send(asking, "Answer me slowly")
+    asking, watching = _two_tabs(new_page, ui, seeded, "Answer me slowly")
     expect(watching.locator("#entries > article[data-reply].is-streaming .stream")).to_contain_text("Offline responder")
     box = watching.locator("#composer textarea[name=text]")
     box.fill("Waiting for my turn")

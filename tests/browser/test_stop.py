@@ -6,7 +6,6 @@ reply is reliably still being written when the test presses Stop.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,13 +13,9 @@ from playwright.sync_api import expect
 
 
 @pytest.fixture(scope="module")
-def server(start_daphne: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def server(serve: Any) -> Any:
     """pitree under daphne with a slow offline responder (overrides the suite's ``server`` here)."""
-    root = tmp_path_factory.mktemp("pitree-stop") / "sessions"
-    root.mkdir()
-    env = {"PITREE_SESSIONS_DIR": str(root), "PITREE_OFFLINE_DELAY": "1", "PITREE_FSYNC": "0"}
-    daphne = start_daphne({**env, "PITREE_ASSISTANT": "offline"})
-    return SimpleNamespace(url=daphne.url, root=root, daphne=daphne, log_tail=daphne.log_tail)
+    return serve({"PITREE_OFFLINE_DELAY": "1", "PITREE_ASSISTANT": "offline"})
 
 
 def test_stop_keeps_the_text_so_far_and_hides_again(page, ui, sessions, record):
