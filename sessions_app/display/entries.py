@@ -22,6 +22,10 @@ from .markdown import markdown_text
 
 # Blocks bigger than this are folded and fetched only when opened.
 LAZY_BLOCK_CHARS = 4000
+# A message's text is in the page whole up to this size. Past it the page carries only its head and a
+# fold that fetches the rest: a 20 MB paste made a 38 MB page (the text, and its copy for Copy), and
+# rendering it took the server's memory from 127 to 298 MB.
+LAZY_TEXT_CHARS, TEXT_HEAD_CHARS = 200_000, 2000
 # A message with more text than this starts folded to a capped height in the transcript (Show all):
 # a pasted file would otherwise be drawn whole, hundreds of screens tall, between two messages.
 LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES = 8000, 120
@@ -53,6 +57,18 @@ class Block:
     data_url: str = ""
     lazy: bool = False  # folded, fetched when opened
     index: int = 0  # position in the message content (for lazy fetches)
+    head: str = ""  # a message text too large for the page: the start it shows before its fold
+
+    @property
+    def shown(self) -> str:
+        """The text the page carries of it (a lazy block: only its head)."""
+        return self.head if self.lazy else self.text + self.arguments
+
+    @property
+    def size(self) -> int:
+        """Its text's size in bytes (UTF-8), which a fold names; a pure-ASCII text is not encoded to
+        tell (``isascii`` is known without reading it)."""
+        return len(self.text) if self.text.isascii() else len(self.text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass
@@ -94,9 +110,9 @@ class EntryView:
         return self.kind in MARKER_KINDS
 
     def longer_than(self, chars: int, lines: int) -> bool:
-        """Whether the text it shows whole (blocks folded as large do not count) has more than
-        ``chars`` characters or ``lines`` lines."""
-        texts = [block.text + block.arguments for block in self.blocks if not block.lazy] + [self.text, self.raw]
+        """Whether the text it shows whole (of blocks folded as large, only the head shown before the
+        fold counts) has more than ``chars`` characters or ``lines`` lines."""
+        texts = [block.shown for block in self.blocks] + [self.text, self.raw]
         return sum(map(len, texts)) > chars or sum(text.count("\n") for text in texts) > lines
 
     @property
@@ -105,14 +121,25 @@ class EntryView:
         return self.kind in _MESSAGE_KINDS and self.longer_than(LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES)
 
     @property
-    def source(self) -> str:
-        """The message's text as written (Markdown), what Copy copies: a message's text blocks (not
-        those too large to be in the page), a summary's text."""
+    def written(self) -> str:
+        """The message's text as written (Markdown): a message's text blocks, a summary's text. What
+        Copy copies (``app.js`` joins the blocks of the raw line the same way) and Edit starts from."""
         if self.kind == "branch_summary":
             return self.text
         if self.kind not in _MESSAGE_KINDS:
             return ""
-        return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text and not b.lazy)
+        return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
+
+    @property
+    def text_elsewhere(self) -> bool:
+        """Whether some of its text is too large to be in the page: Copy fetches the raw line then."""
+        return self.kind in _MESSAGE_KINDS and any(b.kind == "text" and b.lazy for b in self.blocks)
+
+    @property
+    def source(self) -> str:
+        """What the page carries for Copy: the text as written, unless part of it is left out of the
+        page (``text_elsewhere``): a second copy of a 20 MB paste would double the page."""
+        return "" if self.text_elsewhere else self.written
 
 
 def entry_kind(entry: dict[str, Any]) -> str:
@@ -226,8 +253,9 @@ def _assistant_meta(message: dict[str, Any]) -> str:
 
 
 def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
+    """The blocks of a message's content; ``fold_text``: its text is tool output, folded when large."""
     if isinstance(content, str):
-        return [Block("text", text=content, lazy=fold_text and len(content) > LAZY_BLOCK_CHARS)]
+        return [_text_block(content, 0, fold_text)]
     blocks: list[Block] = []
     for position, block in enumerate(content if isinstance(content, list) else []):
         if not isinstance(block, dict):
@@ -235,8 +263,7 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
             continue
         kind = block.get("type")
         if kind == "text":
-            text = str(block.get("text") or "")
-            blocks.append(Block("text", text=text, index=position, lazy=fold_text and len(text) > LAZY_BLOCK_CHARS))
+            blocks.append(_text_block(str(block.get("text") or ""), position, fold_text))
         elif kind == "thinking":
             text = str(block.get("thinking") or "")
             blocks.append(Block("thinking", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS))
@@ -256,6 +283,27 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
         else:
             blocks.append(Block("raw", text=_pretty(block), index=position))
     return blocks
+
+
+def _text_block(text: str, position: int, fold_text: bool) -> Block:
+    """A text block: tool output folds whole past ``LAZY_BLOCK_CHARS`` (it is folded anyway); a
+    message's text shows its head and folds the rest past ``LAZY_TEXT_CHARS``."""
+    if fold_text:
+        return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
+    if len(text) <= LAZY_TEXT_CHARS:
+        return Block("text", text=text, index=position)
+    return Block("text", text=text, index=position, lazy=True, head=_head(text))
+
+
+def _head(text: str) -> str:
+    """The start of a long text, cut after a line (else a word) in the second half of the head when
+    there is one: a preview that ends mid-word reads as a broken text."""
+    head = text[:TEXT_HEAD_CHARS]
+    for stop in ("\n", " "):
+        cut = head.rfind(stop, TEXT_HEAD_CHARS // 2)
+        if cut > 0:
+            return head[: cut + 1]
+    return head
 
 
 def image_data_url(block: dict[str, Any]) -> str:

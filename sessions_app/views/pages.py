@@ -23,7 +23,7 @@ from ..access.scoped import can_write, may_fork, tools_of, trunk_of, write_conte
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
-from ..display.entries import Block, EntryView, content_blocks, present
+from ..display.entries import Block, EntryView, content_blocks, entry_kind, present
 from ..display.markdown import markdown_text
 from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import transcript_page
@@ -244,7 +244,12 @@ def older_entries(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_GET
 def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int) -> HttpResponse:
-    """One large content block (thinking, tool output, arguments) fetched when its fold is opened."""
+    """One large content block (thinking, tool output, arguments, a message's text) fetched when its
+    fold is opened.
+
+    Text shows as the transcript shows it: plain, except an answer's Markdown; but an answer's text too
+    large to be in the page (``LAZY_TEXT_CHARS``) is plain text too, escaped: markdown-it takes about
+    a second per megabyte, on the thread every sync view shares, and caches what it renders."""
     session = open_session(request, session_id)
     entry = session.entries([entry_row(session, entry_id)])[0]
     found = entry.get("message")
@@ -256,8 +261,9 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     found = next((b for b in blocks if b.index == block), None)
     if found is None:
         raise Http404("No such block")
+    plain = entry_kind(entry) != "assistant" or found.lazy
     found.lazy = False
-    return render(request, "sessions_app/partials/_block_body.html", {"block": found})
+    return render(request, "sessions_app/partials/_block_body.html", {"block": found, "plain": plain})
 
 
 @require_GET

@@ -195,10 +195,17 @@
     draftTimer = setTimeout(saveDraft, DRAFT_DELAY_MS);
   });
 
-  // Closing or leaving the tab within the moment after typing: what was typed last is kept too.
-  window.addEventListener("pagehide", () => {
+  // Closing or leaving the tab, or leaving the page for one htmx puts in its place (a URL it pushed,
+  // Back, Forward), within the moment after typing: what was typed last is kept too.
+  const savePendingDraft = () => {
     if (draftTimer) saveDraft();
-  });
+  };
+  window.addEventListener("pagehide", savePendingDraft);
+  document.addEventListener("htmx:beforeHistorySave", savePendingDraft);
+
+  // Back and Forward put back a page htmx kept (its history cache) as markup, which holds no typed
+  // text: its box is empty, and the draft goes back in, as on load.
+  document.addEventListener("htmx:historyRestore", restoreDraft);
 
   // ---- requests: the tab's position, and where a refusal is said ---------------------------------
   // Forms outside the transcript (rename, the tree) were rendered for the position the page opened at,
@@ -648,17 +655,24 @@
   }
 
   // ---- each message's actions --------------------------------------------------------------------
+  /** Copy ``text``, a string or a promise of one (fetched after the click); whether it was copied. */
   async function copyText(text) {
     if (navigator.clipboard && window.isSecureContext) {
       try {
-        await navigator.clipboard.writeText(text);
+        await toClipboard(text);
         return true;
       } catch (error) {
         // Refused (no permission, the document not focused): the older way below.
       }
     }
+    let value;
+    try {
+      value = await text;
+    } catch (error) {
+      return false; // the text could not be fetched
+    }
     const area = document.createElement("textarea");
-    area.value = text;
+    area.value = value;
     area.setAttribute("readonly", "");
     area.className = "visually-hidden";
     document.body.append(area);
@@ -671,6 +685,27 @@
     }
     area.remove();
     return copied;
+  }
+
+  /** A text still being fetched goes to the clipboard as a promise (a ClipboardItem's): the permission
+   *  the click gave holds while it arrives, where a write after awaiting it may be refused. */
+  function toClipboard(text) {
+    if (typeof text === "string") return navigator.clipboard.writeText(text);
+    if (typeof ClipboardItem === "undefined") return text.then((value) => navigator.clipboard.writeText(value));
+    const blob = text.then((value) => new Blob([value], { type: "text/plain" }));
+    return navigator.clipboard.write([new ClipboardItem({ "text/plain": blob })]);
+  }
+
+  /** The text of a message too large for the page to carry (its Copy names its raw line): its text
+   *  blocks joined as the server's ``EntryView.written`` joins them. */
+  async function fetchedSource(url) {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const entry = await response.json();
+    const content = entry.message ? entry.message.content : entry.content;
+    if (typeof content === "string") return content;
+    const texts = (Array.isArray(content) ? content : []).filter((block) => block && block.type === "text" && block.text);
+    return texts.map((block) => String(block.text)).join("\n\n");
   }
 
   // The button says what happened for a moment (an icon button shows its label meanwhile).
@@ -753,6 +788,7 @@
     if (copy) {
       const source = copy.closest("article.entry").querySelector(":scope > template.entry__source");
       if (source) copyFrom(copy, source.content.textContent);
+      else if (copy.dataset.copyUrl) copyFrom(copy, fetchedSource(copy.dataset.copyUrl));
       return;
     }
     const copyCode = target.closest("[data-copy-code]");

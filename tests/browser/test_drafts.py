@@ -1,6 +1,6 @@
-"""What the reader types is not lost: the message box's draft outlives a reload and a closed tab (kept
-in the browser per session), and text typed in an entry's Edit & resend or Label panel outlives
-closing the panel."""
+"""What the reader types is not lost: the message box's draft outlives a reload, a closed tab, Back and
+Forward (kept in the browser per session), and text typed in an entry's Edit & resend or Label panel
+outlives closing the panel."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
+from support.lines import message
 
 LEAF = "db26dc72"  # 01-linear's leaf
 USER = "c256703f"  # 01-linear's last user message
@@ -114,6 +115,33 @@ def test_with_two_tabs_the_last_typed_wins_and_no_box_is_overwritten(new_page, u
     assert _draft(second, seeded) == "Said in the first tab"
     second.reload()
     expect(second.locator(BOX)).to_have_value("Said in the first tab")
+    assert not record.errors
+
+
+def test_a_draft_comes_back_when_back_and_forward_put_a_page_back(page, ui, sessions, record) -> None:
+    """htmx's history cache puts a page back as markup, which holds no typed text."""
+    seeded = sessions.write_lines(
+        [
+            message("aaaa0001", None, "user", "root question", 1),
+            message("aaaa0002", "aaaa0001", "assistant", "answer one", 2),
+            message("aaaa0003", "aaaa0002", "user", "branch A question", 3),
+            message("aaaa0004", "aaaa0002", "user", "branch B question", 4),
+        ]
+    )
+    _open(ui, page, seeded.entry_url("aaaa0004"))
+    box = page.locator(BOX)
+    box.press_sequentially("Half a thought")
+    _wait_draft(page, seeded, "Half a thought")
+    page.locator("#entry-aaaa0004 .nav-prev").click()  # the other branch, at a URL htmx pushes
+    expect(page.locator("#entry-aaaa0003")).to_be_visible()
+    expect(box).to_have_value("Half a thought")
+    page.go_back()
+    expect(page.locator("#entry-aaaa0004")).to_be_visible()
+    expect(box).to_have_value("Half a thought")
+    box.press_sequentially(", and more")
+    page.go_forward()  # at once: what was typed a moment ago goes with the page left
+    expect(page.locator("#entry-aaaa0003")).to_be_visible()
+    expect(box).to_have_value("Half a thought, and more")
     assert not record.errors
 
 
