@@ -32,6 +32,9 @@ class EntryIdField(forms.CharField):
             )
 
 
+_ENTRY_ID = EntryIdField()  # what each id of an ``EntryIdsField`` is checked by
+
+
 class EntryIdsField(forms.Field):
     """Entry ids given as one repeated parameter (``?open=a&open=b``), each an ``EntryIdField``'s, at
     most ``max_count`` of them."""
@@ -54,7 +57,7 @@ class EntryIdsField(forms.Field):
         if len(value) > self.max_count:
             raise forms.ValidationError(f"At most {self.max_count:,} entries.", code="too_many")
         for item in value:
-            EntryIdField().validate(item)
+            _ENTRY_ID.validate(item)
 
 
 class FieldsForm(forms.Form):

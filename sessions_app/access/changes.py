@@ -12,13 +12,15 @@ two ways:
   in-memory layer lives in one process, so a change made by another (``manage.py accounts``, a shell)
   reaches nobody through it.
 - The grants' generation, one row of the database (``models.GrantGeneration``), counts one more, in
-  the transaction that makes the change. Every server process reads it before it pushes a batch and
-  every ``sockets.RECHECK`` seconds (one query for all of its sockets), and, when it moved by more than
+  the transaction that makes the change. Every server process reads it before each batch it pushes
+  (of any session) and every ``sockets.RECHECK`` seconds, one query for all of its sockets each time,
+  and, when it moved by more than
   the changes it told its sockets about itself, has each of its sockets ask again.
 
 Re-asking for every pushed batch instead would cost each socket a few database queries per batch
 (measured 3–10 ms a socket here), a hundred tabs a second or more per line: the generation costs one
-query per batch and process, and a re-ask of every socket only for a change made elsewhere.
+query per pushed batch, whatever the number of tabs, and a re-ask of every socket only for a change
+made elsewhere.
 
 Events are sent once the change is committed, so that what the sockets read is the change. A change
 made behind the ORM's back (``QuerySet.update``, SQL) sends nothing and counts nothing: it applies
@@ -97,7 +99,7 @@ def bump() -> int:
     a process remembers as told (``told_here``)."""
     with transaction.atomic():
         if not GrantGeneration.objects.filter(pk=1).update(value=F("value") + 1):
-            GrantGeneration.objects.create(pk=1, value=1 + secrets.randbits(48))
+            return GrantGeneration.objects.create(pk=1, value=1 + secrets.randbits(48)).value
         return GrantGeneration.objects.values_list("value", flat=True).get(pk=1)
 
 

@@ -311,7 +311,11 @@ class _Rechecks:
 
     @classmethod
     def current(cls) -> _Rechecks:
-        return _rechecks.setdefault(asyncio.get_running_loop(), cls())
+        loop = asyncio.get_running_loop()
+        found = _rechecks.get(loop)
+        if found is None:
+            found = _rechecks[loop] = cls()
+        return found
 
     def __init__(self) -> None:
         self.guards: dict[_Revocable, None] = {}

@@ -29,7 +29,7 @@ from .listing import visible_sessions
 from .scoped import SessionView
 from .workspaces import may_create_in, personal_workspace
 
-TITLE_WIDTH = 80  # characters of a Markdown download's title line, as pages clip a session's title
+TITLE_WIDTH = 80  # characters of a Markdown download's title line (one line: a name or a first message)
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
 
 

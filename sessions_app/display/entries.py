@@ -10,6 +10,7 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -115,12 +116,12 @@ class EntryView:
         texts = [block.shown for block in self.blocks] + [self.text, self.raw]
         return sum(map(len, texts)) > chars or sum(text.count("\n") for text in texts) > lines
 
-    @property
+    @cached_property
     def is_long(self) -> bool:
         """A message the transcript shows folded at first (``_entry.html``; tool output folds anyway)."""
         return self.kind in _MESSAGE_KINDS and self.longer_than(LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES)
 
-    @property
+    @cached_property
     def written(self) -> str:
         """The message's text as written (Markdown): a message's text blocks, a summary's text. What
         Copy copies (``app.js`` joins the blocks of the raw line the same way) and Edit starts from."""
@@ -130,15 +131,17 @@ class EntryView:
             return ""
         return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
 
-    @property
+    @cached_property
     def text_elsewhere(self) -> bool:
         """Whether some of its text is too large to be in the page: Copy fetches the raw line then."""
         return self.kind in _MESSAGE_KINDS and any(b.kind == "text" and b.lazy for b in self.blocks)
 
-    @property
+    @cached_property
     def source(self) -> str:
         """What the page carries for Copy: the text as written, unless part of it is left out of the
-        page (``text_elsewhere``): a second copy of a 20 MB paste would double the page."""
+        page (``text_elsewhere``): a second copy of a 20 MB paste would double the page. (These
+        properties are cached: a view is not changed once built, and templates read them several
+        times per entry.)"""
         return "" if self.text_elsewhere else self.written
 
 
