@@ -34,7 +34,8 @@
     flash,
     announce,
     replyEnded,
-    showWholeCode,
+    showWhole,
+    composerBox: () => composerBox(),
     reconnectDelay,
   });
 
@@ -55,23 +56,14 @@
     announce(stored ? "The reply has ended." : "The reply could not be stored.");
   }
 
-  /** Show a long code block whole (``open``), or folded to its first lines, its button saying which. */
-  function showWholeCode(code, open) {
-    const expand = code.querySelector("[data-expand-code]");
-    code.classList.toggle("is-open", open);
-    if (!expand) return;
-    if (!expand.dataset.label) expand.dataset.label = expand.textContent;
-    expand.setAttribute("aria-expanded", String(open));
-    expand.textContent = open ? "Fold" : expand.dataset.label;
-  }
-
-  /** Show a long message whole (``open``) or folded to its first screen, its button saying which. */
-  function showLong(clip, open) {
-    const button = clip.nextElementSibling;
+  /** Show a folded part whole (``open``: a long code block, a long message here or in a comparison)
+   *  or folded again, its ``button`` saying which: "Fold", or the label it came with ("Show all"). */
+  function showWhole(clip, button, open) {
     clip.classList.toggle("is-open", open);
-    if (!button || !button.matches("[data-show-long]")) return;
+    if (!button) return;
+    if (!button.dataset.label) button.dataset.label = button.textContent;
     button.setAttribute("aria-expanded", String(open));
-    button.textContent = open ? "Fold" : "Show all";
+    button.textContent = open ? "Fold" : button.dataset.label;
   }
 
   /** Say ``text`` to a screen reader (the page's polite live region, #announce). */
@@ -161,7 +153,7 @@
   const DRAFT_DELAY_MS = 400;
   let draftTimer = 0;
 
-  const composerBox = () => document.querySelector("#composer textarea[name=text]");
+  const composerBox = () => document.getElementById("composer-text");
 
   function draftKey() {
     const transcript = document.getElementById("transcript");
@@ -276,8 +268,7 @@
 
   /** The panel's parameters: the tab's position, and what the reader opened there. */
   function treeValues() {
-    const { folds, loaded } = openedHere();
-    const at = pitree.position();
+    const { folds, loaded, at } = openedHere();
     return { at, open_first: folds.map((fold) => fold.first), open_last: folds.map((fold) => fold.last), loaded };
   }
 
@@ -800,14 +791,14 @@
     const long = target.closest("[data-show-long]");
     if (long) {
       const open = long.getAttribute("aria-expanded") !== "true";
-      showLong(long.previousElementSibling, open);
+      showWhole(long.previousElementSibling, long, open);
       if (!open) long.closest("article.entry").scrollIntoView({ block: "nearest" }); // back to what was folded
       return;
     }
     const expand = target.closest("[data-expand-code]");
     if (expand) {
       const code = expand.closest(".code");
-      showWholeCode(code, !code.classList.contains("is-open"));
+      showWhole(code, expand, !code.classList.contains("is-open"));
       return;
     }
     if (target.closest("[data-stop]")) {
@@ -1416,7 +1407,7 @@
     marks.forEach((mark) => {
       for (let fold = mark.closest("details"); fold; fold = fold.parentElement.closest("details")) fold.open = true;
       const long = mark.closest(".entry__long");
-      if (long) showLong(long, true);
+      if (long) showWhole(long, long.nextElementSibling, true);
     });
     if (!marks.length && !fromLoad) entry.querySelectorAll("details").forEach((fold) => (fold.open = true));
     (marks[0] || entry).scrollIntoView({ block: "center" });

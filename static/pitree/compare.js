@@ -10,9 +10,7 @@
   // The server marks them (a capped height that scrolls, which is how they read without a script);
   // here they are cut off instead, with a button to show them whole.
   function setFold(button, open) {
-    button.previousElementSibling.dataset.fold = open ? "open" : "closed";
-    button.setAttribute("aria-expanded", String(open));
-    button.textContent = open ? "Fold" : "Show all";
+    window.pitree.showWhole(button.previousElementSibling, button, open);
   }
 
   function foldLong(root, open) {
@@ -229,7 +227,7 @@
 
   function reopen(folds, codes) {
     for (const fold of folds.map(findKey)) if (fold) fold.open = true;
-    for (const code of codes.map(findKey)) if (code) window.pitree.showWholeCode(code, true);
+    for (const code of codes.map(findKey)) if (code) window.pitree.showWhole(code, code.querySelector("[data-expand-code]"), true);
   }
 
   // What is put in the page's place is handed to htmx: its large blocks load when opened.

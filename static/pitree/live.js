@@ -38,7 +38,7 @@
   const entries = () => document.getElementById("entries");
   const position = () => (transcript() ? transcript().dataset.position || "" : "");
   const entryEl = (id) => document.getElementById(`entry-${id}`);
-  const composerBox = () => document.querySelector("#composer textarea[name=text]");
+  const composerBox = window.pitree.composerBox;
 
   function fragment(html) {
     const template = document.createElement("template");
@@ -224,12 +224,15 @@
     for (const [id, html] of Object.entries(batch.navs)) replaceNavigator(id, html);
     for (const [id, text] of Object.entries(batch.labels)) setLabel(id, text);
     notePosition(batch.leaf || "");
-    if (batch.tree) refreshTree();
-    if (settingsChanged) refreshSettings();
     if (moved) followBottom(wasAtBottom);
     // A compaction on this branch changes how all of it reads: its summary card takes the place of the
-    // history it folds, above. The page is fetched again, as it now is.
-    if (compacted) refetch();
+    // history it folds, above. The page is fetched again, as it now is: its tree and pickers with it.
+    if (compacted) {
+      refetch();
+      return;
+    }
+    if (batch.tree) refreshTree();
+    if (settingsChanged) refreshSettings();
   }
 
   // The composer's pickers, fetched again for the tab's new position (app.js names it in ``at``): they
@@ -384,8 +387,9 @@
     if (batch.doctitle) document.title = batch.doctitle;
     // The Rename field holds the name as it is now (saved as it was, it would undo another's rename),
     // unless the reader is typing a name there.
+    if (typeof batch.name !== "string") return;
     const rename = document.querySelector(".rename input[name=name]");
-    if (rename && typeof batch.name === "string" && rename !== document.activeElement) rename.value = batch.name;
+    if (rename && rename !== document.activeElement) rename.value = batch.name;
   }
 
   // The tree panel is fetched again for this tab's position (app.js waits until it can be seen: a long
