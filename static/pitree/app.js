@@ -756,21 +756,32 @@
     if (focusTool && tool) tool.focus();
   }
 
-  // Capture phase: a second press on the button of the open panel closes it before htmx fetches it again.
+  // Capture phase, before htmx fetches a panel: the last of an entry's tools pressed wins. A form still
+  // on its way for another tool is dropped (it arrived later and replaced the one asked for last), and a
+  // second press on the button of the open panel closes it, unless it only called off such a form.
   document.addEventListener(
     "click",
     (ev) => {
       const tool = ev.target.closest && ev.target.closest(".entry__tools [data-panel]");
-      if (!tool) return;
-      const panel = panelOf(tool);
-      if (panel && !panel.hidden && panel.dataset.action === tool.dataset.panel) {
+      const panel = tool && panelOf(tool);
+      if (!panel) return;
+      const pending = panel.dataset.asked;
+      if (pending) tool.parentElement.querySelectorAll("[data-panel]").forEach((t) => htmx.trigger(t, "htmx:abort"));
+      if (!panel.hidden && panel.dataset.action === tool.dataset.panel) {
         ev.preventDefault();
         ev.stopImmediatePropagation();
-        closePanel(panel, true);
+        if (!pending) closePanel(panel, true);
+        return;
       }
+      panel.dataset.asked = tool.dataset.panel;
     },
     true,
   );
+
+  document.addEventListener("htmx:afterRequest", (ev) => {
+    const panel = ev.detail.elt && ev.detail.elt.dataset && ev.detail.elt.dataset.panel && panelOf(ev.detail.elt);
+    if (panel && panel.dataset.asked === ev.detail.elt.dataset.panel) delete panel.dataset.asked;
+  });
 
   document.addEventListener("click", (ev) => {
     const target = ev.target.closest && ev.target;

@@ -385,7 +385,8 @@ class UI:
         """An entry's action panel (edit, fork, label, compact), opened and its form loaded; returns it."""
         panel = page.locator(f"#entry-{entry_id} > .entry__panel")
         page.locator(f"#entry-{entry_id} > .entry__tools [data-panel='{action}']").click()
-        panel.locator("form").first.wait_for()
+        # Its own form: another panel open in its place has one too until the answer arrives.
+        page.locator(f"#entry-{entry_id} > .entry__panel[data-action='{action}'] form").first.wait_for()
         return panel
 
     def open_tree_filter(self, page: Any, name: str) -> None:

@@ -3,8 +3,10 @@ reading a compacted history."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 U1, A1, SUMMARY, U2B = "f87f9c1c", "2f760a8d", "07721729", "4b928ed4"
@@ -265,3 +267,43 @@ def test_who_wrote_an_entry_shows_on_hover_without_moving_its_tools(page, ui, se
     expect(author).to_have_text("not written through pitree (pi or the command line)")
     expect(author).to_have_css("opacity", "1")
     assert button.bounding_box() == before
+
+
+def test_the_last_panel_asked_for_is_the_one_shown_whatever_order_the_forms_arrive_in(page, ui, sessions):
+    """Label pressed, then Fork before the label form arrived: Fork is what the reader asked for last, yet
+    the late label form replaced it; and Fork pressed again while the label form was on its way closed
+    the fork panel, and the label one opened in its place. An entry's panel is now the last one asked for."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    held: list = []
+
+    def hold(route) -> None:
+        held.append(route)
+
+    page.route(re.compile(r"/actions/\?.*do=label"), hold)
+    panel = page.locator("#entry-c256703f > .entry__panel")
+    tools = page.locator("#entry-c256703f > .entry__tools")
+
+    tools.locator("[data-panel=label]").click()  # its form held on the way
+    tools.locator("[data-panel=fork]").click()
+    expect(panel.locator("form")).to_be_visible()
+    expect(panel).to_have_attribute("data-action", "fork")
+    _let_through(held)  # too late: the fork panel was asked for since
+    expect(panel).to_have_attribute("data-action", "fork")
+
+    tools.locator("[data-panel=label]").click()  # held again, the fork panel still shown
+    tools.locator("[data-panel=fork]").click()  # calls it off and keeps the fork panel
+    expect(panel).to_be_visible()
+    _let_through(held)
+    expect(panel).to_have_attribute("data-action", "fork")
+    tools.locator("[data-panel=fork]").click()  # pressed once more: closed, as always
+    expect(panel).to_be_hidden()
+
+
+def _let_through(held: list) -> None:
+    """Answer the one held request, then give its form the time to arrive and be swapped in, if it can."""
+    assert len(held) == 1
+    route = held.pop()
+    with contextlib.suppress(PlaywrightError):  # called off by the page: there is nothing to answer
+        route.continue_()
+    route.request.frame.page.wait_for_timeout(500)
