@@ -328,7 +328,7 @@ def _column(number: int, pick: Pick, rows: list[int]) -> Column:
         head_id=next((index.ids[row] for row in wanted if row in views), None),
         continuation=continuation if continuation and continuation.answer else None,
         turns=[turn for turn in built if turn.number > 0],
-        summary=_summary(session, rows, spans[-1][0] if spans else 0),
+        summary=_summary(session, rows, _turn_count(index, rows, spans)),
         entries=len(rows),
         shown=len(wanted),
         gap=gap,
@@ -345,6 +345,16 @@ def _spans(index: SessionIndex, rows: list[int]) -> list[_Span]:
     if rows and (not starts or starts[0] > 0):
         spans.insert(0, (0, 0, edges[0]))
     return spans
+
+
+def _turn_count(index: SessionIndex, rows: list[int], spans: list[_Span]) -> int:
+    """The turns a branch takes part in: its own, and the shared turn when it answers that one too (a
+    regenerated answer is a turn of its branch, not none)."""
+    if not spans:
+        return 0
+    number, start, end = spans[0]
+    continues = number == 0 and any(index.types[row] == "message" for row in rows[start:end])
+    return spans[-1][0] + continues
 
 
 def _windows(spans: list[_Span], rows: list[int]) -> tuple[list[_TurnRows], Fold | None]:

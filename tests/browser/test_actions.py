@@ -284,20 +284,30 @@ def test_the_last_panel_asked_for_is_the_one_shown_whatever_order_the_forms_arri
     panel = page.locator("#entry-c256703f > .entry__panel")
     tools = page.locator("#entry-c256703f > .entry__tools")
 
-    tools.locator("[data-panel=label]").click()  # its form held on the way
+    _ask_held(tools.locator("[data-panel=label]"), held)  # its form held on the way
     tools.locator("[data-panel=fork]").click()
     expect(panel.locator("form")).to_be_visible()
     expect(panel).to_have_attribute("data-action", "fork")
     _let_through(held)  # too late: the fork panel was asked for since
     expect(panel).to_have_attribute("data-action", "fork")
 
-    tools.locator("[data-panel=label]").click()  # held again, the fork panel still shown
+    _ask_held(tools.locator("[data-panel=label]"), held)  # held again, the fork panel still shown
     tools.locator("[data-panel=fork]").click()  # calls it off and keeps the fork panel
     expect(panel).to_be_visible()
     _let_through(held)
     expect(panel).to_have_attribute("data-action", "fork")
     tools.locator("[data-panel=fork]").click()  # pressed once more: closed, as always
     expect(panel).to_be_hidden()
+
+
+def _ask_held(tool, held: list) -> None:
+    """Press ``tool`` and wait until its request is held (before that, the page might call it off unseen)."""
+    tool.click()
+    for _ in range(300):
+        if held:
+            return
+        tool.page.wait_for_timeout(50)
+    raise AssertionError("the request was never sent")
 
 
 def _let_through(held: list) -> None:

@@ -83,6 +83,8 @@ def test_answers_to_one_prompt_share_the_continuation_row(branches) -> None:
     assert result.trunk_end_id == "u1"
     assert [row.number for row in result.rows] == [0]
     assert [entry_ids(cell) for cell in result.rows[0].cells] == [["a1"], ["a1b"]]
+    # Each answers the shared turn: a turn each, not none.
+    assert [column.summary.turns for column in result.columns] == [1, 1]
 
 
 def test_a_branch_that_is_a_prefix_of_another_is_an_empty_column(branches) -> None:
@@ -94,6 +96,7 @@ def test_a_branch_that_is_a_prefix_of_another_is_an_empty_column(branches) -> No
     assert [row.number for row in result.rows] == [0, 1]
     assert [entry_ids(cell) for cell in result.rows[0].cells] == [None, ["a3a"]]
     assert [entry_ids(cell) for cell in result.rows[1].cells] == [None, ["u4a", "a4a"]]
+    assert [column.summary.turns for column in result.columns] == [0, 2]
 
 
 def test_latest_runs_each_column_on_to_where_its_branch_was_left_and_exact_stops(branches) -> None:
