@@ -35,7 +35,7 @@ import msgspec
 from ..sessionfiles import tree
 from ..sessionfiles.index import NO_PARENT, SessionIndex, activity_time
 from ..sessionfiles.store import SessionFile
-from .entries import EntryView, present, preview
+from .entries import LAZY_TEXT_CHARS, EntryView, head_of, present, preview
 from .transcript import transcript_page
 from .worddiff import Budget, WordDiff, word_diff
 
@@ -625,6 +625,7 @@ class TurnText:
     prompt: str = ""
     answer: str = ""
     tools: str = ""
+    cut: bool = False  # a text too large for the page is compared by its head only
 
 
 @dataclass
@@ -632,6 +633,7 @@ class RowDiff:
     number: int
     parts: list[tuple[str, WordDiff]]  # (what: Prompt | Answer | Tool calls, its diff)
     folded: bool = False  # a side folds this turn (a long branch): not compared here
+    cut: bool = False  # a side's text too large for the page: its head is what is compared
 
 
 def turn_text(turn: Turn | None) -> TurnText:
@@ -647,7 +649,10 @@ def turn_text(turn: Turn | None) -> TurnText:
                 answer.append(block.text)
             elif view.kind == "assistant" and block.kind == "toolCall":
                 tools.append(f"{block.name} {block.arguments}")
-    return TurnText("\n\n".join(prompt), "\n\n".join(answer), "\n\n".join(tools))
+    texts = ["\n\n".join(prompt), "\n\n".join(answer), "\n\n".join(tools)]
+    # A diff of two megabyte texts would be megabytes of page (and the time budget spent on one row).
+    prompt_text, answer_text, tools_text = (head_of(text) if len(text) > LAZY_TEXT_CHARS else text for text in texts)
+    return TurnText(prompt_text, answer_text, tools_text, cut=any(len(text) > LAZY_TEXT_CHARS for text in texts))
 
 
 def diff_rows(comparison: Comparison, left: int, right: int, budget: Budget) -> list[RowDiff]:
@@ -669,5 +674,5 @@ def diff_rows(comparison: Comparison, left: int, right: int, budget: Budget) -> 
             )
             if x or y
         ]
-        out.append(RowDiff(row.number, parts))
+        out.append(RowDiff(row.number, parts, cut=a.cut or b.cut))
     return out

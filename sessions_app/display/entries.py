@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import content_text, dump_json, one_line
+from ..sessionfiles.entries import clip, content_text, dump_json, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .markdown import markdown_text
@@ -30,6 +30,11 @@ LAZY_TEXT_CHARS, TEXT_HEAD_CHARS = 200_000, 2000
 # A message with more text than this starts folded to a capped height in the transcript (Show all):
 # a pasted file would otherwise be drawn whole, hundreds of screens tall, between two messages.
 LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES = 8000, 120
+# An image's data past this many base64 characters (about 750 kB) loads when its fold is opened: a
+# file may hold any size of picture, and the page carries it in a ``data:`` URL.
+LAZY_IMAGE_CHARS = 1_000_000
+# What a line shows of a stored name, title, model or error: the file may hold any size of string.
+FIELD_CHARS = 2000
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
@@ -53,7 +58,7 @@ class Block:
 
     kind: str  # text | thinking | toolCall | image | raw
     text: str = ""
-    name: str = ""
+    name: str = ""  # a tool call's tool; the type of a block of a kind not known here
     arguments: str = ""
     data_url: str = ""
     lazy: bool = False  # folded, fetched when opened
@@ -98,7 +103,9 @@ class EntryView:
     is_error: bool = False
     error_message: str = ""
     meta: str = ""
-    raw: str = ""
+    raw: str = ""  # an entry of unknown type (or an extension's state) as JSON
+    raw_size: int = 0  # the size of its line, when too large to be in the page: it is left out then
+    text_cut: bool = False  # ``text`` is the head of a summary too large for the page
     navigator: Navigator | None = None
     line: tuple[Any, ...] = ()  # which stored line this shows, as its reader sees it (``SessionFile.line_key``)
 
@@ -191,11 +198,13 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
         navigator=navigator,
         line=session.line_key(index.offsets[row], index.lengths[row]),
     )
-    _fill(view, entry)
+    _fill(view, entry, index.lengths[row])
     return view
 
 
-def _fill(view: EntryView, entry: dict[str, Any]) -> None:
+def _fill(view: EntryView, entry: dict[str, Any], size: int) -> None:
+    """``size``: the length of the entry's line, which tells a raw view too large for the page before
+    it is written out."""
     kind = view.kind
     found = entry.get("message")
     message: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -203,56 +212,66 @@ def _fill(view: EntryView, entry: dict[str, Any]) -> None:
         view.role = kind
         view.blocks = content_blocks(message.get("content"))
         if kind == "custom":
-            view.title = str(message.get("customType") or "custom")
+            view.title = _field(message.get("customType") or "custom")
     elif kind == "assistant":
         view.role = "assistant"
         view.blocks = content_blocks(message.get("content"))
         view.is_error = message.get("stopReason") in ("error", "aborted")
-        view.error_message = str(message.get("errorMessage") or "")
+        view.error_message = _field(message.get("errorMessage") or "")
         view.meta = _assistant_meta(message)
     elif kind == "toolResult":
-        view.title = str(message.get("toolName") or "tool")
+        view.title = _field(message.get("toolName") or "tool")
         view.is_error = bool(message.get("isError"))
         view.blocks = content_blocks(message.get("content"), fold_text=True)
     elif kind == "bashExecution":
-        view.title = str(message.get("command") or "")
+        view.title = _field(message.get("command") or "")
         exit_code = message.get("exitCode")
         view.is_error = bool(message.get("cancelled")) or (exit_code not in (None, 0))
         view.meta = "cancelled" if message.get("cancelled") else f"exit {exit_code}" if exit_code is not None else ""
         output = str(message.get("output") or "")
         view.blocks = [Block("raw", text=output, lazy=len(output) > LAZY_BLOCK_CHARS)]
     elif kind == "custom_message":
-        view.title = str(entry.get("customType") or "extension")
+        view.title = _field(entry.get("customType") or "extension")
         view.blocks = content_blocks(entry.get("content"))
     elif kind == "model_change":
-        view.text = f"{entry.get('provider')}/{entry.get('modelId')}"
+        view.text = _field(f"{entry.get('provider')}/{entry.get('modelId')}")
     elif kind == "thinking_level_change":
-        view.text = str(entry.get("thinkingLevel"))
+        view.text = _field(entry.get("thinkingLevel"))
     elif kind in ("compaction", "branch_summary"):
         view.text = str(entry.get("summary") or "")
+        if len(view.text) > LAZY_TEXT_CHARS:  # its head, and the raw line for the rest
+            view.text, view.text_cut = head_of(view.text), True
         tokens = entry.get("tokensBefore")
         view.meta = f"{tokens:,} tokens before" if kind == "compaction" and isinstance(tokens, int) else ""
     elif kind == "session_info":
-        view.text = str(entry.get("name") or "")
+        view.text = _field(entry.get("name") or "")
     elif kind == "context_edit":
         replacement = entry.get("replacement")
-        view.text = str(entry.get("targetId"))
+        view.text = _field(entry.get("targetId"))
         view.detail = "dropped from the context" if replacement is None else "replaced in the context"
     elif kind == "hidden" and entry.get("type") == "label":  # shown only at the end of a path (``silent``)
         target, text = entry.get("targetId"), entry.get("label")
         view.text = target if isinstance(target, str) else ""
-        view.detail = text if isinstance(text, str) else ""
+        view.detail = _field(text) if isinstance(text, str) else ""
     elif kind == "custom_state":
-        view.title = str(entry.get("customType") or "custom")
+        view.title = _field(entry.get("customType") or "custom")
+    if kind in ("custom_state", "unknown") and size > LAZY_TEXT_CHARS:
+        view.raw_size = size  # read in its raw line
+    elif kind == "custom_state":
         view.raw = _pretty(entry.get("data"))
-    if kind == "unknown":
+    elif kind == "unknown":
         view.raw = _pretty(entry)
+
+
+def _field(value: Any) -> str:
+    """A stored value shown in a line of its own or in a heading, clipped to ``FIELD_CHARS``."""
+    return clip(str(value), FIELD_CHARS)
 
 
 def _assistant_meta(message: dict[str, Any]) -> str:
     model = message.get("model") or ""
     provider = message.get("provider") or ""
-    return f"{provider}/{model}" if provider else str(model)
+    return _field(f"{provider}/{model}" if provider else model)
 
 
 def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
@@ -262,7 +281,7 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
     blocks: list[Block] = []
     for position, block in enumerate(content if isinstance(content, list) else []):
         if not isinstance(block, dict):
-            blocks.append(Block("raw", text=_pretty(block), index=position))
+            blocks.append(_raw_block(block, position, "value"))
             continue
         kind = block.get("type")
         if kind == "text":
@@ -275,17 +294,24 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
             blocks.append(
                 Block(
                     "toolCall",
-                    name=str(block.get("name") or "tool"),
+                    name=_field(block.get("name") or "tool"),
                     arguments=arguments,
                     index=position,
                     lazy=len(arguments) > LAZY_BLOCK_CHARS,
                 )
             )
         elif kind == "image":
-            blocks.append(Block("image", data_url=image_data_url(block), index=position))
+            data_url = image_data_url(block)
+            blocks.append(Block("image", data_url=data_url, index=position, lazy=len(data_url) > LAZY_IMAGE_CHARS))
         else:
-            blocks.append(Block("raw", text=_pretty(block), index=position))
+            blocks.append(_raw_block(block, position, _field(kind if kind is not None else "object")))
     return blocks
+
+
+def _raw_block(block: Any, position: int, name: str) -> Block:
+    """A block of a kind not known here, shown as JSON (folded when large, as tool output is)."""
+    text = _pretty(block)
+    return Block("raw", text=text, name=name, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
 
 
 def _text_block(text: str, position: int, fold_text: bool) -> Block:
@@ -295,11 +321,11 @@ def _text_block(text: str, position: int, fold_text: bool) -> Block:
         return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
     if len(text) <= LAZY_TEXT_CHARS:
         return Block("text", text=text, index=position)
-    return Block("text", text=text, index=position, lazy=True, head=_head(text))
+    return Block("text", text=text, index=position, lazy=True, head=head_of(text))
 
 
-def _head(text: str) -> str:
-    """The start of a long text, cut after a line (else a word) in the second half of the head when
+def head_of(text: str) -> str:
+    """The start of a text too long for the page, cut after a line (else a word) in the second half of the head when
     there is one: a preview that ends mid-word reads as a broken text."""
     head = text[:TEXT_HEAD_CHARS]
     for stop in ("\n", " "):

@@ -265,6 +265,7 @@ def test_the_word_diff_of_two_columns_marks_changes_turn_by_turn(client, branche
     assert "<del>Shorter</del>" in html  # turn 2 exists on the left only
     assert response.context["pair"] == [1, 2]
     assert 'class="compare__cell' not in html  # the diff replaces the columns' cells
+    assert "only its first lines are compared" not in html  # whole texts, compared whole
 
 
 def test_word_diff_of_unicode_and_tool_call_arguments(client, write_session, make) -> None:
@@ -281,6 +282,26 @@ def test_word_diff_of_unicode_and_tool_call_arguments(client, write_session, mak
     assert "東京は<del>晴れ 👨\u200d👩\u200d👧</del><ins>雨 👨\u200d👩\u200d👦</ins>" in html
     assert "&quot;path&quot;: &quot;<del>a</del><ins>b</ins>.py&quot;" in html
     assert "Tool calls" in html
+
+
+def test_the_word_diff_of_texts_too_large_for_the_page_compares_their_heads_and_says_so(
+    client, write_session, make
+) -> None:
+    pasted = "a line of a pasted log, the same on both sides\n" * 10_000  # 470 kB
+    m = make
+    sid, _ = write_session(
+        [
+            m.user("u", None, "Summarise", 1),
+            m.assistant("a", "u", "Here it is:\n" + pasted + "the end", 2),
+            m.assistant("b", "u", "Here it was:\n" + pasted + "another end", 3),
+        ]
+    )
+    response = client.get(f"/s/{sid}/compare/", {"e": ["a", "b"], "end": "exact", "diff": ["1", "2"]})
+    html = response.content.decode()
+    assert len(html) < 100_000  # not two copies of half a megabyte, marked up
+    assert "Here it <del>is</del><ins>was</ins>:" in html
+    assert "only its first lines are compared here" in html
+    assert "another end" not in html
 
 
 def test_empty_texts_compare_without_error(client, write_session, make) -> None:
