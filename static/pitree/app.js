@@ -498,6 +498,19 @@
   });
 
   // ---- Send becomes Stop while a reply is written on this tab's branch ---------------------------
+  // A Stop for this tab's reply that no server process could act on: the reply had not started yet,
+  // in a process that heard of the Stop too late (the server waits a second for it). It is asked
+  // again, said nothing of, as soon as the reply streams here.
+  let stopAgain = "";
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const config = ev.detail.requestConfig;
+    if (!config || config.elt.id !== "stop-reply" || ev.detail.xhr.status !== 409) return;
+    const reply = config.formData.get("reply") || "";
+    if (!reply || !document.querySelector(`#entries > article.entry--assistant[data-pending-for="${CSS.escape(reply)}"]`)) return;
+    stopAgain = reply;
+    ev.detail.shouldSwap = false;
+  });
+
   // The reply this tab asked for (its placeholder, named by the request's token, which the server uses
   // as the reply's id), or one the websocket streams here from another tab: Stop names it. Stopping
   // keeps its text so far; the entry then arrives like any other and Send comes back.
@@ -510,6 +523,11 @@
     const asked = list && list.querySelector(":scope > article.entry--assistant[data-pending-for]");
     const reply = streaming ? streaming.dataset.reply : asked ? asked.dataset.pendingFor : "";
     stopForm.elements.reply.value = reply;
+    if (!reply) stopAgain = "";
+    else if (streaming && streaming.dataset.reply === stopAgain) {
+      stopAgain = "";
+      stopForm.requestSubmit();
+    }
     if (!reply) unflash("reply-ends"); // the message waiting in the box may be sent now
     const stop = composer.querySelector(".stop");
     const send = composer.querySelector(".send");

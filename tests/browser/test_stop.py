@@ -103,3 +103,47 @@ def test_the_focus_follows_the_reply_an_entry_s_action_asks_for(page, ui, sessio
     expect(box).to_be_focused()
     assert box.evaluate("(el) => el.tabIndex") == 0  # still in the Tab order
     assert not record.errors
+
+
+def test_a_stop_that_came_before_its_reply_started_elsewhere_is_asked_again_as_it_streams(page, ui, sessions, record):
+    """With several server processes, Stop may reach one that cannot see the reply yet: it waits a
+    second, then answers that no reply is written (409). The page once said so and the reply ran on;
+    it now asks again, silently, when the reply starts streaming. (The 409 is played here: one process
+    remembers a Stop that came first.)"""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    sends: list = []
+    stops: list = []
+
+    def hold_send(route) -> None:
+        sends.append(route)
+
+    def first_stop_missed(route) -> None:
+        stops.append(route.request.post_data)
+        if len(stops) == 1:
+            route.fulfill(
+                status=409,
+                headers={"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"},
+                body='<p class="error-text">No reply is being written in this session: it may have just ended.</p>',
+            )
+        else:
+            route.continue_()
+
+    page.route("**/send/", hold_send)
+    page.route("**/stop/", first_stop_missed)
+    page.locator("#composer textarea[name=text]").fill("Stop me before I start")
+    page.locator("#composer textarea[name=text]").press("Control+Enter")
+    stop = page.locator("#composer .stop")
+    expect(stop).to_be_visible()
+    stop.click()
+    page.wait_for_function("() => !document.querySelector('#stop-reply.htmx-request')")
+    assert len(stops) == 1 and len(sends) == 1
+    expect(page.locator("#flash")).to_be_empty()  # nothing to say: it is asked again
+    sends[0].continue_()
+
+    reply_id = ui.wait_position_change(page, "db26dc72")
+    reply = seeded.entries()[-1]
+    assert reply["id"] == reply_id and reply["message"]["stopReason"] == "aborted"
+    assert len(stops) == 2
+    expect(page.locator("#flash")).to_be_empty()
+    assert not record.errors
