@@ -325,8 +325,8 @@ def _text_block(text: str, position: int, fold_text: bool) -> Block:
 
 
 def head_of(text: str) -> str:
-    """The start of a text too long for the page, cut after a line (else a word) in the second half of the head when
-    there is one: a preview that ends mid-word reads as a broken text."""
+    """The start of a text too long for the page, cut after a line (else a word) in the second half of
+    the head when there is one: a preview that ends mid-word reads as a broken text."""
     head = text[:TEXT_HEAD_CHARS]
     for stop in ("\n", " "):
         cut = head.rfind(stop, TEXT_HEAD_CHARS // 2)
