@@ -229,11 +229,20 @@ class Catalog:
             else:
                 listed[path] = (stamp, result)
         self._learn(learned)
+        shared = _shared_ids(listed)
+        for path, (_, info) in listed.items():
+            if info.id in shared:
+                others = ", ".join(os.path.basename(other) for other in shared[info.id] if other != path)
+                problems[Path(path)] = f"holds session {info.id!r}, as {others} does: neither is listed or opened"
         with self._lock:
             self._infos, self._failures = listed, failed
             self.problems = problems
         self._save({path for path, _ in files})
-        ordered = sorted((info for _, info in listed.values()), key=lambda info: info.modified_ms, reverse=True)
+        ordered = sorted(
+            (info for _, info in listed.values() if info.id not in shared),
+            key=lambda info: info.modified_ms,
+            reverse=True,
+        )
         self._listed = (seen, ordered)
         return list(ordered)
 
@@ -579,6 +588,15 @@ def _classify(
         files.append((path, st))
     elif not (is_root and stat.S_ISDIR(st.st_mode)):  # a root sub-folder is a folder of sessions
         odd[Path(path)] = f"{file_kind(st.st_mode)}, not a session file"
+
+
+def _shared_ids(listed: dict[str, tuple[Stamp, SessionInfo]]) -> dict[str, list[str]]:
+    """Session ids that more than one file holds (a copy, a link), with those files: such a session is
+    found nowhere (docs/format.md §1.3), neither listed nor searched, as it is not opened."""
+    files: dict[str, list[str]] = {}
+    for path, (_, info) in listed.items():
+        files.setdefault(info.id, []).append(path)
+    return {session_id: sorted(paths) for session_id, paths in files.items() if len(paths) > 1}
 
 
 def _is_folder(path: str) -> bool:

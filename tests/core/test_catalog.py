@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.lines import copy_as
 
 from sessions_app.sessionfiles import catalog as catalog_module
 from sessions_app.sessionfiles import entries as E
@@ -196,9 +197,7 @@ def test_session_without_user_text_has_no_first_message(new_session: Any, sessio
 def test_symlinked_folders_are_followed_and_broken_links_ignored(samples_root: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside" / "--srv-app--"
     outside.mkdir(parents=True)
-    shutil.copyfile(
-        samples_root / FOLDER / next(p.name for p in (samples_root / FOLDER).iterdir()), outside / "linked.jsonl"
-    )
+    copy_as(next((samples_root / FOLDER).iterdir()), outside / "linked.jsonl", "linked-session")
     (samples_root / "--srv-app--").symlink_to(outside, target_is_directory=True)
     (samples_root / "--broken--").symlink_to(tmp_path / "does-not-exist", target_is_directory=True)
     catalog = Catalog(samples_root)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.lines import copy_as
 
 from sessions_app.sessionfiles import catalog as catalog_module
 from sessions_app.sessionfiles import entries as E
@@ -199,7 +200,7 @@ def test_undecodable_file_names_are_remembered(root: Path, tmp_path: Path, reads
     cache = tmp_path / "var"
     source = sorted(root.glob("*/*.jsonl"))[0]
     odd = source.parent / os.fsdecode(b"name-\xff\xfe.jsonl")
-    shutil.copyfile(source, odd)
+    copy_as(source, odd, "odd-name")
     first = fresh(root, cache)
     assert odd in {info.path for info in first}
     reads.clear()

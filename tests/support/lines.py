@@ -4,7 +4,10 @@ number of seconds after 2026-03-02 09:00 UTC, the time ``Sessions.write_lines`` 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 START_MS = 1772442000000  # 2026-03-02T09:00:00.000Z
 
@@ -46,3 +49,11 @@ def label(entry_id: str, parent: str, target: str, text: str, second: int) -> di
         "targetId": target,
         "label": text,
     }
+
+
+def copy_as(source: Path, target: Path, session_id: str) -> Path:
+    """A copy of the session file ``source`` holding session ``session_id``: a plain copy would hold
+    the same id as its source, which makes both files found nowhere (docs/format.md §1.3)."""
+    header, _, rest = source.read_bytes().partition(b"\n")
+    target.write_bytes(orjson.dumps({**orjson.loads(header), "id": session_id}) + b"\n" + rest)
+    return target
