@@ -35,6 +35,7 @@ import msgspec
 from ..sessionfiles import tree
 from ..sessionfiles.index import NO_PARENT, SessionIndex, activity_time
 from ..sessionfiles.store import SessionFile
+from .budget import PageBudget
 from .entries import LAZY_TEXT_CHARS, EntryView, head_of, present, preview
 from .transcript import transcript_page
 from .worddiff import Budget, WordDiff, word_diff
@@ -227,12 +228,14 @@ def compare(picks: list[Pick], *, latest: bool = True) -> Comparison:
     trunk_end = id_paths[0][trunk_at] if trunk_at >= 0 else None
 
     columns = []
+    budget = PageBudget()  # the columns share one page
     for number, (pick, rows, ids) in enumerate(zip(picks, paths, id_paths), start=1):
         start = ids.index(trunk_end) + 1 if trunk_end is not None else 0
-        columns.append(_column(number, pick, rows[start:]))
+        columns.append(_column(number, pick, rows[start:], budget))
     first = picks[0].session
     trunk = paths[0][: trunk_at + 1]
     tail = _trunk_tail(first, trunk)
+    budget.fit(reversed(tail))
     shown_from = first.index.row(tail[0].id) if tail else None
     return Comparison(
         columns=columns,
@@ -305,7 +308,7 @@ class _TurnRows:
     kept: int = 0
 
 
-def _column(number: int, pick: Pick, rows: list[int]) -> Column:
+def _column(number: int, pick: Pick, rows: list[int], budget: PageBudget) -> Column:
     session = pick.session
     index = session.index
     spans = _spans(index, rows)
@@ -316,6 +319,7 @@ def _column(number: int, pick: Pick, rows: list[int]) -> Column:
         view = present(session, entry, row)
         if view.kind != "hidden":
             views[row] = view
+    budget.fit(reversed(views.values()))
     built = [_turn(turn, views) for turn in shown]
     continuation = next((turn for turn in built if turn.number == 0), None)
     end = rows[-1] if rows else pick.row

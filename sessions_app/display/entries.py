@@ -33,6 +33,8 @@ LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES = 8000, 120
 # An image's data past this many base64 characters (about 750 kB) loads when its fold is opened: a
 # file may hold any size of picture, and the page carries it in a ``data:`` URL.
 LAZY_IMAGE_CHARS = 1_000_000
+# A message's blocks in the page: past these, a note that the others are in the raw line.
+BLOCKS_SHOWN = 100
 # What a line shows of a stored name, title, model or error: the file may hold any size of string.
 FIELD_CHARS = 2000
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -49,14 +51,14 @@ MARKER_KINDS = frozenset(
 
 
 # Entries read as messages: what Copy copies, and what folds when long.
-_MESSAGE_KINDS = frozenset({"user", "assistant", "custom", "custom_message", "system"})
+MESSAGE_KINDS = frozenset({"user", "assistant", "custom", "custom_message", "system"})
 
 
 @dataclass
 class Block:
     """One piece of message content."""
 
-    kind: str  # text | thinking | toolCall | image | raw
+    kind: str  # text | thinking | toolCall | image | raw | omitted (the blocks past BLOCKS_SHOWN)
     text: str = ""
     name: str = ""  # a tool call's tool; the type of a block of a kind not known here
     arguments: str = ""
@@ -64,6 +66,7 @@ class Block:
     lazy: bool = False  # folded, fetched when opened
     index: int = 0  # position in the message content (for lazy fetches)
     head: str = ""  # a message text too large for the page: the start it shows before its fold
+    html: str = ""  # its text as Markdown renders it, when the page rendered it already (``budget``)
 
     @property
     def shown(self) -> str:
@@ -106,6 +109,7 @@ class EntryView:
     raw: str = ""  # an entry of unknown type (or an extension's state) as JSON
     raw_size: int = 0  # the size of its line, when too large to be in the page: it is left out then
     text_cut: bool = False  # ``text`` is the head of a summary too large for the page
+    html: str = ""  # a summary's ``text`` as Markdown renders it, when the page rendered it (``budget``)
     navigator: Navigator | None = None
     line: tuple[Any, ...] = ()  # which stored line this shows, as its reader sees it (``SessionFile.line_key``)
 
@@ -126,7 +130,7 @@ class EntryView:
     @cached_property
     def is_long(self) -> bool:
         """A message the transcript shows folded at first (``_entry.html``; tool output folds anyway)."""
-        return self.kind in _MESSAGE_KINDS and self.longer_than(LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES)
+        return self.kind in MESSAGE_KINDS and self.longer_than(LONG_MESSAGE_CHARS, LONG_MESSAGE_LINES)
 
     @cached_property
     def written(self) -> str:
@@ -134,14 +138,16 @@ class EntryView:
         Copy copies (``app.js`` joins the blocks of the raw line the same way) and Edit starts from."""
         if self.kind == "branch_summary":
             return self.text
-        if self.kind not in _MESSAGE_KINDS:
+        if self.kind not in MESSAGE_KINDS:
             return ""
         return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
 
     @cached_property
     def text_elsewhere(self) -> bool:
         """Whether some of its text is too large to be in the page: Copy fetches the raw line then."""
-        return self.kind in _MESSAGE_KINDS and any(b.kind == "text" and b.lazy for b in self.blocks)
+        return self.kind in MESSAGE_KINDS and any(
+            (b.kind == "text" and b.lazy) or b.kind == "omitted" for b in self.blocks
+        )
 
     @cached_property
     def source(self) -> str:
@@ -275,17 +281,26 @@ def _assistant_meta(message: dict[str, Any]) -> str:
 
 
 def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
-    """The blocks of a message's content; ``fold_text``: its text is tool output, folded when large."""
+    """The blocks of a message's content; ``fold_text``: its text is tool output, folded when large.
+
+    The limits are the whole message's, not each block's: its text is in the page up to
+    ``LAZY_TEXT_CHARS`` and its images up to ``LAZY_IMAGE_CHARS``, all blocks together, and only its
+    first ``BLOCKS_SHOWN`` blocks are (then one of kind ``omitted`` stands for the others): a message of
+    a hundred blocks just under each limit made a page of a hundred times the limit."""
     if isinstance(content, str):
-        return [_text_block(content, 0, fold_text)]
+        return [_text_block(content, 0, fold_text, LAZY_TEXT_CHARS)]
+    items = content if isinstance(content, list) else []
     blocks: list[Block] = []
-    for position, block in enumerate(content if isinstance(content, list) else []):
+    text_room, image_room = LAZY_TEXT_CHARS, LAZY_IMAGE_CHARS
+    for position, block in enumerate(items[:BLOCKS_SHOWN]):
         if not isinstance(block, dict):
             blocks.append(_raw_block(block, position, "value"))
             continue
         kind = block.get("type")
         if kind == "text":
-            blocks.append(_text_block(str(block.get("text") or ""), position, fold_text))
+            made = _text_block(str(block.get("text") or ""), position, fold_text, text_room)
+            text_room -= 0 if made.lazy else len(made.text)
+            blocks.append(made)
         elif kind == "thinking":
             text = str(block.get("thinking") or "")
             blocks.append(Block("thinking", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS))
@@ -302,9 +317,13 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
             )
         elif kind == "image":
             data_url = image_data_url(block)
-            blocks.append(Block("image", data_url=data_url, index=position, lazy=len(data_url) > LAZY_IMAGE_CHARS))
+            lazy = len(data_url) > image_room
+            image_room -= 0 if lazy else len(data_url)
+            blocks.append(Block("image", data_url=data_url, index=position, lazy=lazy))
         else:
             blocks.append(_raw_block(block, position, _field(kind if kind is not None else "object")))
+    if len(items) > BLOCKS_SHOWN:
+        blocks.append(Block("omitted", index=-1))
     return blocks
 
 
@@ -314,12 +333,12 @@ def _raw_block(block: Any, position: int, name: str) -> Block:
     return Block("raw", text=text, name=name, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
 
 
-def _text_block(text: str, position: int, fold_text: bool) -> Block:
+def _text_block(text: str, position: int, fold_text: bool, room: int) -> Block:
     """A text block: tool output folds whole past ``LAZY_BLOCK_CHARS`` (it is folded anyway); a
-    message's text shows its head and folds the rest past ``LAZY_TEXT_CHARS``."""
+    message's text shows its head and folds the rest past the ``room`` left in its message."""
     if fold_text:
         return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
-    if len(text) <= LAZY_TEXT_CHARS:
+    if len(text) <= room:
         return Block("text", text=text, index=position)
     return Block("text", text=text, index=position, lazy=True, head=head_of(text))
 

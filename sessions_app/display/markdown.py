@@ -37,6 +37,12 @@ from ..sessionfiles.listing import NO_MESSAGES
 TOKEN_CLASS_PREFIX = "tok-"
 LONG_CODE_LINES = 30  # a code block longer than this is shown folded, with a button that unfolds it
 PREVIEW_SOURCE_CHARS = 600  # a preview reads only the start of a message: its cost stays bounded
+# Markdown costs 2 µs a character of prose, and up to 25 of text made to be slow ("![" repeated): a
+# longer text shows as plain text, so that one text costs at most about a second.
+MARKDOWN_CHARS = 40_000
+# Texts up to this size are remembered with their HTML: a bound on what the cache can hold (2,048 of
+# them, each at most about 50 kB with its HTML) that keeps the texts pages are made of.
+CACHED_CHARS = 8000
 
 _formatter = HtmlFormatter(nowrap=True, classprefix=TOKEN_CLASS_PREFIX)
 
@@ -113,9 +119,18 @@ _words.enable("table")
 _words.validateLink = lambda url: True  # type: ignore[method-assign]
 
 
-@lru_cache(maxsize=2048)
 def render_markdown(text: str) -> SafeString:
-    """HTML for ``text`` (cached: entries are immutable, so the same text is rendered once)."""
+    """HTML for ``text``; a text over ``MARKDOWN_CHARS`` as plain text. Texts of the usual sizes are
+    cached: entries are immutable, so the same text is rendered once."""
+    if len(text) > MARKDOWN_CHARS:
+        return mark_safe(f'<div class="plain">{escape(text)}</div>')
+    if len(text) > CACHED_CHARS:
+        return mark_safe(_md.render(text))
+    return _cached_markdown(text)
+
+
+@lru_cache(maxsize=2048)
+def _cached_markdown(text: str) -> SafeString:
     return mark_safe(_md.render(text))
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
+from .budget import PageBudget
 from .entries import EntryView, navigator_for, present
 
 PAGE_SIZE = 40
@@ -64,6 +65,7 @@ def transcript_page(
             break
     rows.reverse()
     page.entries = _views(session, rows)
+    PageBudget().fit([*reversed(page.entries), *([page.fold] if page.fold else [])])
     return page
 
 

@@ -248,8 +248,8 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     fold is opened.
 
     Text shows as the transcript shows it: plain, except an answer's Markdown; but an answer's text too
-    large to be in the page (``LAZY_TEXT_CHARS``) is plain text too, escaped: markdown-it takes about
-    a second per megabyte, on the thread every sync view shares, and caches what it renders."""
+    long for Markdown (``markdown.MARKDOWN_CHARS``) is plain text too, escaped: markdown-it takes up to
+    25 µs a character, on the thread every sync view shares."""
     session = open_session(request, session_id)
     entry = session.entries([entry_row(session, entry_id)])[0]
     found = entry.get("message")
@@ -261,7 +261,7 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     found = next((b for b in blocks if b.index == block), None)
     if found is None:
         raise Http404("No such block")
-    plain = entry_kind(entry) != "assistant" or found.lazy
+    plain = entry_kind(entry) != "assistant"  # an answer's text too long for Markdown is plain too
     found.lazy = False
     return render(request, "sessions_app/partials/_block_body.html", {"block": found, "plain": plain})
 

@@ -153,7 +153,7 @@ def test_sessions_are_named_by_id_on_the_command_line(hostile: HostileFolder) ->
 
 def test_ls_lists_the_good_and_reports_the_bad(hostile: HostileFolder) -> None:
     listed = orjson.loads(run("ls", "--json"))
-    assert sorted(item["id"] for item in listed) == sorted(hostile.good.values())
+    assert sorted(item["id"] for item in listed) == sorted(hostile.listed.values())
     text = run("ls")
     assert "\x1b" not in text  # an id holding an escape sequence cannot recolour the terminal
 
@@ -199,9 +199,10 @@ def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder
         grown = manage("show", str(hostile.growing), "--tail", "2", env=cli_env)
     assert listing.returncode == 0 and listing_json.returncode == 0 and grown.returncode == 0
     reported = listing.stderr.decode().splitlines()
-    assert len(reported) == len(hostile.bad) and all(line.startswith("skipped ") for line in reported)
+    assert len(reported) == len(hostile.bad) + len(hostile.twins)
+    assert all(line.startswith("skipped ") for line in reported)
     assert b"Traceback" not in listing.stderr + listing_json.stderr + grown.stderr
-    assert len(orjson.loads(listing_json.stdout)) == len(hostile.good)
+    assert len(orjson.loads(listing_json.stdout)) == len(hostile.listed)
     check: list[tuple[Callable[[], subprocess.CompletedProcess[bytes]], str]] = [
         (lambda: manage("show", str(by_name["fifo.jsonl"]), env=cli_env), "a FIFO"),
         (lambda: manage("tree", str(by_name["zero.jsonl"]), env=cli_env), "a character device"),

@@ -83,14 +83,14 @@ async def test_an_entry_appended_by_another_writer_reaches_the_tab_rendered(open
 async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_and_it_stays_live(
     open_tab, sessions, caplog
 ) -> None:
-    """Highlighted, a long code block renders to several times its size: past the largest websocket
-    message, the tab is told to fetch its page instead, and the next entry still comes as a batch."""
+    """Escaped, text renders to several times its size (and is carried twice, for Copy): past the
+    largest websocket message, the tab is told to fetch its page instead, and the next entry still
+    comes as a batch."""
     from sessions_app.live.consumers import MAX_MESSAGE_BYTES
 
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
-    code = "```python\n" + "".join(f"value_{i} = compute({i})  # step\n" for i in range(4000)) + "```\n"
-    big = sessions.append(path, "Here it is:\n\n" + code, role="assistant")
+    big = sessions.append(path, "Here it is: " + "<&>" * 50_000)
     told = (await tab.until(lambda m: m["t"] in ("resync", "batch")))[-1]
     assert told == {"t": "resync", "epoch": 0, "replaced": False}  # the same file: its own position again
     small = sessions.append(path, "thanks")

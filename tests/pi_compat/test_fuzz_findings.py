@@ -225,7 +225,7 @@ def test_pitree_lists_the_sessions_pi_s_list_leaves_out(pi: Any, tmp_path: Path)
         "number-name": [_user("a", None, 1, "hi"), _entry("session_info", "n", "a", 2, name=5)],
         "name-after": [_entry("session_info", "n", None, 1, name=[]), _entry("session_info", "m", "n", 2, name=" ok ")],
     }
-    paths = [_file(tmp_path, name, lines) for name, lines in cases.items()]
+    paths = [_file(tmp_path, name, lines, {**HEADER, "id": name}) for name, lines in cases.items()]
     theirs = pi.requests([{"file": str(path), "listing": True} for path in paths])
     assert [got["listing"] for got in theirs] == [None] * len(paths)
     mine = {path.stem: read_info(path) for path in paths}

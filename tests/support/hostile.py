@@ -49,6 +49,18 @@ class HostileFolder:
     outside: set[Path] = field(default_factory=set)  # good sessions behind a link out of the folder: read-only
 
     @property
+    def twins(self) -> set[Path]:
+        """Good sessions whose id another file holds too: found nowhere (docs/format.md §1.3)."""
+        ids = list(self.good.values())
+        return {path for path, session_id in self.good.items() if ids.count(session_id) > 1}
+
+    @property
+    def listed(self) -> dict[Path, str]:
+        """The good sessions a listing shows: all but the twins."""
+        twins = self.twins
+        return {path: session_id for path, session_id in self.good.items() if path not in twins}
+
+    @property
     def named_ids(self) -> dict[str, Path]:
         """The ids that bad files are named for (``<timestamp>_<id>.jsonl``), with the file."""
         return {path.stem.partition("_")[2]: path for path in self.bad if "_" in path.stem}

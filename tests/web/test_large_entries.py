@@ -9,7 +9,9 @@ import re
 
 import pytest
 
-from sessions_app.display.entries import FIELD_CHARS
+from sessions_app.display.budget import PAGE_TEXT_CHARS
+from sessions_app.display.entries import BLOCKS_SHOWN, FIELD_CHARS
+from sessions_app.display.markdown import MARKDOWN_CHARS
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.entries import Draft
 from sessions_app.sessionfiles.fork import create_session
@@ -23,10 +25,14 @@ def _user(session) -> dict:
 
 
 def _page(client, session) -> str:
+    return _page_of(client, session)
+
+
+def _page_of(client, session, limit: int = PAGE_LIMIT) -> str:
     response = client.get(f"/s/{session.session_id}/")
     assert response.status_code == 200
     page = response.content.decode()
-    assert len(page) < PAGE_LIMIT
+    assert len(page) < limit
     return page
 
 
@@ -137,3 +143,84 @@ def test_a_huge_name_model_or_error_is_clipped_in_the_page(client, sessions_dir,
     entry = session.append(draft, _user(session)["id"])
     article = _article(_page(client, session), entry["id"])
     assert re.search(rf"(\w)\1{{{FIELD_CHARS - 10},{FIELD_CHARS}}}…", article)  # shown up to the clip, marked
+
+
+# ---------------------------------------------------------------------- many large entries, one page
+
+
+def _conversation(session, count: int, text_of, role: str = "user") -> list[dict]:
+    written, parent = [], None
+    for number in range(count):
+        body = {"role": role, "content": [{"type": "text", "text": text_of(number)}], "timestamp": number + 1}
+        if role == "assistant":
+            body.update(provider="p", model="m", api="x", usage={}, stopReason="stop")
+        entry = session.append(E.message(body), parent)
+        written.append(entry)
+        parent = entry["id"]
+    return written
+
+
+def _folded(article: str) -> bool:
+    return "The whole message" in article
+
+
+def test_a_page_carries_its_newest_texts_whole_up_to_its_budget_and_folds_the_older(client, sessions_dir) -> None:
+    session = create_session(sessions_dir, "/w", fsync=False)
+    written = _conversation(session, 40, lambda n: f"message {n:02d} " + "<" * 30_000)
+    page = _page_of(client, session, limit=4_000_000)  # 64 MB for forty such messages before
+    folded = [_folded(_article(page, entry["id"])) for entry in written]
+    whole = PAGE_TEXT_CHARS // 30_011
+    assert folded == [True] * (40 - whole) + [False] * whole  # the newest whole, as far as the budget goes
+    older = _article(page, written[0]["id"])
+    assert "message 00 " + "&lt;" * 100 in older  # its head
+    assert f'data-copy-url="/s/{session.session_id}/e/{written[0]["id"]}/raw/"' in older  # Copy: the raw line
+    (block,) = re.findall(r'hx-get="([^"]*/block/0/)"', older)
+    assert "&lt;" * 30_000 in client.get(block).content.decode()
+
+
+def test_markdown_a_page_renders_is_bounded_in_time(client, sessions_dir, monkeypatch) -> None:
+    """Texts made to be slow for Markdown ("[" repeated costs about 20 µs a character): the newest is
+    rendered, the page stops rendering when its time is spent, and the others load when opened."""
+    from sessions_app.display import markdown
+
+    rendered: list[int] = []
+    render = markdown._md.render
+    monkeypatch.setattr(markdown._md, "render", lambda text: rendered.append(len(text)) or render(text))
+    session = create_session(sessions_dir, "/w", fsync=False)
+    written = _conversation(session, 40, lambda n: "[" * 39_000 + f" answer {n}", role="assistant")
+    page = _page_of(client, session, limit=1_000_000)
+    assert 1 <= len(rendered) <= 3  # about 0.8 s each: the page's 0.3 s is spent after the first
+    assert not _folded(_article(page, written[-1]["id"]))
+    assert sum(_folded(_article(page, entry["id"])) for entry in written) >= 37
+
+
+def test_an_answer_too_long_for_markdown_is_plain_text_in_the_page_and_in_its_fold(client, sessions_dir) -> None:
+    session = create_session(sessions_dir, "/w", fsync=False)
+    text = "**not bold** " * (MARKDOWN_CHARS // 13 + 1)
+    (entry,) = _conversation(session, 1, lambda n: text, role="assistant")
+    article = _article(_page_of(client, session), entry["id"])
+    assert "**not bold**" in article and "<strong>" not in article
+    body = client.get(f"/s/{session.session_id}/e/{entry['id']}/block/0/").content.decode()
+    assert "**not bold**" in body and "<strong>" not in body
+
+
+def test_a_message_of_many_large_blocks_carries_its_limit_once_not_once_a_block(client, sessions_dir) -> None:
+    session = create_session(sessions_dir, "/w", fsync=False)
+    blocks = [{"type": "text", "text": f"part {n} " + "x" * 150_000} for n in range(10)]
+    data = base64.b64encode(b"\x89PNG" + b"\0" * 600_000).decode()  # 800 kB as base64: fits once only
+    images = [{"type": "image", "mimeType": "image/png", "data": data} for _ in range(3)]
+    entry = session.append(E.message({"role": "user", "content": blocks + images, "timestamp": 1}))
+    article = _article(_page_of(client, session, limit=2_000_000), entry["id"])
+    assert article.count("x" * 150_000) == 1  # the first part (Copy fetches the raw line: no second copy)
+    assert article.count("The whole message") == 9 and article.count("<summary>Image <span") == 2
+    assert article.count(f"base64,{data}") == 1
+
+
+def test_a_message_of_thousands_of_blocks_shows_the_first_and_says_where_the_rest_is(client, sessions_dir) -> None:
+    session = create_session(sessions_dir, "/w", fsync=False)
+    blocks = [{"type": "text", "text": f"block {n}"} for n in range(5000)]
+    entry = session.append(E.message({"role": "user", "content": blocks, "timestamp": 1}))
+    article = _article(_page_of(client, session), entry["id"])
+    assert f"block {BLOCKS_SHOWN - 1}<" in article and f"block {BLOCKS_SHOWN}<" not in article
+    assert "The rest of this message is too large to show here" in article
+    assert f'data-copy-url="/s/{session.session_id}/e/{entry["id"]}/raw/"' in article
