@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -45,6 +46,8 @@ SCHEMA_VERSION = 3  # bump when the tables, the tokenizer or what is indexed cha
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another one (a first build of a large file takes seconds)
 PAGE_SIZE = 20
 SNIPPET_TOKENS = 24
+SNIPPET_PIECE_CHARS = 160  # what a snippet shows of one run of text, matched or between matches
+_MARKS = re.compile(f"[{MATCH_START}{MATCH_END}]")
 # A query matching more entries than this ranks the newest this many first (the highest row ids: a
 # first build indexes the oldest sessions first), then the older ones: ranking is most of a query's
 # cost, and a word found in 27,000 entries costs ~50 ms to rank whole, while the first pages are all
@@ -413,21 +416,33 @@ def _ranked(db: sqlite3.Connection, where: str, params: list[object], skip: int,
 
 
 def segments(snippet: str) -> tuple[Segment, ...]:
-    """An FTS5 snippet (with the match marks) as plain pieces, the matches flagged."""
+    """An FTS5 snippet (with the match marks) as plain pieces, the matches flagged, each piece cut to
+    ``SNIPPET_PIECE_CHARS``: FTS5 counts tokens, and what lies between two (a run of punctuation, of
+    spaces) can be a whole entry's text, which made each result of a page carry 800 kB."""
     pieces: list[Segment] = []
     match = False
-    current: list[str] = []
-    for char in display_form(snippet):
-        if char in (MATCH_START, MATCH_END):
-            if current:
-                pieces.append(Segment("".join(current), match))
-                current = []
-            match = char == MATCH_START
-        else:
-            current.append(char)
-    if current:
-        pieces.append(Segment("".join(current), match))
-    return tuple(pieces)
+    start = 0
+    for found in _MARKS.finditer(snippet):
+        if found.start() > start:
+            pieces.append(Segment(snippet[start : found.start()], match))
+        match, start = found.group() == MATCH_START, found.end()
+    if start < len(snippet):
+        pieces.append(Segment(snippet[start:], match))
+    last = len(pieces) - 1
+    return tuple(Segment(display_form(_cut(piece.text, at, last)), piece.match) for at, piece in enumerate(pieces))
+
+
+def _cut(text: str, at: int, last: int) -> str:
+    """A snippet's piece at position ``at`` (of ``last + 1``), its middle left out when long: the start
+    of the last piece, the end of the first, both ends of the others (next to the matches around it)."""
+    if len(text) <= SNIPPET_PIECE_CHARS:
+        return text
+    half = SNIPPET_PIECE_CHARS // 2
+    if at == 0 and last > 0:
+        return "…" + text[-half:]
+    if at == last and last > 0:
+        return text[:half] + "…"
+    return text[:half] + "…" + text[-half:]
 
 
 def _grew(known: _Known, info: SessionInfo, st: os.stat_result, fd: int) -> bool:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from sessions_app.search.index import PAGE_SIZE, SCHEMA_VERSION, SearchIndex, SearchUnavailable, Segment
+from sessions_app.search.index import (
+    PAGE_SIZE,
+    SCHEMA_VERSION,
+    SNIPPET_PIECE_CHARS,
+    SearchIndex,
+    SearchUnavailable,
+    Segment,
+)
 from sessions_app.search.results import search
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
@@ -111,6 +118,23 @@ def test_snippets_keep_hostile_text_as_text(folder, run) -> None:
     assert '<script>alert("x")</script>' in joined  # unescaped here: the template escapes each piece
     assert "\x02" not in joined and "\x03" not in joined and "\x1f" not in joined
     assert [text for text, match in pieces if match] == ["alert"]  # the file's control characters mark nothing
+
+
+def test_a_snippet_shows_the_text_near_its_matches_however_long_the_runs_between(folder, run) -> None:
+    """FTS5 counts tokens: a run of punctuation between two words is one gap, however long. A snippet
+    once carried such a run whole: 800 kB a result."""
+    folder.write("long", folder.user("<" * 60_000 + " needle " + "!" * 60_000 + " haystack " + "?" * 60_000))
+    (hit,) = run("needle").hits
+    assert sum(len(piece.text) for piece in hit.snippet) < 3 * SNIPPET_PIECE_CHARS
+    assert [piece.text for piece in hit.snippet if piece.match] == ["needle"]
+    first, *_, last = hit.snippet
+    assert first.text.startswith("…") and first.text.endswith("< ")  # the end of what comes before
+    assert last.text.endswith("…")
+    (both,) = run("needle haystack").hits
+    assert [piece.text for piece in both.snippet if piece.match] == ["needle", "haystack"]
+    middle = both.snippet[2].text  # between the two: both its ends, next to each
+    assert middle.startswith(" !!!") and middle.endswith("!!! ") and "…" in middle
+    assert sum(len(piece.text) for piece in both.snippet) < 4 * SNIPPET_PIECE_CHARS
 
 
 def test_catch_up_reads_only_the_appended_bytes(folder, index, catalog, find) -> None:
