@@ -187,8 +187,15 @@ DATABASES = {
         "ENGINE": "django.db.backends.sqlite3",
         # Accounts, grants, shares and authorship (never an entry: those live in the session files).
         "NAME": env.path("PITREE_DB", VAR_DIR / "db.sqlite3").expanduser(),
-        # Several threads write grants and authorship: wait for the lock rather than fail at once.
-        "OPTIONS": {"timeout": 20},
+        # Several threads write grants, sign-ins and authorship: each transaction takes the write lock
+        # as it begins and waits for it (a read that turned into a write failed at once with "database
+        # is locked" when another had written meanwhile: a sign-in answered 500 under load); readers
+        # go on beside a writer (WAL).
+        "OPTIONS": {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
+        },
     }
 }
 
