@@ -124,7 +124,7 @@ class RunningReply:
             await self._send(layer, self._progress())
             self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
-            entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id)
+            entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id, keep_position=True)
             return entry
         finally:
             _running.pop(self.id, None)

@@ -27,7 +27,7 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Container, Generator, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +45,7 @@ from .errors import (
     SessionError,
     WriteFailed,
 )
-from .index import MAX_LINE_BYTES, IndexBuilder, NeedsRebuild, SessionIndex
+from .index import LEAF, MAX_LINE_BYTES, IndexBuilder, NeedsRebuild, SessionIndex
 from .lines import BadLine, header_of, loads_line
 from .migrate import migrate_entry, migrate_header
 from .tree import path as tree_path
@@ -349,10 +349,21 @@ class SessionFile:
     # ------------------------------------------------------------------ writing
 
     def append(
-        self, draft: Draft, parent: Parent = AT_LEAF, *, check: Callable[[SessionIndex], None] | None = None
+        self,
+        draft: Draft,
+        parent: Parent = AT_LEAF,
+        *,
+        check: Callable[[SessionIndex], None] | None = None,
+        keep_position: bool = False,
     ) -> dict[str, Any]:
         """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf).
-        ``check`` looks at the index under the lock, after catching up, and may refuse (raise)."""
+        ``check`` looks at the index under the lock, after catching up, and may refuse (raise).
+
+        ``keep_position``: an entry that ends work begun earlier (a reply) is appended where that work
+        began, but the position stays where it is now: when it moved meanwhile (the reader edited a
+        message or switched branches while the reply was written), a ``leaf`` marker back to it
+        follows the entry, in the same write. Otherwise the reply would take the session back to the
+        branch the reader had left, in every tab and at the next reload."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None]:
             parent_id = self._parent_id(parent)
@@ -360,7 +371,7 @@ class SessionFile:
                 check(index)
             return draft, parent_id
 
-        written = self._append(plan)
+        written = self._append(plan, keep_position=keep_position)
         assert written is not None
         return written
 
@@ -432,8 +443,11 @@ class SessionFile:
             self.row_of(parent)
         return parent
 
-    def _append(self, plan: Callable[[SessionIndex], tuple[Draft, str | None] | None]) -> dict[str, Any] | None:
-        """The one write path. ``plan`` runs under the lock, after catching up, and decides what to write."""
+    def _append(
+        self, plan: Callable[[SessionIndex], tuple[Draft, str | None] | None], *, keep_position: bool = False
+    ) -> dict[str, Any] | None:
+        """The one write path. ``plan`` runs under the lock, after catching up, and decides what to write
+        (with ``keep_position``, a ``leaf`` marker may follow it: ``append``)."""
         if self.index.read_only:
             raise ReadOnlySession(
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
@@ -450,14 +464,31 @@ class SessionFile:
                     if planned is None:
                         return None
                     draft, parent_id = planned
-                    entry = draft.build(E.new_entry_id(self.index.by_id), parent_id, E.now_iso())
-                    _write_line(fd, E.dump_line(entry), fsync=self.fsync)
+                    now = E.now_iso()
+                    entry = draft.build(E.new_entry_id(self.index.by_id), parent_id, now)
+                    lines = E.dump_line(entry)
+                    position = self.index.leaf_id
+                    if keep_position and position != parent_id:
+                        taken = _Taken(self.index.by_id, entry["id"])
+                        marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(taken), entry["id"], now)
+                        lines += E.dump_line(marker)
+                    _write_line(fd, lines, fsync=self.fsync)
                     self.refresh()
                     return entry
                 finally:
                     fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)
+
+
+class _Taken:
+    """The ids of a file and one more (an entry built but not written yet), for ``new_entry_id``."""
+
+    def __init__(self, ids: Container[str], also: str) -> None:
+        self.ids, self.also = ids, also
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id == self.also or entry_id in self.ids
 
 
 def _row_of(index: SessionIndex, entry_id: str) -> int:

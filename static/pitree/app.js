@@ -473,11 +473,25 @@
     form.dataset.pending = token;
   });
 
+  // Moves the reader asked for (a press or a key that fetches the transcript somewhere: a send, an
+  // edit, a branch switch). A send's answer comes when its reply is stored, which may be long after:
+  // if the reader went elsewhere meanwhile, the answer does not take them back to that reply.
+  let movesAsked = 0;
   document.addEventListener("htmx:beforeRequest", (ev) => {
+    const config = ev.detail.requestConfig;
+    if (ev.detail.target && ev.detail.target.id === "transcript" && config && config.triggeringEvent) movesAsked += 1;
     const form = ev.detail.elt.closest && ev.detail.elt.closest("form[data-stream]");
     if (form && form.dataset.pending) {
+      form.dataset.movesAsked = String(movesAsked);
       showPending(form, form.dataset.pending);
       setBusy(form, true);
+    }
+  });
+
+  document.addEventListener("htmx:beforeSwap", (ev) => {
+    const form = ev.detail.requestConfig && ev.detail.requestConfig.elt.closest && ev.detail.requestConfig.elt.closest("form[data-stream]");
+    if (form && form.dataset.movesAsked && form.dataset.movesAsked !== String(movesAsked) && ev.detail.xhr.status < 300) {
+      ev.detail.shouldSwap = false; // the reply is in the tree, and its branch a ‹ › away
     }
   });
 
@@ -830,7 +844,11 @@
       showWhole(code, expand, !code.classList.contains("is-open"));
       return;
     }
-    if (target.closest("[data-stop]")) {
+    const stopButton = target.closest("[data-stop]");
+    if (stopButton) {
+      // Stop takes Send's place under the pointer: the second click of a double click on Send is no
+      // Stop (it stopped the reply just asked for, before its first word). A click of its own is.
+      if (ev.detail > 1) return;
       const stopForm = document.getElementById("stop-reply");
       if (stopForm && stopForm.elements.reply.value) stopForm.requestSubmit();
       return;

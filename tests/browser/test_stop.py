@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from sessions_app.sessionfiles.store import SessionFile
+
 
 @pytest.fixture(scope="module")
 def server(serve: Any) -> Any:
@@ -146,4 +148,97 @@ def test_a_stop_that_came_before_its_reply_started_elsewhere_is_asked_again_as_i
     assert reply["id"] == reply_id and reply["message"]["stopReason"] == "aborted"
     assert len(stops) == 2
     expect(page.locator("#flash")).to_be_empty()
+    assert not record.errors
+
+
+def test_a_reply_that_ends_after_the_reader_edited_a_message_leaves_them_on_their_branch(page, ui, sessions, record):
+    """Edit & resend while a reply is written: the new branch is where the reader is. The reply, ending
+    later on the branch they left, once took the session back there: every tab said "The session moved
+    to another branch (by another tab or program)", and a reload opened the old branch."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    box = page.locator("#composer textarea[name=text]")
+    box.fill("Tell me slowly")
+    box.press("Control+Enter")
+    expect(page.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
+    (asked,) = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Tell me slowly"]
+
+    panel = ui.open_panel(page, "c256703f", "edit")
+    panel.locator("textarea[name=text]").fill("Asked differently")
+    panel.locator("textarea[name=text]").press("Control+Enter")
+    for _ in range(300):  # stored
+        edits = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Asked differently"]
+        if edits:
+            break
+        page.wait_for_timeout(50)
+    (edited,) = edits
+
+    def stored(parent: str) -> bool:
+        return any(
+            e.get("parentId") == parent and e.get("message", {}).get("role") == "assistant" for e in seeded.entries()
+        )
+
+    for _ in range(600):  # both replies written (the page runs meanwhile)
+        if stored(asked["id"]) and stored(edited["id"]):
+            break
+        page.wait_for_timeout(100)
+    assert stored(asked["id"]) and stored(edited["id"])
+    ui.wait_position_change(page, edited["id"])  # the tab goes on to its own reply
+    expect(page.locator("#moved-note")).to_have_count(0)
+    position = ui.position(page)
+    assert SessionFile(seeded.path).leaf_id == position  # the file's position: the edited branch's reply
+    page.reload()
+    assert ui.position(page) == position
+    assert "Asked differently" in page.locator("#entries").inner_text()
+    assert not record.errors
+
+
+def test_a_reply_that_ends_after_the_reader_switched_branches_leaves_them_on_the_branch_they_chose(
+    page, ui, sessions, record
+):
+    """‹ › while a reply is written: the reply, ending on the branch left, once took the tab back
+    there, said the session "moved to another branch (by another tab or program)", and a reload
+    opened the branch left."""
+    seeded = sessions.seed("02-tree-branches")  # u2 (97690895) has a sibling: the branch summary 07721729
+    ui.open(page, seeded.url)
+    box = page.locator("#composer textarea[name=text]")
+    box.fill("Tell me slowly")
+    box.press("Control+Enter")
+    expect(page.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
+    (asked,) = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Tell me slowly"]
+
+    page.locator("#entry-97690895 .nav-next").click()
+    ui.wait_position(page, "de4f0d3a")  # where the other branch was left
+    for _ in range(600):
+        if any(e.get("parentId") == asked["id"] for e in seeded.entries()):
+            break
+        page.wait_for_timeout(100)
+    reply = next(e for e in seeded.entries() if e.get("parentId") == asked["id"])
+    page.wait_for_function(
+        "(id) => !document.querySelector('#entries [data-reply]') && !document.querySelector('.htmx-request')",
+        arg=reply["id"],
+    )
+    assert ui.position(page) == "de4f0d3a"
+    expect(page.locator("#moved-note")).to_have_count(0)
+    assert SessionFile(seeded.path).leaf_id == "de4f0d3a"
+    page.reload()
+    assert ui.position(page) == "de4f0d3a"
+    assert not record.errors
+
+
+def test_a_double_click_on_send_sends_and_does_not_stop_the_reply(page, ui, sessions, record):
+    """Stop takes Send's place under the pointer as the message goes: the second click of a double
+    click stopped the reply just asked for (stored without a word, "Stopped before the reply was
+    complete")."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    page.locator("#composer textarea[name=text]").fill("Just once")
+    page.locator("#composer .send").dblclick()
+    for _ in range(600):  # the reply stored (a second a piece: it takes a while)
+        if seeded.entries()[-1].get("message", {}).get("role") == "assistant":
+            break
+        page.wait_for_timeout(100)
+    user, reply = seeded.entries()[-2:]
+    assert user["message"]["content"] == "Just once" and reply["parentId"] == user["id"]  # sent once
+    assert reply["message"]["stopReason"] == "stop"  # and not stopped
     assert not record.errors
