@@ -146,6 +146,13 @@ class NewSessionForm(forms.Form):
         return cwd
 
 
+class EntryPageForm(forms.Form):
+    """``?resume=1`` on an entry's page: open the entry's branch where it was last left, the entry in
+    it (a search hit), rather than the branch state that ends at the entry (a permalink)."""
+
+    resume = forms.BooleanField(required=False)
+
+
 class PositionForm(forms.Form):
     """``?at=``: the entry the tab stands on (empty: the file's leaf)."""
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.index import NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
-from ..sessionfiles.tree import ancestors
+from ..sessionfiles.tree import ancestors, latest_position_under
 from .budget import PageBudget
 from .entries import EntryView, navigator_for, present
 
 PAGE_SIZE = 40
+RESUME_WITHIN = PAGE_SIZE // 2  # a resumed branch opens with the entry asked for at most this far up
 
 
 @dataclass
@@ -67,6 +68,19 @@ def transcript_page(
     page.entries = _views(session, rows)
     PageBudget().fit([*reversed(page.entries), *([page.fold] if page.fold else [])])
     return page
+
+
+def resumed_at(index: SessionIndex, row: int) -> int:
+    """Where ``row``'s branch was last left, when ``row`` is on the page that opens there (within
+    ``RESUME_WITHIN`` entries above it); else ``row`` itself. A search hit opens so: a question with its
+    answer and what followed, not cut off at the hit, and a message sent from there goes on the branch."""
+    latest = latest_position_under(index, row)
+    for steps, above in enumerate(ancestors(index, latest)):
+        if above == row:
+            return latest
+        if steps >= RESUME_WITHIN:
+            break
+    return row
 
 
 def _fold_point(session: SessionFile, compaction_row: int) -> int | None:

@@ -26,10 +26,11 @@ from ..assistants import get_assistant
 from ..display.entries import Block, EntryView, content_blocks, entry_kind, present
 from ..display.markdown import markdown_text
 from ..display.settings import THINKING_LEVELS, branch_settings
-from ..display.transcript import transcript_page
+from ..display.transcript import resumed_at, transcript_page
 from ..display.treepanel import FILTERS, earlier_rows, run_rows, tree_rows
 from ..forms import (
     EntryActionsForm,
+    EntryPageForm,
     ListForm,
     MessageForm,
     NewSessionForm,
@@ -153,9 +154,15 @@ def _list_rows(
 
 @require_GET
 def session_page(request: HttpRequest, session_id: str, entry_id: str | None = None) -> HttpResponse:
-    """A session at the file's leaf, or at ``entry_id`` (a permalink to that branch state)."""
+    """A session at the file's leaf, or at ``entry_id`` (a permalink to that branch state), or with
+    ``?resume=1`` on ``entry_id``'s branch where it was last left (``resumed_at``)."""
     session = open_session(request, session_id)
+    form = EntryPageForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
     position = entry_row(session, entry_id) if entry_id else session.index.leaf_row
+    if position is not None and form.cleaned_data["resume"]:
+        position = resumed_at(session.index, position)
     return render(request, "sessions_app/session.html", session_context(session, position))
 
 

@@ -43,7 +43,7 @@ def test_a_result_leads_to_its_entry_with_the_match_shown(page, ui, sessions, se
     assert "q=list_todos" in page.url  # the results have an address of their own
 
     hit.get_by_role("link").first.click()
-    page.wait_for_url(f"**/s/{linear.id}/e/{TOOL_RESULT}/?hl=list_todos#entry-{TOOL_RESULT}")
+    page.wait_for_url(f"**/s/{linear.id}/e/{TOOL_RESULT}/?resume=1&hl=list_todos#entry-{TOOL_RESULT}")
     page.wait_for_function("() => window.pitree !== undefined")
     entry = page.locator(f"#entry-{TOOL_RESULT}")
     expect(entry).to_have_class(re.compile(r"\bis-hit\b"))
@@ -51,7 +51,9 @@ def test_a_result_leads_to_its_entry_with_the_match_shown(page, ui, sessions, se
     mark = entry.locator("mark.hit")
     expect(mark).to_have_text("list_todos")
     expect(mark).to_be_in_viewport()
-    assert ui.position(page) == TOOL_RESULT
+    # The hit's branch where it was left, the hit in it: not cut off at the hit (the answer after it shows).
+    assert ui.position(page) == "db26dc72"
+    assert ui.path_ids(page).index(TOOL_RESULT) < len(ui.path_ids(page)) - 1
     assert not record.errors
 
 

@@ -41,7 +41,7 @@ def test_results_show_title_role_time_snippet_and_link_to_the_entry(client, fold
     status, html = page(client, q="tokenizer")
     assert status == 200
     # The permalink names the words found and the entry, which the page marks and scrolls to.
-    assert 'href="/s/0197aaaa-0000-7000-8000-000000000001/e/a1b2c3d4/?hl=tokenizer#entry-a1b2c3d4"' in html
+    assert 'href="/s/0197aaaa-0000-7000-8000-000000000001/e/a1b2c3d4/?resume=1&amp;hl=tokenizer#entry-a1b2c3d4"' in html
     assert "Tokenizer hunt" in html
     assert "You" in html  # the role, named as the transcript names it
     assert '<time datetime="2026-03-02T09:15:09.000Z">2026-03-02 09:15</time>' in html
@@ -129,7 +129,7 @@ def test_a_word_left_out_removes_its_entries_from_the_page(client, folder) -> No
     status, html = page(client, q="deploy -staging")
     assert status == 200 and html.count('class="session-item search-hit"') == 1
     assert "#entry-kept" in html and "#entry-gone" not in html
-    assert "?hl=deploy#" in html  # the words marked on the entry: only those found
+    assert "&amp;hl=deploy#" in html  # the words marked on the entry: only those found
 
 
 def _status(html: str) -> str:
@@ -197,7 +197,7 @@ def test_a_new_entry_is_found_on_the_next_search(client, folder) -> None:
     path = folder.write("live", folder.user("before"))
     assert page(client, q="later")[1].count('search-hit"') == 0
     folder.append(path, {"id": "fresh", **folder.user("later words")})
-    assert 'href="/s/live/e/fresh/?hl=later#entry-fresh"' in page(client, q="later")[1]
+    assert 'href="/s/live/e/fresh/?resume=1&amp;hl=later#entry-fresh"' in page(client, q="later")[1]
 
 
 def test_an_entry_id_holding_a_slash_links_to_its_entry(client, folder) -> None:
@@ -205,7 +205,7 @@ def test_an_entry_id_holding_a_slash_links_to_its_entry(client, folder) -> None:
     status, html = page(client, q="slashed")
     assert status == 200
     link = reverse("sessions:entry", args=["s", "has/slash"])
-    assert f'href="{link}?hl=slashed#entry-has%2Fslash"' in html  # the fragment names the element's id
+    assert f'href="{link}?resume=1&amp;hl=slashed#entry-has%2Fslash"' in html  # the fragment names the element's id
     opened = client.get(link)
     assert opened.status_code == 200 and 'data-entry="has/slash"' in opened.content.decode()
 
