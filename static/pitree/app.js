@@ -883,8 +883,10 @@
     const field = panel.querySelector("textarea, input[type=text], button[type=submit]");
     if (field) {
       field.focus();
-      // The stored text is selected, to be typed over; what the reader typed before goes on at its end.
-      if (typed && field.tagName !== "BUTTON") field.setSelectionRange(field.value.length, field.value.length);
+      // A message to edit is edited, the caret at its end (selected, the first key pressed replaced it
+      // whole); a label or a name is selected, to be typed over; what the reader typed before goes on
+      // at its end.
+      if (field.tagName === "TEXTAREA" || (typed && field.tagName !== "BUTTON")) field.setSelectionRange(field.value.length, field.value.length);
       else if (field.select && field.tagName !== "BUTTON") field.select();
     }
   });

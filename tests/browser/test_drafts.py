@@ -194,3 +194,22 @@ def test_a_label_panel_closed_keeps_what_was_typed(page, ui, sessions, record) -
     panel.locator("input[name=label]").press("Enter")  # saved: the next panel shows the label as stored
     expect(page.locator(f"#entry-{USER} .tag[title=label]")).to_have_text("half a label")
     assert not record.errors
+
+
+def test_edit_opens_with_the_caret_after_the_message(page, ui, sessions, record) -> None:
+    """The message to edit was selected whole: the first key pressed replaced it (" EXTRA" typed to
+    add to it resent "EXTRA"). Text typed in a label panel comes back with the caret after it too."""
+    seeded = sessions.seed("01-linear")
+    _open(ui, page, seeded.url)
+    text = ui.open_panel(page, USER, "edit").locator("textarea[name=text]")
+    expect(text).to_be_focused()
+    original = text.input_value()
+    assert text.evaluate("(el) => [el.selectionStart, el.selectionEnd]") == [len(original), len(original)]
+    page.keyboard.type(" EXTRA")
+    expect(text).to_have_value(original + " EXTRA")
+    ui.open_panel(page, USER, "label").locator("input[name=label]").fill("a name")
+    page.keyboard.press("Escape")
+    label = ui.open_panel(page, USER, "label").locator("input[name=label]")
+    expect(label).to_be_focused()
+    assert label.evaluate("(el) => [el.selectionStart, el.selectionEnd]") == [len("a name"), len("a name")]
+    assert not record.errors
