@@ -220,6 +220,17 @@
     if (box) ev.detail.target = box;
   });
 
+  // What a refusal said is out of date once the reader sends again ("Write a message first." stayed
+  // red the whole time the next message's reply was written): it goes as the request goes.
+  document.addEventListener("htmx:beforeRequest", (ev) => {
+    const config = ev.detail.requestConfig;
+    if (!config || config.verb !== "post" || !config.triggeringEvent) return;
+    const form = ev.detail.elt.closest && ev.detail.elt.closest("form");
+    const box = form && form.querySelector(":scope .form-errors");
+    if (box) box.replaceChildren();
+    document.querySelectorAll("#flash > :not([data-until])").forEach((note) => note.remove());
+  });
+
   document.addEventListener("htmx:afterRequest", (ev) => {
     const xhr = ev.detail.xhr;
     if (!xhr || xhr.status >= 400) return;
@@ -555,6 +566,7 @@
 
   // ---- after the transcript changed: focus, open folds, the draft ----------------------------
   let focusAfterSwap = null;
+  let focusNavigator = ""; // "prev" or "next": a ‹ › button was pressed, focus goes to the one shown
   let keptFolds = [];
   let keptDraft = "";
 
@@ -613,12 +625,21 @@
     if (draft && keptDraft && !draft.value) draft.value = keptDraft;
     keptDraft = "";
     const wanted = focusAfterSwap && document.getElementById(`entry-${focusAfterSwap}`);
+    const direction = focusNavigator;
     focusAfterSwap = null;
+    focusNavigator = "";
     const back = focusBack;
     focusBack = null;
     if (wanted) {
-      wanted.focus();
+      // After ‹ ›, the focus stays on the navigator (the same button, or the other at the last
+      // branch), so that pressing again goes on; which branch is shown is said either way.
+      const nav = (name) => wanted.querySelector(`:scope > .entry__head .nav-${name}:not(:disabled)`);
+      const button = direction && (nav(direction) || nav(direction === "next" ? "prev" : "next"));
+      (button || wanted).focus();
       wanted.scrollIntoView({ block: "nearest" });
+      const count = wanted.querySelector(":scope > .entry__head .navigator__count");
+      const [at, of] = count ? count.textContent.split("/") : [];
+      if (at && of) announce(`Branch ${at} of ${of}`);
       return;
     }
     if (ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") toBottom();
@@ -860,7 +881,10 @@
     }
     // ‹ › pressed: focus goes to the sibling shown, as with [ and ] (the pressed button is swapped away).
     const sibling = target.closest(".navigator button[name=to]");
-    if (sibling && sibling.value) focusAfterSwap = sibling.value;
+    if (sibling && sibling.value) {
+      focusAfterSwap = sibling.value;
+      focusNavigator = sibling.classList.contains("nav-next") ? "next" : "prev";
+    }
   });
 
   // Another of the entry's tools asked for its panel in place of the open one: what was typed there is
@@ -1158,6 +1182,7 @@
     // without this, the press would post the form as a page of its own.
     htmx.process(button.form);
     button.click();
+    focusNavigator = ""; // a key moves the focus among entries: it stays on the entry shown
   }
 
   document.addEventListener("keydown", (ev) => {
@@ -1177,7 +1202,7 @@
       // the box: Send is Stop meanwhile.
       const send = target.form.querySelector("button.send");
       if (!target.form.dataset.pending && !(send && send.hidden)) target.form.requestSubmit();
-      else if (target.form.id === "composer") {
+      else if (target.form.id === "composer" && target.value.trim()) {
         flash("A reply is being written on this branch: your message stays in the box until it ends (or until you stop it).", "reply-ends");
       }
       return;

@@ -22,7 +22,13 @@ def test_the_navigator_s_buttons_focus_the_sibling_they_show(page, ui, sessions)
     page.locator(f"#entry-{U2} .nav-next").focus()
     page.keyboard.press("Enter")
     expect(page.locator(f"#entry-{SUMMARY} .navigator__count")).to_have_text("2/2")
-    page.wait_for_function(f"() => document.activeElement.closest('#entry-{SUMMARY}') !== null")
+    # The focus stays on the navigator (the last branch: on ‹), so Enter goes on; the branch is said.
+    expect(page.locator(f"#entry-{SUMMARY} .nav-prev")).to_be_focused()
+    expect(page.locator("#announce")).to_have_text("Branch 2 of 2")
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#entry-{U2} .navigator__count")).to_have_text("1/2")
+    expect(page.locator(f"#entry-{U2} .nav-next")).to_be_focused()
+    expect(page.locator("#announce")).to_have_text("Branch 1 of 2")
 
 
 def test_single_keys_do_nothing_while_a_link_or_button_has_the_focus(page, ui, sessions) -> None:
