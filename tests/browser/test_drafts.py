@@ -213,23 +213,3 @@ def test_edit_opens_with_the_caret_after_the_message(page, ui, sessions, record)
     expect(label).to_be_focused()
     assert label.evaluate("(el) => [el.selectionStart, el.selectionEnd]") == [len("a name"), len("a name")]
     assert not record.errors
-
-
-def test_a_refusal_s_note_goes_when_the_next_message_is_sent(page, ui, sessions, record) -> None:
-    """ "Write a message first." stayed red the whole time the next message's reply was written; and a
-    second Ctrl+Enter said "your message stays in the box" of a box left empty by the first."""
-    seeded = sessions.seed("01-linear")
-    _open(ui, page, seeded.url)
-    page.locator(BOX).fill("   ")
-    page.locator("#composer button[type=submit]").click()
-    expect(page.locator("#flash")).to_contain_text("Write a message first.")
-    page.locator(BOX).fill("Now with words")
-    page.locator(BOX).press("Control+Enter")
-    page.locator(BOX).press("Control+Enter")  # again, at once: the box is empty
-    expect(page.locator("#entries article[data-reply], #entries article.is-pending").first).to_be_visible()
-    expect(page.locator("#flash")).not_to_contain_text("Write a message first.")
-    expect(page.locator("#flash")).not_to_contain_text("stays in the box")
-    page.locator(BOX).fill("Typed meanwhile")
-    page.locator(BOX).press("Control+Enter")  # this one does stay in the box, and says so
-    expect(page.locator("#flash")).to_contain_text("your message stays in the box")
-    assert not record.errors

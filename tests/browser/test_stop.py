@@ -242,3 +242,25 @@ def test_a_double_click_on_send_sends_and_does_not_stop_the_reply(page, ui, sess
     assert user["message"]["content"] == "Just once" and reply["parentId"] == user["id"]  # sent once
     assert reply["message"]["stopReason"] == "stop"  # and not stopped
     assert not record.errors
+
+
+def test_a_refusal_s_note_goes_when_the_next_message_is_sent(page, ui, sessions, record) -> None:
+    """ "Write a message first." stayed red the whole time the next message's reply was written; and a
+    second Ctrl+Enter said "your message stays in the box" of a box left empty by the first."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    box, flash = page.locator("#composer textarea[name=text]"), page.locator("#flash")
+    box.fill("   ")
+    page.locator("#composer .send").click()
+    expect(flash).to_contain_text("Write a message first.")
+    box.fill("Now with words")
+    box.press("Control+Enter")
+    expect(page.locator("#composer .stop")).to_be_visible()  # the reply is being written (seconds)
+    assert "Write a message first." not in flash.inner_text()
+    box.press("Control+Enter")  # again: the box is empty
+    assert "stays in the box" not in flash.inner_text()
+    box.fill("Typed meanwhile")
+    box.press("Control+Enter")  # this one stays in the box, and says so
+    expect(flash).to_contain_text("your message stays in the box")
+    expect(box).to_have_value("Typed meanwhile")
+    assert not record.errors
