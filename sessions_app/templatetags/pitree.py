@@ -75,9 +75,11 @@ def workspace_name(cwd: str) -> str:
 
 @register.filter
 def ago(epoch_ms: int) -> str:
-    """ "3 minutes ago" for a time in epoch milliseconds."""
+    """ "3 minutes ago" for a time in epoch milliseconds; "just now" under a minute ago (and for a time
+    ahead of the clock)."""
     moment = datetime.fromtimestamp(epoch_ms / 1000, UTC)
-    return f"{timesince(moment).split(',')[0]} ago"
+    since = timesince(moment).split(",")[0]
+    return "just now" if since.startswith("0\xa0") else f"{since} ago"
 
 
 @register.filter

@@ -81,7 +81,7 @@ def share_page(request: HttpRequest, session_id: str) -> HttpResponse:
     """Who has this session, a form for a new share (at ``?at=`` when it comes from an entry), and the
     token of a link just made (shown this once)."""
     session = _owned(request, session_id)
-    made_link = None
+    made_link, made_share = None, None
     if request.method == "POST":
         form = ShareForm(request.POST)
         if not form.is_valid():
@@ -105,6 +105,7 @@ def share_page(request: HttpRequest, session_id: str) -> HttpResponse:
             return _page(request, session, form, status=422)
         if made.token is not None:
             made_link = request.build_absolute_uri(reverse("teams:link", args=[made.token]))
+            made_share = made.share
         form = ShareForm(initial={"entry": data["entry"], "mode": data["mode"]})
     else:
         position = PositionForm(request.GET)
@@ -113,11 +114,17 @@ def share_page(request: HttpRequest, session_id: str) -> HttpResponse:
         at = position.cleaned_data["at"]
         entry = at if at and session.index.row(at) is not None else ""
         form = ShareForm(initial={"entry": entry, "mode": BRANCH if entry else LIVE})
-    return _page(request, session, form, made_link=made_link)
+    return _page(request, session, form, made_link=made_link, made_share=made_share)
 
 
 def _page(
-    request: HttpRequest, session: SessionView, form: ShareForm, *, status: int = 200, made_link: str | None = None
+    request: HttpRequest,
+    session: SessionView,
+    form: ShareForm,
+    *,
+    status: int = 200,
+    made_link: str | None = None,
+    made_share: Share | None = None,
 ) -> HttpResponse:
     shares = Share.objects.filter(session_id=session.session_id).select_related("user", "team", "created_by")
     context = {
@@ -128,6 +135,7 @@ def _page(
         "now": timezone.now(),
         "back": permalink(session, form.initial.get("entry") or form.data.get("entry") or None),
         "made_link": made_link,
+        "made_share": made_share,
     }
     return render(request, "sessions_app/share.html", context, status=status)
 

@@ -846,6 +846,12 @@
       else if (copy.dataset.copyUrl) copyFrom(copy, fetchedSource(copy.dataset.copyUrl));
       return;
     }
+    const copyField = target.closest("[data-copy-field]");
+    if (copyField) {
+      const field = document.getElementById(copyField.dataset.copyField);
+      if (field) copyFrom(copyField, field.value);
+      return;
+    }
     const copyCode = target.closest("[data-copy-code]");
     if (copyCode) {
       const code = copyCode.closest(".code").querySelector("pre");
@@ -1108,7 +1114,7 @@
   }
 
   // Ages as the server words them (Django's timesince: the largest unit, in calendar months and years
-  // beyond a month, with a no-break space).
+  // beyond a month, with a no-break space; "just now" under a minute).
   const SHORT_UNITS = [
     ["week", 7 * 864e5],
     ["day", 864e5],
@@ -1117,7 +1123,7 @@
   ];
 
   function counted(count, unit) {
-    return `${count}\u00a0${unit}${count === 1 ? "" : "s"} ago`;
+    return count ? `${count}\u00a0${unit}${count === 1 ? "" : "s"} ago` : "just now";
   }
 
   function age(ms) {
