@@ -296,3 +296,17 @@ def test_an_empty_session_in_both_themes_and_at_phone_width(axe_context, axe, ui
     axe.check_themes(page, "an empty session")
     page.set_viewport_size({"width": 390, "height": 844})
     axe.check_themes(page, "an empty session at 390 px")
+
+
+def test_at_phone_width_an_entry_s_small_controls_are_targets_of_at_least_24_px(page, ui, sessions) -> None:
+    """WCAG 2.2's minimum target size: ‹ › measured 22 × 21 px and the "#" permalink 11 × 20."""
+    seeded = sessions.seed("02-tree-branches")
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(page, seeded.url)
+    small = page.eval_on_selector_all(
+        "#entries .navigator button, #entries .entry__link",
+        "els => els.filter(e => e.offsetParent).map(e => e.getBoundingClientRect())"
+        ".filter(r => r.width < 24 || r.height < 24).map(r => [r.width, r.height])",
+    )
+    assert small == []
+    assert page.locator("#entries .navigator button").count() > 0
