@@ -127,7 +127,7 @@ def _markdown_entry(entry: dict[str, object]) -> str:
         if role == "user":
             return f"## You\n\n{content_as_shown(content)}\n"
         if role == "assistant":
-            return "## Assistant\n\n" + _assistant_markdown(content)
+            return "## Assistant\n\n" + _assistant_markdown(content) + _ending(message)
         if role == "toolResult":
             return f"### Tool result: {message.get('toolName', '?')}\n\n{_fenced(content_as_shown(content))}"
         if role == "bashExecution":
@@ -156,6 +156,16 @@ def _assistant_markdown(content: object) -> str:
         else:
             parts.append(content_as_shown([block]))
     return "\n\n".join(part for part in parts if part.strip()) + "\n"
+
+
+def _ending(message: dict[str, object]) -> str:
+    """What the page says under a reply that did not end well (stopped, failed), as a note after it."""
+    reason = message.get("stopReason")
+    if reason not in ("aborted", "error"):
+        return ""
+    why = E.one_line(str(message.get("errorMessage") or ""), TITLE_WIDTH * 4)
+    said = "Stopped before the reply was complete" if reason == "aborted" else "The reply failed"
+    return f"\n*{said}{': ' + why if why and why != said else ''}.*\n"
 
 
 def _fenced(text: str) -> str:

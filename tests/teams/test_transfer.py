@@ -75,6 +75,18 @@ def test_markdown_clips_its_title_to_one_short_line(world: World) -> None:
     assert "not a heading of its own" not in rest
 
 
+def test_markdown_says_which_replies_were_stopped_or_failed(world: World) -> None:
+    writer = SessionFile(world.path, fsync=False)
+    stopped = E.assistant_message("Half an ans", provider="p", model="m", api="x", stop_reason="aborted")
+    writer.append(stopped, LEAF)
+    failed = E.assistant_message("", provider="p", model="m", api="x", stop_reason="error", error_message="HTTP 503")
+    writer.append(failed)
+    text = world.client("owner").get(world.url("download.md")).content.decode()
+    assert "Half an ans\n\n*Stopped before the reply was complete.*\n" in text
+    assert "*The reply failed: HTTP 503.*" in text
+    assert text.count("*Stopped") == 1  # the other replies ended as they should
+
+
 def test_a_download_whose_file_became_a_fifo_is_refused_at_once(world: World, monkeypatch: Any) -> None:
     """A FIFO put in the file's place once the session is open, as the download reads the file: read,
     it would wait for a writer forever; refused, it is the core's refusal of a file that is no
