@@ -50,6 +50,7 @@ CUT_HEAD_SHARE = 0.25
 # How many trunk entries are read to show its last turn above the columns (its "earlier entries" come
 # a transcript page at a time).
 TRUNK_TAIL = 12
+COLUMN_TITLE_CHARS = 60
 # An entry with more text than this folds to a few lines in its cell (Show all).
 FOLD_CHARS, FOLD_LINES = 1200, 24
 # Label tags a column's summary shows; the rest behind "+N more".
@@ -131,6 +132,7 @@ class Column:
     entries: int = 0  # entries on the branch after the trunk
     shown: int = 0  # of which shown
     gap: Fold | None = None
+    title: str = ""  # what its first entry says, in a line: a heading that reads better than an id
 
     @property
     def not_shown(self) -> int:
@@ -315,10 +317,12 @@ def _column(number: int, pick: Pick, rows: list[int], budget: PageBudget) -> Col
     shown, gap = _windows(spans, rows)
     wanted = [row for turn in shown for row in turn.rows]
     views = {}
+    title = ""
     for row, entry in zip(wanted, session.entries(wanted)):
         view = present(session, entry, row)
         if view.kind != "hidden":
             views[row] = view
+            title = title or preview(entry, COLUMN_TITLE_CHARS)
     budget.fit(reversed(views.values()))
     built = [_turn(turn, views) for turn in shown]
     continuation = next((turn for turn in built if turn.number == 0), None)
@@ -336,6 +340,7 @@ def _column(number: int, pick: Pick, rows: list[int], budget: PageBudget) -> Col
         entries=len(rows),
         shown=len(wanted),
         gap=gap,
+        title=title,
     )
 
 

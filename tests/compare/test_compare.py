@@ -99,6 +99,16 @@ def test_a_branch_that_is_a_prefix_of_another_is_an_empty_column(branches) -> No
     assert [column.summary.turns for column in result.columns] == [0, 2]
 
 
+def test_a_column_is_titled_by_what_its_first_entry_says(client, branches) -> None:
+    sid, path = branches
+    first, second = compare(picks(path, "u2a", "u2b")).columns
+    assert (first.title, second.title) == ("Make it about rain", "Make it about snow")
+    html = client.get(f"/s/{sid}/compare/", {"e": ["u2a", "u2b"]}).content.decode()
+    assert re.search(
+        r'<h2 class="compare__title">1 · <a [^>]*title="Open this branch \(at u2a\)">Make it about rain</a>', html
+    )
+
+
 def test_latest_runs_each_column_on_to_where_its_branch_was_left_and_exact_stops(branches) -> None:
     _, path = branches
     latest = compare(picks(path, "u2a", "u2b"))
