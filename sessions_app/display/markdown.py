@@ -16,6 +16,8 @@ in the tab order, since it may scroll.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -40,9 +42,10 @@ PREVIEW_SOURCE_CHARS = 600  # a preview reads only the start of a message: its c
 # Markdown costs 2 µs a character of prose, and up to 25 of text made to be slow ("![" repeated): a
 # longer text shows as plain text, so that one text costs at most about a second.
 MARKDOWN_CHARS = 40_000
-# Texts up to this size are remembered with their HTML: a bound on what the cache can hold (2,048 of
-# them, each at most about 50 kB with its HTML) that keeps the texts pages are made of.
-CACHED_CHARS = 8000
+# What the cache of rendered texts may hold, texts and HTML together (characters): entries are
+# immutable, so a text is rendered once while it stays there. It was 2,048 texts whatever their size:
+# forty crafted answers of 200 kB, rendered to 800 kB each, held 2 GB.
+CACHE_CHARS = 32_000_000
 
 _formatter = HtmlFormatter(nowrap=True, classprefix=TOKEN_CLASS_PREFIX)
 
@@ -119,19 +122,44 @@ _words.enable("table")
 _words.validateLink = lambda url: True  # type: ignore[method-assign]
 
 
+class _RenderedCache:
+    """The HTML of the texts rendered last, least recently used dropped first, within ``CACHE_CHARS``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.size = limit, 0
+        self.items: OrderedDict[str, SafeString] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, text: str) -> SafeString | None:
+        with self.lock:
+            found = self.items.get(text)
+            if found is not None:
+                self.items.move_to_end(text)
+            return found
+
+    def put(self, text: str, html: SafeString) -> None:
+        with self.lock:
+            if text in self.items:
+                return
+            self.items[text] = html
+            self.size += len(text) + len(html)
+            while self.size > self.limit:
+                old, old_html = self.items.popitem(last=False)
+                self.size -= len(old) + len(old_html)
+
+
+_rendered = _RenderedCache(CACHE_CHARS)
+
+
 def render_markdown(text: str) -> SafeString:
-    """HTML for ``text``; a text over ``MARKDOWN_CHARS`` as plain text. Texts of the usual sizes are
-    cached: entries are immutable, so the same text is rendered once."""
+    """HTML for ``text`` (cached); a text over ``MARKDOWN_CHARS`` as plain text."""
     if len(text) > MARKDOWN_CHARS:
         return mark_safe(f'<div class="plain">{escape(text)}</div>')
-    if len(text) > CACHED_CHARS:
-        return mark_safe(_md.render(text))
-    return _cached_markdown(text)
-
-
-@lru_cache(maxsize=2048)
-def _cached_markdown(text: str) -> SafeString:
-    return mark_safe(_md.render(text))
+    html = _rendered.get(text)
+    if html is None:
+        html = mark_safe(_md.render(text))
+        _rendered.put(text, html)
+    return html
 
 
 def markdown_text(text: str, width: int | None = None) -> str:
