@@ -39,7 +39,7 @@ from django.core.exceptions import PermissionDenied
 from ..display.tools import FORK, SIBLING, WRITE
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
-from ..sessionfiles.store import SessionFile, feed_file, reopen_regular
+from ..sessionfiles.store import AT_LEAF, Parent, SessionFile, feed_file, reopen_regular
 from ..sessionfiles.tree import path as tree_path
 from ..sessionfiles.tree import subtree
 from .authorship import record
@@ -71,6 +71,10 @@ class SessionView(SessionFile):
         self._cleaned: dict[int, bytes] = {}  # line offset -> what the view shows of that line
         self.view_key = grant.scope
         self.index = self._current()
+
+    @property
+    def file_position(self) -> str | None:
+        return self.full.index.leaf_id
 
     def line_key(self, offset: int, length: int) -> tuple[Any, ...]:
         """A line this view shows cleaned (padded to the same length, so at the same offsets) is not
@@ -109,7 +113,7 @@ class SessionView(SessionFile):
             return list(range(len(self.index)))
         return list(range(len(before), len(self.index)))
 
-    def _append(self, plan: Plan, *, keep_position: bool = False) -> dict[str, Any] | None:
+    def _append(self, plan: Plan, *, position_then: Parent = AT_LEAF) -> dict[str, Any] | None:
         if not self.grant.can_write:
             raise PermissionDenied("You may read this session but not write to it.")
 
@@ -122,7 +126,7 @@ class SessionView(SessionFile):
                 raise _outside(self._part.scope)
             return planned
 
-        written = self.full._append(within_view, keep_position=keep_position)
+        written = self.full._append(within_view, position_then=position_then)
         self.index = self._current()
         if written is not None and self.author is not None and not self.author.unrestricted:
             record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)

@@ -89,6 +89,7 @@ class RunningReply:
 
     def __init__(self, session: SessionFile, parent_id: str, reply: Reply, reply_id: str) -> None:
         self.id, self.session_id, self.parent_id, self.reply = reply_id, session.session_id, parent_id, reply
+        self.position_then = session.file_position  # moved by the time it ends: it stays moved (``append``)
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
         self.task = asyncio.create_task(self._live(session))
@@ -124,7 +125,9 @@ class RunningReply:
             await self._send(layer, self._progress())
             self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
-            entry = await asyncio.to_thread(session.append, self.reply.draft(), self.parent_id, keep_position=True)
+            entry = await asyncio.to_thread(
+                session.append, self.reply.draft(), self.parent_id, position_then=self.position_then
+            )
             return entry
         finally:
             _running.pop(self.id, None)

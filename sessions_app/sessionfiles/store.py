@@ -253,6 +253,11 @@ class SessionFile:
         return self.index.leaf_id
 
     @property
+    def file_position(self) -> str | None:
+        """The file's position, whatever part of it this object shows (``append``'s ``position_then``)."""
+        return self.index.leaf_id
+
+    @property
     def outside(self) -> bool:
         """Whether the file is in the sessions folder only through a link that leads out of it, so
         read-only (see ``within``)."""
@@ -354,16 +359,17 @@ class SessionFile:
         parent: Parent = AT_LEAF,
         *,
         check: Callable[[SessionIndex], None] | None = None,
-        keep_position: bool = False,
+        position_then: Parent = AT_LEAF,
     ) -> dict[str, Any]:
         """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf).
         ``check`` looks at the index under the lock, after catching up, and may refuse (raise).
 
-        ``keep_position``: an entry that ends work begun earlier (a reply) is appended where that work
-        began, but the position stays where it is now: when it moved meanwhile (the reader edited a
-        message or switched branches while the reply was written), a ``leaf`` marker back to it
-        follows the entry, in the same write. Otherwise the reply would take the session back to the
-        branch the reader had left, in every tab and at the next reload."""
+        ``position_then``: the file's position (``file_position``) when the work this entry ends began
+        (a reply). When the position moved since (the reader edited a message or switched branches
+        while the reply was written), it stays where it moved: a ``leaf`` marker back to it follows the
+        entry, in the same write. Otherwise the reply would take the session back to the branch the
+        reader had left, in every tab and at the next reload. A position that did not move goes to
+        the new entry, as with any append (a regenerated answer becomes the position)."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None]:
             parent_id = self._parent_id(parent)
@@ -371,7 +377,7 @@ class SessionFile:
                 check(index)
             return draft, parent_id
 
-        written = self._append(plan, keep_position=keep_position)
+        written = self._append(plan, position_then=position_then)
         assert written is not None
         return written
 
@@ -444,10 +450,13 @@ class SessionFile:
         return parent
 
     def _append(
-        self, plan: Callable[[SessionIndex], tuple[Draft, str | None] | None], *, keep_position: bool = False
+        self,
+        plan: Callable[[SessionIndex], tuple[Draft, str | None] | None],
+        *,
+        position_then: Parent = AT_LEAF,
     ) -> dict[str, Any] | None:
         """The one write path. ``plan`` runs under the lock, after catching up, and decides what to write
-        (with ``keep_position``, a ``leaf`` marker may follow it: ``append``)."""
+        (after it, a ``leaf`` marker when the position moved since ``position_then``: ``append``)."""
         if self.index.read_only:
             raise ReadOnlySession(
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
@@ -468,7 +477,7 @@ class SessionFile:
                     entry = draft.build(E.new_entry_id(self.index.by_id), parent_id, now)
                     lines = E.dump_line(entry)
                     position = self.index.leaf_id
-                    if keep_position and position != parent_id:
+                    if position_then is not AT_LEAF and position not in (position_then, parent_id):
                         taken = _Taken(self.index.by_id, entry["id"])
                         marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(taken), entry["id"], now)
                         lines += E.dump_line(marker)

@@ -82,20 +82,24 @@ def test_navigate_moves_the_leaf_with_a_marker(chat: Any) -> None:
 
 
 def test_a_reply_appended_after_the_reader_moved_on_leaves_the_position_where_it_is(chat: Any) -> None:
-    """A reply to u1 ends while the reader stands on a2 (they went on, or switched branches): the reply
-    hangs under u1, and a marker in the same write keeps the position on a2, where a reload opens."""
+    """A reply to u1 ends after the reader moved from u1 to a2 (they went on, or switched branches): the
+    reply hangs under u1, and a marker in the same write keeps the position on a2, where a reload opens."""
     session, ids = chat
     size = session.path.stat().st_size
-    reply = session.append(E.assistant_message("late", provider="p", model="m", api="x"), ids["u1"], keep_position=True)
+    late = E.assistant_message("late", provider="p", model="m", api="x")
+    reply = session.append(late, ids["u1"], position_then=ids["u1"])
     assert reply["parentId"] == ids["u1"] and session.leaf_id == ids["a2"]
     written = [orjson.loads(line) for line in session.path.read_bytes()[size:].splitlines()]
     assert [line["type"] for line in written] == ["message", "leaf"]
     assert (written[1]["parentId"], written[1]["targetId"]) == (reply["id"], ids["a2"])
     assert SessionFile(session.path).leaf_id == ids["a2"]
-    # At its position already: the reply is the position, as any append makes it.
-    size = session.path.stat().st_size
-    on = session.append(E.assistant_message("on", provider="p", model="m", api="x"), ids["a2"], keep_position=True)
-    assert session.leaf_id == on["id"] and len(session.path.read_bytes()[size:].splitlines()) == 1
+    # A position that did not move goes to the reply, as with any append: an answer regenerated from
+    # a2's position (a sibling of an answer, under its question), or one at the position itself.
+    for parent in (ids["u1"], ids["a2"]):
+        size = session.path.stat().st_size
+        then = session.file_position
+        on = session.append(E.assistant_message("on", provider="p", model="m", api="x"), parent, position_then=then)
+        assert session.leaf_id == on["id"] and len(session.path.read_bytes()[size:].splitlines()) == 1
 
 
 def test_navigate_to_the_current_leaf_writes_nothing(chat: Any) -> None:
