@@ -885,7 +885,7 @@
       const panel = close.closest(".entry__panel");
       if (panel) closePanel(panel, true);
     }
-    // ‹ › pressed: focus goes to the sibling shown, as with [ and ] (the pressed button is swapped away).
+    // ‹ › pressed: focus goes to the navigator of the sibling shown (the pressed button is swapped away).
     const sibling = target.closest(".navigator button[name=to]");
     if (sibling && sibling.value) {
       focusAfterSwap = sibling.value;

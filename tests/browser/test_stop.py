@@ -156,33 +156,20 @@ def test_a_reply_that_ends_after_the_reader_edited_a_message_leaves_them_on_thei
     later on the branch they left, once took the session back there: every tab said "The session moved
     to another branch (by another tab or program)", and a reload opened the old branch."""
     seeded = sessions.seed("01-linear")
-    ui.open(page, seeded.url)
-    box = page.locator("#composer textarea[name=text]")
-    box.fill("Tell me slowly")
-    box.press("Control+Enter")
-    expect(page.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
-    (asked,) = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Tell me slowly"]
+    asked = _ask_slowly(page, ui, seeded)
 
     panel = ui.open_panel(page, "c256703f", "edit")
     panel.locator("textarea[name=text]").fill("Asked differently")
     panel.locator("textarea[name=text]").press("Control+Enter")
-    for _ in range(300):  # stored
-        edits = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Asked differently"]
-        if edits:
-            break
-        page.wait_for_timeout(50)
-    (edited,) = edits
+    _until(page, lambda: any(e.get("message", {}).get("content") == "Asked differently" for e in seeded.entries()))
+    (edited,) = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Asked differently"]
 
     def stored(parent: str) -> bool:
         return any(
             e.get("parentId") == parent and e.get("message", {}).get("role") == "assistant" for e in seeded.entries()
         )
 
-    for _ in range(600):  # both replies written (the page runs meanwhile)
-        if stored(asked["id"]) and stored(edited["id"]):
-            break
-        page.wait_for_timeout(100)
-    assert stored(asked["id"]) and stored(edited["id"])
+    _until(page, lambda: stored(asked["id"]) and stored(edited["id"]))  # both replies written
     ui.wait_position_change(page, edited["id"])  # the tab goes on to its own reply
     expect(page.locator("#moved-note")).to_have_count(0)
     position = ui.position(page)
@@ -200,19 +187,11 @@ def test_a_reply_that_ends_after_the_reader_switched_branches_leaves_them_on_the
     there, said the session "moved to another branch (by another tab or program)", and a reload
     opened the branch left."""
     seeded = sessions.seed("02-tree-branches")  # u2 (97690895) has a sibling: the branch summary 07721729
-    ui.open(page, seeded.url)
-    box = page.locator("#composer textarea[name=text]")
-    box.fill("Tell me slowly")
-    box.press("Control+Enter")
-    expect(page.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
-    (asked,) = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Tell me slowly"]
+    asked = _ask_slowly(page, ui, seeded)
 
     page.locator("#entry-97690895 .nav-next").click()
     ui.wait_position(page, "de4f0d3a")  # where the other branch was left
-    for _ in range(600):
-        if any(e.get("parentId") == asked["id"] for e in seeded.entries()):
-            break
-        page.wait_for_timeout(100)
+    _until(page, lambda: any(e.get("parentId") == asked["id"] for e in seeded.entries()))
     reply = next(e for e in seeded.entries() if e.get("parentId") == asked["id"])
     page.wait_for_function(
         "(id) => !document.querySelector('#entries [data-reply]') && !document.querySelector('.htmx-request')",
@@ -234,10 +213,7 @@ def test_a_double_click_on_send_sends_and_does_not_stop_the_reply(page, ui, sess
     ui.open(page, seeded.url)
     page.locator("#composer textarea[name=text]").fill("Just once")
     page.locator("#composer .send").dblclick()
-    for _ in range(600):  # the reply stored (a second a piece: it takes a while)
-        if seeded.entries()[-1].get("message", {}).get("role") == "assistant":
-            break
-        page.wait_for_timeout(100)
+    _until(page, lambda: seeded.entries()[-1].get("message", {}).get("role") == "assistant")  # the reply stored
     user, reply = seeded.entries()[-2:]
     assert user["message"]["content"] == "Just once" and reply["parentId"] == user["id"]  # sent once
     assert reply["message"]["stopReason"] == "stop"  # and not stopped
@@ -264,3 +240,23 @@ def test_a_refusal_s_note_goes_when_the_next_message_is_sent(page, ui, sessions,
     expect(flash).to_contain_text("your message stays in the box")
     expect(box).to_have_value("Typed meanwhile")
     assert not record.errors
+
+
+def _ask_slowly(page, ui, seeded) -> dict:
+    """Open the session and send a message; return it once its reply is being written (for seconds)."""
+    ui.open(page, seeded.url)
+    box = page.locator("#composer textarea[name=text]")
+    box.fill("Tell me slowly")
+    box.press("Control+Enter")
+    expect(page.locator("#entries article[data-reply] .stream")).to_contain_text("Offline responder")
+    (asked,) = [e for e in seeded.entries() if e.get("message", {}).get("content") == "Tell me slowly"]
+    return asked
+
+
+def _until(page, condition, seconds: float = 60) -> None:
+    """Wait for ``condition`` of the file (the page runs meanwhile): a reply here takes a second a piece."""
+    for _ in range(int(seconds * 10)):
+        if condition():
+            return
+        page.wait_for_timeout(100)
+    assert condition()
