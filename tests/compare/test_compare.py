@@ -109,6 +109,13 @@ def test_a_column_is_titled_by_what_its_first_entry_says(client, branches) -> No
     )
 
 
+def test_the_breadcrumb_says_this_is_the_comparison_and_links_the_map(client, branches) -> None:
+    sid, _ = branches
+    html = client.get(f"/s/{sid}/compare/", {"e": ["u2a", "u2b"]}).content.decode()
+    crumbs = re.search(r'<p class="crumbs">(.*?)</p>', html, re.S)
+    assert crumbs and re.search(rf'/ comparison · <a href="/s/{sid}/map/">map of the tree</a>$', crumbs.group(1))
+
+
 def test_latest_runs_each_column_on_to_where_its_branch_was_left_and_exact_stops(branches) -> None:
     _, path = branches
     latest = compare(picks(path, "u2a", "u2b"))
