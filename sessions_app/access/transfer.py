@@ -14,6 +14,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
+from ..assistants.base import ABORTED_MESSAGE
 from ..cli.transcript import content_as_shown, tool_call
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles import entries as E
@@ -164,7 +165,7 @@ def _ending(message: dict[str, object]) -> str:
     if reason not in ("aborted", "error"):
         return ""
     why = E.one_line(str(message.get("errorMessage") or ""), TITLE_WIDTH * 4)
-    said = "Stopped before the reply was complete" if reason == "aborted" else "The reply failed"
+    said = ABORTED_MESSAGE if reason == "aborted" else "The reply failed"  # what replies stopped here store
     return f"\n*{said}{': ' + why if why and why != said else ''}.*\n"
 
 
