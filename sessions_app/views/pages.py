@@ -41,10 +41,10 @@ from ..forms import (
     TreePanelForm,
     TreeRunForm,
 )
-from ..live.fragments import cursor_id, cursor_of
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
+from ..sessionfiles.cursor import cursor_id, cursor_of
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors

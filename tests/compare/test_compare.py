@@ -12,8 +12,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from sessions_app.display.compare import Pick, compare
-from sessions_app.live.fragments import cursor_of
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.cursor import cursor_of
 from sessions_app.sessionfiles.instants import iso_to_ms
 from sessions_app.sessionfiles.store import SessionFile
 
