@@ -27,7 +27,7 @@ made behind the ORM's back (``QuerySet.update``, SQL) sends nothing and counts n
 from the next request or reconnect, and an expiry from its time (each socket also arms a timer for its
 grant's expiry).
 
-The sending is bounded (``live.layer.call``): it happens in the request that made the change, mostly
+The sending is bounded (``channel_layer.calls.call``): it happens in the request that made the change, mostly
 a sync view, and under ASGI every sync view shares one thread, so a Redis that stops answering would
 stall every sync page of the process. The change stands either way; a socket that was not told
 through the layer learns of it from the generation.
@@ -52,7 +52,7 @@ from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.dispatch import receiver
 
-from ..live.layer import call
+from ..channel_layer.calls import call
 from ..models import GrantGeneration, Share, Workspace
 
 log = logging.getLogger(__name__)

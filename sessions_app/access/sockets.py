@@ -34,10 +34,10 @@ from django.contrib.auth import get_user
 from django.http import Http404
 from django.utils import timezone
 
+from ..channel_layer.calls import Inbox
 from ..display.tools import offered
 from ..live import fragments
 from ..live.fragments import Batch
-from ..live.layer import Inbox
 from ..sessionfiles.errors import SessionError
 from . import changes
 from .changes import CHANGED, browser_group, folder_group, share_group, user_group
@@ -104,7 +104,7 @@ class _Revocable:
     async def listen(self) -> None:
         """Follow the grants' generation with the process's other sockets (``recheck``), and join the
         groups on a channel read until ``stop`` tells it to end: never cancelled inside a channel-layer
-        call, and with the layer's default prefix (``live/layer.py`` says why)."""
+        call, and with the layer's default prefix (``channel_layer/calls.py`` says why)."""
         _Rechecks.current().add(self)
         layer = get_channel_layer()
         groups = self.groups()

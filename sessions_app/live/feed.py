@@ -36,13 +36,13 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from ..access.sockets import recheck
+from ..channel_layer.calls import Inbox, call
+from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.cursor import cursor_of, reflects
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from . import fragments
-from .groups import replies_group, session_group
-from .layer import Inbox, call
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
@@ -265,7 +265,7 @@ class SessionFeed:
         for task in tasks:
             task.cancel()
         if inbox is not None:
-            await inbox.close()  # the group left, the reader ended by a message (``live.layer``)
+            await inbox.close()  # the group left, the reader ended by a message (``channel_layer.calls``)
         await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()

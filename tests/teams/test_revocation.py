@@ -21,7 +21,7 @@ from django.utils import timezone
 from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
 from sessions_app.access import changes, sockets
-from sessions_app.live import layer
+from sessions_app.channel_layer import calls
 from sessions_app.models import Share, Workspace
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
@@ -212,7 +212,7 @@ async def test_a_channel_layer_that_never_answers_does_not_hold_up_a_revocation(
     revoke = sync_to_async(world.client("owner").post)  # on the thread of sync views, as under ASGI
     started = time.monotonic()
     response = await asyncio.wait_for(revoke(world.url(f"share/{share.pk}/revoke/")), 10)
-    assert response.status_code == 302 and time.monotonic() - started < layer.TIMEOUT + 3
+    assert response.status_code == 302 and time.monotonic() - started < calls.TIMEOUT + 3
     await sync_to_async(share.refresh_from_db)()
     assert share.revoked_at is not None
 

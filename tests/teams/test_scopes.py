@@ -15,7 +15,7 @@ from support.teams import BRANCH_A, BRANCH_B, FIRST_ANSWER, LEAF, ROOT, World
 
 from sessions_app.access.shares import BRANCH, SNAPSHOT
 from sessions_app.assistants import OfflineAssistant
-from sessions_app.live.groups import session_group
+from sessions_app.channel_layer.groups import session_group
 from sessions_app.models import Share
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile

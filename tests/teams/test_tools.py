@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from support.teams import LEAF, World
 
 from sessions_app.access.workspaces import personal_workspace
-from sessions_app.live.groups import session_group
+from sessions_app.channel_layer.groups import session_group
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
