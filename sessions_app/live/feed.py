@@ -35,7 +35,6 @@ from typing import Any, Protocol
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from ..access.sockets import recheck
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.cursor import cursor_of, reflects
@@ -43,6 +42,7 @@ from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from . import fragments
+from .sockets import recheck
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,9 @@ from django.core.management import call_command
 from django.utils import timezone
 from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
-from sessions_app.access import changes, sockets
+from sessions_app.access import changes
 from sessions_app.channel_layer import calls
+from sessions_app.live import sockets
 from sessions_app.models import Share, Workspace
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
