@@ -3,7 +3,7 @@ fork, new session.
 
 Every one is an append through the store (``SessionFile``); nothing else touches the file. Bad input
 is refused before anything is written: form errors here, the core's refusals (unknown ids, read-only
-files) by ``SessionErrorMiddleware``.
+files) by ``RefusalMiddleware``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ navigate with a summary. They are async views: a reply can take a minute, and un
 view shares one thread, so waiting on a model there would stall every other request. File work runs
 in a thread. A reply runs as a task of its own: the view waits for it, but a client that goes away
 does not take the reply with it. The core's refusals (unknown ids, read-only files, a failed summary,
-stopping a reply that is not running) become answers in ``SessionErrorMiddleware``.
+stopping a reply that is not running) become answers in ``RefusalMiddleware``.
 """
 
 from __future__ import annotations
