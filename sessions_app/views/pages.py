@@ -48,6 +48,7 @@ from ..sessionfiles.cursor import cursor_id, cursor_of
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
+from ..transfer.downloads import download_name
 from .responses import form_error, is_htmx
 
 LIST_PAGE_SIZE = 50
@@ -175,6 +176,7 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
         "info": info,
         "read_only": session.index.read_only,
         **page_context(session, cat.parent_of(info), cat.forks_of(info)),
+        "download_name": download_name(session, None, "jsonl"),
         **transcript_context(session, position),
         **extra,
     }

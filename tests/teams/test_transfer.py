@@ -17,12 +17,12 @@ from support.described import Controls
 from support.hostile import build_hostile_folder
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 
-from sessions_app.access.transfer import TITLE_WIDTH
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
+from sessions_app.transfer.markdown import TITLE_WIDTH
 from sessions_app.views import transfer as transfer_views
 
 HX = {"HTTP_HX_REQUEST": "true"}

@@ -31,7 +31,6 @@ from sessions_app.access.cli import actor_named, open_as
 from sessions_app.access.grants import Access
 from sessions_app.access.listing import search_scope, visible_sessions
 from sessions_app.access.scoped import SessionView
-from sessions_app.access.transfer import fork_for
 from sessions_app.access.workspaces import may_create_in
 from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
@@ -52,6 +51,7 @@ from sessions_app.sessionfiles.instants import now_ms
 from sessions_app.sessionfiles.store import AT_LEAF, OUTSIDE
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
+from sessions_app.transfer.newfiles import fork_for
 
 CLI_PROVIDER, CLI_MODEL, CLI_API = "pitree", "cli", "pitree-cli"
 
