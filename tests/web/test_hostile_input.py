@@ -195,9 +195,9 @@ def test_malformed_list_queries_are_400s(client, sessions_dir, query) -> None:
 
 
 def test_the_session_list_is_paged(client, sessions_dir) -> None:
+    from sessions_app.partials.listing import LIST_PAGE_SIZE
     from sessions_app.sessionfiles import entries as E
     from sessions_app.sessionfiles.fork import create_session
-    from sessions_app.views.pages import LIST_PAGE_SIZE
 
     for n in range(LIST_PAGE_SIZE + 5):
         create_session(sessions_dir, f"/w{n % 3}", fsync=False).append(E.user_message(f"session number {n}"))
