@@ -296,7 +296,7 @@ def _stop_replies_on_server_shutdown() -> None:
     reactor: Any = sys.modules.get("twisted.internet.reactor")
     if reactor is None or not getattr(reactor, "running", False) or id(reactor) in _hooked:
         return
-    from twisted.internet.defer import Deferred
+    from twisted.internet.defer import Deferred  # noqa: PLC0415 (loaded where daphne runs, not everywhere)
 
     reactor.addSystemEventTrigger("before", "shutdown", lambda: Deferred.fromFuture(asyncio.ensure_future(shutdown())))
     _hooked.add(id(reactor))

@@ -14,13 +14,16 @@ from typing import Any
 import orjson
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, update_last_login
 from django.core.management import call_command
 from django.utils import timezone
 from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
+from pitree_web.asgi import application
 from sessions_app.access import changes
+from sessions_app.access.changes import user_group
 from sessions_app.channel_layer import calls
 from sessions_app.live import sockets
 from sessions_app.models import Share, Workspace
@@ -32,8 +35,6 @@ HOST = (b"host", b"testserver")
 
 
 async def _tab(world: World, cookie: tuple[bytes, bytes], path: str = "", hello: Any = None) -> WebsocketCommunicator:
-    from pitree_web.asgi import application
-
     tab = WebsocketCommunicator(
         application, path or world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie]
     )
@@ -172,11 +173,6 @@ async def test_a_sign_in_tells_no_socket_and_another_change_to_the_user_does(
 ) -> None:
     """Every sign-in saves the user's ``last_login``, which no grant depends on: their open sockets are
     not all made to ask again; any other save of the user tells them."""
-    from channels.layers import get_channel_layer
-    from django.contrib.auth.models import update_last_login
-
-    from sessions_app.access.changes import user_group
-
     layer = get_channel_layer()
     user = await sync_to_async(django_user_model.objects.create_user)("signing-in", password="pw-123456789")
     channel = await layer.new_channel()
@@ -202,7 +198,6 @@ async def test_a_channel_layer_that_never_answers_does_not_hold_up_a_revocation(
     """The share's sockets are told through the channel layer, for a bounded time: under ASGI every sync
     view shares one thread, so a Redis that stops answering would stall every sync page. The share is
     revoked all the same."""
-    from channels.layers import get_channel_layer
 
     async def hanging(group: str, message: dict[str, Any]) -> None:
         await asyncio.Event().wait()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from support.described import Controls
 from support.hostile import build_hostile_folder
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
@@ -147,8 +148,6 @@ def test_the_upload_form_ties_its_help_and_each_error_to_the_field(world: World)
 
 def test_an_instance_owner_s_upload_is_kept_byte_for_byte(world: World, django_user_model: Any) -> None:
     """Who sees every session learns nothing from an upload: their file keeps its id when none has it."""
-    from django.test import Client
-
     root = Client()
     root.force_login(django_user_model.objects.create_superuser("root", password=None))
     data = (SAMPLES / "01-linear.jsonl").read_bytes()
