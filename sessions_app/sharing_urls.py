@@ -3,7 +3,7 @@ downloads and uploads, and who wrote an entry; mounted by pitree_web.urls."""
 
 from django.urls import path
 
-from . import urls as _sessions_urls  # noqa: F401 - registers the "sid" and "eid" converters
+from . import converters  # noqa: F401 - registers the "sid" and "eid" converters
 from .views import accounts, shares, transfer
 
 urlpatterns = [
