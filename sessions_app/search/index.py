@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,15 +39,13 @@ from ..sessionfiles.lines import BadLine, loads_line
 from ..sessionfiles.store import MAX_LINE_BYTES, LongLine, SessionFile, open_regular, read_chunks
 from ..sessionfiles.transactions import write_transaction
 from .extract import searchable_text
-from .query import fts_query
-from .text import MATCH_END, MATCH_START, TOKEN_CATEGORIES, display_form, index_form
+from .query import fts_query, marked
+from .snippets import Segment, Snippets
+from .text import TOKEN_CATEGORIES, index_form
 
 SCHEMA_VERSION = 3  # bump when the tables, the tokenizer or what is indexed change: the index is then rebuilt
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another one (a first build of a large file takes seconds)
 PAGE_SIZE = 20
-SNIPPET_TOKENS = 24
-SNIPPET_PIECE_CHARS = 160  # what a snippet shows of one run of text, matched or between matches
-_MARKS = re.compile(f"[{MATCH_START}{MATCH_END}]")
 # A query matching more entries than this ranks the newest this many first (the highest row ids: a
 # first build indexes the oldest sessions first), then the older ones: ranking is most of a query's
 # cost, and a word found in 27,000 entries costs ~50 ms to rank whole, while the first pages are all
@@ -99,11 +97,13 @@ _UPSERT = """INSERT INTO entries (file_id, entry_id, kind, timestamp, text) VALU
     ON CONFLICT (file_id, entry_id) DO UPDATE SET kind = excluded.kind, timestamp = excluded.timestamp,
     text = excluded.text"""
 
-_QUERY = f"""SELECT f.session_id, f.path, e.entry_id, e.kind, e.timestamp,
-        snippet(fts, 0, '{MATCH_START}', '{MATCH_END}', '…', {SNIPPET_TOKENS})
+# Hits without their text: a text is read, and its snippet cut, only for the hits of the page shown
+# (``_TEXTS``, ``snippets``), never for every hit ranked.
+_QUERY = """SELECT e.id, f.session_id, f.path, e.entry_id, e.kind, e.timestamp
     FROM fts JOIN entries e ON e.id = fts.rowid JOIN files f ON f.id = e.file_id
-    WHERE fts MATCH ? {{session}}
+    WHERE fts MATCH ? {session}
     ORDER BY rank LIMIT ? OFFSET ?"""
+_TEXTS = "SELECT id, text FROM entries WHERE id IN (SELECT value FROM json_each(?))"
 # The lowest row id among the newest CANDIDATES matches, and how many there are (no ranking: rows
 # come in row id order from FTS5's own index); the tables are joined only for a filter.
 _CANDIDATES = """SELECT min(id), count(*) FROM (SELECT fts.rowid AS id FROM fts {joins}
@@ -117,14 +117,6 @@ Stamp = tuple[int, int, int, int, int]  # a file's row id, then device, inode, s
 class SearchUnavailable(Exception):
     """The index cannot be used (its file is not a database, or another writer held it too long).
     Nothing is lost: it is a cache of the session files."""
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A piece of a snippet; ``match`` pieces are what the query found."""
-
-    text: str
-    match: bool
 
 
 @dataclass(frozen=True)
@@ -386,15 +378,20 @@ class SearchIndex:
         skip = (max(page, 1) - 1) * PAGE_SIZE
         try:
             db = self._db()
-            if keep is not None:
-                rows = db.execute(_QUERY.format(session=where), [*params, -1, 0])
-                kept = (row for row in rows if keep(os.fsdecode(row[1]), row[2]))
-                found = list(itertools.islice(kept, skip, skip + PAGE_SIZE + 1))
-            else:
-                found = _ranked(db, where, params, skip, PAGE_SIZE + 1)
+            with _snapshot(db):  # the page's texts as the query saw them
+                if keep is not None:
+                    rows = db.execute(_QUERY.format(session=where), [*params, -1, 0])
+                    kept = (row for row in rows if keep(os.fsdecode(row[2]), row[3]))
+                    found = list(itertools.islice(kept, skip, skip + PAGE_SIZE + 1))
+                    rows.close()
+                else:
+                    found = _ranked(db, where, params, skip, PAGE_SIZE + 1)
+                shown = found[:PAGE_SIZE]
+                texts = dict(db.execute(_TEXTS, [orjson.dumps([row[0] for row in shown]).decode()]))
         except sqlite3.Error as error:
             raise _unavailable(self.path, error) from error
-        hits = [Hit(row[0], os.fsdecode(row[1]), row[2], row[3], row[4], segments(row[5])) for row in found[:PAGE_SIZE]]
+        snippets = Snippets(marked(query))
+        hits = [Hit(row[1], os.fsdecode(row[2]), row[3], row[4], row[5], snippets.of(texts[row[0]])) for row in shown]
         return hits, len(found) > PAGE_SIZE
 
 
@@ -413,36 +410,6 @@ def _ranked(db: sqlite3.Connection, where: str, params: list[object], skip: int,
             _QUERY.format(session=older), [*params, lowest, limit - len(found), max(0, skip - count)]
         ).fetchall()
     return found
-
-
-def segments(snippet: str) -> tuple[Segment, ...]:
-    """An FTS5 snippet (with the match marks) as plain pieces, the matches flagged, each piece cut to
-    ``SNIPPET_PIECE_CHARS``: FTS5 counts tokens, and what lies between two (a run of punctuation, of
-    spaces) can be a whole entry's text, which made each result of a page carry 800 kB."""
-    pieces: list[Segment] = []
-    match = False
-    start = 0
-    for found in _MARKS.finditer(snippet):
-        if found.start() > start:
-            pieces.append(Segment(snippet[start : found.start()], match))
-        match, start = found.group() == MATCH_START, found.end()
-    if start < len(snippet):
-        pieces.append(Segment(snippet[start:], match))
-    last = len(pieces) - 1
-    return tuple(Segment(display_form(_cut(piece.text, at, last)), piece.match) for at, piece in enumerate(pieces))
-
-
-def _cut(text: str, at: int, last: int) -> str:
-    """A snippet's piece at position ``at`` (of ``last + 1``), its middle left out when long: the start
-    of the last piece, the end of the first, both ends of the others (next to the matches around it)."""
-    if len(text) <= SNIPPET_PIECE_CHARS:
-        return text
-    half = SNIPPET_PIECE_CHARS // 2
-    if at == 0 and last > 0:
-        return "…" + text[-half:]
-    if at == last and last > 0:
-        return text[:half] + "…"
-    return text[:half] + "…" + text[-half:]
 
 
 def _grew(known: _Known, info: SessionInfo, st: os.stat_result, fd: int) -> bool:
@@ -526,6 +493,16 @@ def _failure(error: Exception) -> str:
 def _forget(db: sqlite3.Connection, file_id: int) -> None:
     db.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
     db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: its statements see the index as it was at the first of them."""
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
 
 
 def _unavailable(path: Path, error: sqlite3.Error | OSError) -> SearchUnavailable:

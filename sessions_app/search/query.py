@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .snippets import Wanted
 from .text import index_form, searchable
 
 # A shorter last word is matched whole: "t*" or "se*" stand for so many words that ranking them all
@@ -75,11 +76,21 @@ def fts_query(query: str) -> str | None:
     if not wanted:
         return None
     parts = [_quoted(term) for term in wanted]
-    last = wanted[-1]
-    if not last.phrase and len(last.text) >= PREFIX_MIN_CHARS:
+    if _prefix(wanted[-1]):
         parts[-1] += "*"
     parts.extend("NOT " + _quoted(term) for term in found if term.excluded)
     return " ".join(parts)
+
+
+def marked(query: str) -> list[Wanted]:
+    """What a hit of ``query`` shows marked: the words and phrases to find (not those left out), the
+    last one also as a prefix when ``fts_query`` searches it so."""
+    wanted = [term for term in terms(query) if not term.excluded]
+    return [Wanted(index_form(term.text), term is wanted[-1] and _prefix(term)) for term in wanted]
+
+
+def _prefix(term: Term) -> bool:
+    return not term.phrase and len(term.text) >= PREFIX_MIN_CHARS
 
 
 def _quoted(term: Term) -> str:

@@ -8,9 +8,9 @@ function: each becomes its own token, and a word of them is searched as a phrase
 which finds it anywhere, whatever its length. Symbols (emoji, °, ©) are set apart too, so that they
 are searchable themselves and never glue onto the word next to them.
 
-The separator and the snippet's highlight marks are control characters, which the tokenizer treats as
-spaces; control characters in the source text are turned into spaces first, so every separator or mark
-in stored text is one put there here, and can be taken out for display without touching the text.
+The separator is a control character, which the tokenizer treats as a space; control characters in the
+source text are turned into spaces first, so every separator in stored text is one put there here, and
+can be taken out for display without touching the text.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ import unicodedata
 import regex
 
 SEPARATOR = "\x1f"
-MATCH_START = "\x02"
-MATCH_END = "\x03"
 
 # Token characters for the tokenizer: its defaults (letters, numbers, private use) plus symbols.
 TOKEN_CATEGORIES = "L* N* Co So"

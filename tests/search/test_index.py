@@ -6,21 +6,16 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
 from sessions_app.search import index as module
 from sessions_app.search import index as search_index
-from sessions_app.search.index import (
-    PAGE_SIZE,
-    SCHEMA_VERSION,
-    SNIPPET_PIECE_CHARS,
-    SearchIndex,
-    SearchUnavailable,
-    Segment,
-)
-from sessions_app.search.results import search
+from sessions_app.search.index import PAGE_SIZE, SCHEMA_VERSION, SearchIndex, SearchUnavailable
+from sessions_app.search.results import Results, search
+from sessions_app.search.snippets import SNIPPET_PIECE_CHARS, SNIPPET_TOKENS, Segment
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.store import SessionFile
@@ -137,6 +132,23 @@ def test_a_snippet_shows_the_text_near_its_matches_however_long_the_runs_between
     middle = both.snippet[2].text  # between the two: both its ends, next to each
     assert middle.startswith(" !!!") and middle.endswith("!!! ") and "…" in middle
     assert sum(len(piece.text) for piece in both.snippet) < 4 * SNIPPET_PIECE_CHARS
+
+
+def test_a_text_holding_a_word_a_hundred_thousand_times_is_searched_at_once(folder, run) -> None:
+    """FTS5's own snippet() takes time growing with the square of the matches in one text: an entry of
+    the longest indexed length holding "a" 100,000 times kept a core busy for minutes, and three such
+    searches pinned both cores. The snippet is cut in time linear in the text (``bench/bounded.py``
+    measures it in milliseconds); the 60 s allowed here are a bound far beyond it, not a target."""
+    folder.write("dense", {"id": "many", **folder.user("a " * 100_000)}, {"id": "few", **folder.user("a b c")})
+    found: list[Results] = []
+    searching = threading.Thread(target=lambda: found.append(run("a")), daemon=True)
+    searching.start()
+    searching.join(timeout=60)
+    assert found, "the search did not end"
+    (few, many) = sorted(found[0].hits, key=lambda hit: hit.entry_id)
+    assert [piece.text for piece in few.snippet if piece.match] == ["a"]
+    assert [piece.text for piece in many.snippet if piece.match] == ["a"] * SNIPPET_TOKENS
+    assert many.snippet[-1] == Segment("…", False)
 
 
 def test_catch_up_reads_only_the_appended_bytes(folder, index, catalog, find) -> None:
