@@ -26,7 +26,12 @@ class ReadOnlySession(SessionError):
 
 
 class WriteFailed(SessionError):
-    """An append did not reach the file whole (short write, full disk, …)."""
+    """A write did not reach the file whole (a full disk, a read-only folder, …) and was taken back:
+    nothing was written. ``why`` says it in words a user can act on ("the disk is full")."""
+
+    def __init__(self, path: object, why: str) -> None:
+        super().__init__(f"{path}: nothing was written: {why}")
+        self.why = why
 
 
 class NotARegularFile(SessionError):

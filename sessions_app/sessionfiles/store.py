@@ -4,7 +4,9 @@ appended to by one write path that many processes can share.
 The write path (docs/format.md §9.1): ``flock`` the file, catch up on whatever others appended, choose a
 fresh id, write the whole line with one ``os.write`` on an ``O_APPEND`` descriptor (after a lone ``\\n``
 if a torn write left the file unterminated), optionally ``fdatasync``, unlock. Writers never notify
-anyone: whoever watches the file sees the new line.
+anyone: whoever watches the file sees the new line. A write that fails or falls short (a full disk, a
+folder made read-only) is taken back, under the lock: the file is cut to the length it had, and
+``WriteFailed`` says why in words a user can act on. A new file that cannot be written whole is removed.
 
 Threads share a cached ``SessionFile``. ``index`` is an immutable snapshot (see ``index``), replaced
 whole by each refresh, so a reader that keeps ``index = session.index`` sees one consistent state however
@@ -22,6 +24,7 @@ the size the file had when it started, and no line is held in memory beyond ``ma
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import stat
@@ -56,6 +59,8 @@ HEADER_LIMIT = 64 << 10
 hundred bytes, and so a file that is no session is refused after 64 KiB read, never after the whole
 file (a 100 MB file without a newline was read whole looking for its header)."""
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
+PRIVATE_FILE = 0o600  # what pitree creates is its owner's alone (sessions hold whatever was said in them)
+PRIVATE_FOLDER = 0o700
 
 
 class _AtLeaf:
@@ -462,7 +467,10 @@ class SessionFile:
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
             )
         with self._write_lock:
-            fd, _ = reopen_regular(self.path, os.O_RDWR | os.O_APPEND)
+            try:
+                fd, _ = reopen_regular(self.path, os.O_RDWR | os.O_APPEND)
+            except OSError as error:
+                raise WriteFailed(self.path, cannot_write(error)) from error
             try:
                 if self.within is not None and leads_outside(self.path, self.within, _real_path(fd, self.path)):
                     raise ReadOnlySession(f"{self.path}: {OUTSIDE}; fork it to continue")
@@ -481,7 +489,7 @@ class SessionFile:
                         taken = _Taken(self.index.by_id, entry["id"])
                         marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(taken), entry["id"], now)
                         lines += E.dump_line(marker)
-                    _write_line(fd, lines, fsync=self.fsync)
+                    _write_line(fd, lines, fsync=self.fsync, path=self.path)
                     self.refresh()
                     return entry
                 finally:
@@ -618,16 +626,45 @@ def _no_header(path: Path | str, size: int) -> str:
     return f"{path}: not a pi session (no session header)"
 
 
-def _write_line(fd: int, line: bytes, *, fsync: bool) -> None:
-    """Write one whole line at the end; a torn last line first gets the ``\\n`` it lacks."""
+def _write_line(fd: int, line: bytes, *, fsync: bool, path: Path) -> None:
+    """Write one whole line at the end; a torn last line first gets the ``\\n`` it lacks. A write that
+    fails or falls short, or whose ``fdatasync`` fails, is taken back (``_take_back``): WriteFailed."""
     size = os.fstat(fd).st_size
     if size and os.pread(fd, 1, size - 1) != b"\n":
         line = b"\n" + line
-    written = os.write(fd, line)
-    if written != len(line):
-        raise WriteFailed(f"short write: {written} of {len(line)} bytes reached the file")
-    if fsync:
-        os.fdatasync(fd)
+    written = 0
+    try:
+        written = os.write(fd, line)
+        if written != len(line):
+            raise WriteFailed(path, f"only {written:,} of {len(line):,} bytes fitted (the disk is full)")
+        if fsync:
+            os.fdatasync(fd)
+    except OSError as error:
+        _take_back(fd, size, written)
+        raise WriteFailed(path, cannot_write(error)) from error
+    except WriteFailed:
+        _take_back(fd, size, written)
+        raise
+
+
+def _take_back(fd: int, size: int, written: int) -> None:
+    """Cut the file back to ``size`` when it ends with the ``written`` bytes of a failed write, so that
+    no partial line stays in it (shrinking needs no free space). When it does not (another program
+    appended meanwhile: pi takes no lock), it is left as it is: cutting would take that program's line;
+    the next append then ends the partial line first."""
+    if written and os.fstat(fd).st_size == size + written:
+        os.ftruncate(fd, size)
+
+
+def cannot_write(error: OSError) -> str:
+    """Why a write failed, in words a user can act on (the page shows them where they acted)."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full"
+    if error.errno == errno.EROFS:
+        return "the sessions folder is on a read-only file system"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "the folder or the file is read-only (permission denied)"
+    return f"it could not be written ({error.strerror or error})"
 
 
 OUTSIDE = "a link to a file outside the sessions folder: read-only"
@@ -662,19 +699,32 @@ def create_file(path: Path, lines: list[dict[str, Any]], *, fsync: bool = True, 
 
 
 def write_new(path: Path, data: bytes, *, fsync: bool = True, within: Path | None = None) -> None:
-    """``create_file`` for lines already written out (an upload keeps its bytes as they came)."""
+    """``create_file`` for lines already written out (an upload keeps its bytes as they came). A file
+    that cannot be written whole is removed (WriteFailed); one that exists already is left alone
+    (FileExistsError)."""
     if within is not None and leads_outside(path, within):
         raise ReadOnlySession(
             f"{path.parent}: a link to a folder outside the sessions folder: nothing is written there"
         )
-    folders = _make_folders(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
-        _write_line(fd, data, fsync=False)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+        folders = _make_folders(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+    except FileExistsError:
+        raise
+    except OSError as error:
+        raise WriteFailed(path.parent, cannot_write(error)) from error
+    try:
+        try:
+            _write_line(fd, data, fsync=False, path=path)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except (OSError, WriteFailed) as error:
+        path.unlink(missing_ok=True)
+        if isinstance(error, WriteFailed):
+            raise
+        raise WriteFailed(path, cannot_write(error)) from error
     if fsync:
         for folder in (path.parent, *folders):
             _fsync_folder(folder)
@@ -689,7 +739,7 @@ def _make_folders(folder: Path) -> list[Path]:
         missing.append(current)
         current = current.parent
     for created in reversed(missing):
-        created.mkdir(exist_ok=True)
+        created.mkdir(PRIVATE_FOLDER, exist_ok=True)
     return [created.parent for created in missing]
 
 

@@ -22,7 +22,7 @@ from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
 from ..services import chat, replies, summaries
 from ..sessionfiles import entries as E
-from ..sessionfiles.errors import EntryNotFound
+from ..sessionfiles.errors import EntryNotFound, WriteFailed
 from ..sessionfiles.tree import latest_position_under
 from .responses import form_error, is_htmx, moved_to
 
@@ -59,7 +59,12 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
             "Nothing was sent; reload the page and try again.",
             status=409,
         )
-    reply = await chat.answer(session, user["id"], form.cleaned_data["stream"] or None)
+    try:
+        reply = await chat.answer(session, user["id"], form.cleaned_data["stream"] or None)
+    except WriteFailed as error:
+        # The message is stored: the tab stands at it, rather than getting it back as a draft to send twice.
+        said = f"Your message is stored, but the reply could not be: {error.why}."
+        return await asyncio.to_thread(moved_to, request, session, user["id"], flash=said)
     return await _moved(request, session, reply["id"])
 
 
