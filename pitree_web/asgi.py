@@ -34,6 +34,10 @@ if "daphne.server" in sys.modules:
 
     install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
 
+    from .private import tighten
+
+    tighten()  # what an older start left readable by others
+
 shutdown.install()
 
 application = ProtocolTypeRouter(

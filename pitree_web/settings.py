@@ -22,9 +22,14 @@ from sessions_app.sessionfiles.index import MAX_LINE_BYTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# Everything pitree creates is its owner's alone (files 0600, folders 0700): sessions, the database
+# (with sign-in sessions), the search index and caches. Set here, which every pitree process loads
+# first; pitree_web/private.py tightens what older starts left readable.
+os.umask(0o077)
+
 # Machine-local state (database, secret key, sample sessions).
 VAR_DIR = BASE_DIR / "var"
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 # A variable set to nothing (``PITREE_DEBUG= ./scripts/run``) means its default, as if it were unset.
 for _name in [name for name, value in os.environ.items() if name.startswith("PITREE_") and not value.strip()]:
@@ -71,6 +76,9 @@ ALLOWED_HOSTS = _names("PITREE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]
 PITREE_BEHIND_TLS_PROXY: bool = env.bool("PITREE_BEHIND_TLS_PROXY", False)
 if PITREE_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # Browsers that reached it over https keep to https (Django's SecurityMiddleware sends it on https
+    # answers only); 0 sends none.
+    SECURE_HSTS_SECONDS = env.int("PITREE_HSTS_SECONDS", 365 * 24 * 3600, validate=validate.Range(min=0))
 CSRF_TRUSTED_ORIGINS: list[str] = _names("PITREE_TRUSTED_ORIGINS", [])
 
 # Sign-in and CSRF cookies travel over https only. Unset, PITREE_SECURE_COOKIES decides per request
