@@ -27,12 +27,15 @@ from .origin import SameOriginValidator  # noqa: E402
 
 if "daphne.server" in sys.modules:
     # daphne is the server (its command line and runserver import it before the app): it buffers
-    # whole request bodies before calling the app, so the body limit is set inside it.
+    # whole request bodies before calling the app, so the body limit is set inside it, and so are the
+    # limits on slow and numerous connections.
     from django.urls import reverse
 
-    from .bodylimit import install
+    from . import bodylimit, connections
 
-    install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
+    bodylimit.install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
+    per_address = None if settings.PITREE_BEHIND_TLS_PROXY else settings.PITREE_CONNECTIONS_PER_ADDRESS
+    connections.install(settings.PITREE_REQUEST_SECONDS, per_address)
 
     from .private import tighten
 

@@ -10,7 +10,8 @@ sending can read the answer, and the connection closes when the body ends or aft
 
 ``install`` is called by ``pitree_web.asgi`` when daphne serves the app (its command line or its
 ``runserver``); the limit is ``settings.PITREE_MAX_BODY_BYTES``, and a larger one for the upload page
-(``settings.PITREE_MAX_UPLOAD_BYTES``, a session file and the form around it).
+(``settings.PITREE_MAX_UPLOAD_BYTES``, a session file and the form around it). ``pitree_web.connections``
+puts the factory into daphne, with the limits on slow and numerous connections.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ class LimitedRequest(WebRequest):
     _refused = False
     _drain: DelayedCall | None = None
     _limit = 0
+
+    @property
+    def body_limit(self) -> int:
+        """The largest body this request may have (known once its headers are in)."""
+        return self._limit
 
     def gotLength(self, length: int | None) -> None:
         # Twisted keeps the request line's target on the channel until the request is complete.
@@ -99,14 +105,9 @@ class LimitedHTTPFactory(HTTPFactory):
 
 
 def install(limit: int, larger: dict[str, int] | None = None) -> None:
-    """Make every daphne server this process starts from now on refuse bodies over ``limit`` bytes
-    (over ``larger[path]`` for a request to one of those paths).
-
-    daphne's ``Server.run`` builds its factory by the module name ``HTTPFactory``: that name is the
-    one hook it offers, so it is pointed at ``LimitedHTTPFactory``."""
-    # Imported when installed: daphne.server installs Twisted's reactor as it is imported, and the
-    # rest needs Django's apps, which pitree_web.asgi has set up by then.
-    import daphne.server  # noqa: PLC0415
+    """Make ``LimitedRequest`` refuse bodies over ``limit`` bytes (over ``larger[path]`` for a request
+    to one of those paths)."""
+    # Imported when installed: the rest needs Django's apps, which pitree_web.asgi has set up by then.
     from django.template.loader import render_to_string  # noqa: PLC0415
 
     from sessions_app.middleware import CONTENT_SECURITY_POLICY  # noqa: PLC0415
@@ -127,4 +128,3 @@ def install(limit: int, larger: dict[str, int] | None = None) -> None:
         render_to_string("sessions_app/partials/_form_errors.html", {"errors": [reason]}).encode(),
         [*common, (b"HX-Retarget", b"#flash"), (b"HX-Reswap", b"innerHTML")],
     )
-    daphne.server.HTTPFactory = LimitedHTTPFactory

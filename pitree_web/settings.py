@@ -295,6 +295,14 @@ PITREE_MAX_MESSAGE_BYTES: int = env.int("PITREE_MAX_MESSAGE_BYTES", 1_048_576, v
 PITREE_MAX_BODY_BYTES: int = 3 * PITREE_MAX_MESSAGE_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITREE_MAX_BODY_BYTES
 
+# Seconds a connection has to send a request's headers (then its body the same again, plus a second
+# per 64 KiB it announces), and connections one address may hold open (pitree_web.connections); behind
+# a TLS proxy every connection comes from the proxy, which limits connections per visitor itself.
+PITREE_REQUEST_SECONDS: float = env.float(
+    "PITREE_REQUEST_SECONDS", 30.0, validate=validate.Range(min=0, min_inclusive=False)
+)
+PITREE_CONNECTIONS_PER_ADDRESS: int = env.int("PITREE_CONNECTIONS_PER_ADDRESS", 128, validate=validate.Range(min=1))
+
 # Largest session file accepted by the upload page; its request may be that much larger than others.
 PITREE_MAX_UPLOAD_BYTES: int = env.int("PITREE_MAX_UPLOAD_BYTES", 32 << 20, validate=validate.Range(min=1))
 PITREE_MAX_UPLOAD_BODY_BYTES: int = max(PITREE_MAX_BODY_BYTES, PITREE_MAX_UPLOAD_BYTES + 64 * 1024)

@@ -5,6 +5,7 @@ web, live and browser tests share. Each server has a database of its own with th
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -63,9 +64,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch_daphne(env: dict[str, str], log: Path, *, site: Daphne | None = None, port: int | None = None) -> Daphne:
+def launch_daphne(
+    env: dict[str, str], log: Path, *, site: Daphne | None = None, port: int | None = None, files: int | None = None
+) -> Daphne:
     """Start daphne with ``env`` on top of this process's environment and wait until ``/`` answers; on
-    ``port`` (a server started again where its pages are open), else on a free one.
+    ``port`` (a server started again where its pages are open), else on a free one; with ``files``,
+    the process may open that many files at most (``ulimit -n``, soft and hard).
 
     ``PITREE_ALLOWED_HOSTS`` is dropped so the defaults (127.0.0.1, localhost) apply; the server runs in
     a session of its own, so a test's Ctrl+C does not reach it before its SIGTERM does."""
@@ -88,6 +92,8 @@ def launch_daphne(env: dict[str, str], log: Path, *, site: Daphne | None = None,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+    if files is not None:  # set at once, long before the server has imported enough to open many
+        resource.prlimit(process.pid, resource.RLIMIT_NOFILE, (files, files))
     server = Daphne(url=f"http://127.0.0.1:{port}", port=port, process=process, log=log, env=full_env)
     deadline = time.monotonic() + START_SECONDS
     while True:
