@@ -37,9 +37,13 @@ if "daphne.server" in sys.modules:
     per_address = None if settings.PITREE_BEHIND_TLS_PROXY else settings.PITREE_CONNECTIONS_PER_ADDRESS
     connections.install(settings.PITREE_REQUEST_SECONDS, per_address)
 
+    from sessions_app.services.journal import recover
+
     from .private import tighten
 
     tighten()  # what an older start left readable by others
+    # Replies a killed server was writing: stored now, as stopped replies.
+    recover(settings.PITREE_JOURNAL_DIR, sessions=settings.PITREE_SESSIONS_DIR, fsync=settings.PITREE_FSYNC)
 
 shutdown.install()
 

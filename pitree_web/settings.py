@@ -277,6 +277,10 @@ PITREE_SESSIONS_DIR: Path = env.path("PITREE_SESSIONS_DIR", VAR_DIR / "sessions"
 # Full-text search index: a cache the session files feed (delete it and it is rebuilt).
 PITREE_SEARCH_DB: Path = env.path("PITREE_SEARCH_DB", VAR_DIR / "search.sqlite3").expanduser()
 
+# Replies being written keep their text here as it streams, so that a killed server loses none of it
+# (sessions_app/services/journal.py): the next start stores what it finds as stopped replies.
+PITREE_JOURNAL_DIR: Path = env.path("PITREE_JOURNAL_DIR", VAR_DIR / "replies").expanduser()
+
 # Folder of caches the files feed (the session listing); deleting it loses nothing.
 PITREE_CACHE_DIR: Path = env.path("PITREE_CACHE_DIR", VAR_DIR).expanduser()
 

@@ -18,11 +18,13 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
 
-# Child processes (the CLI, daphne) inherit these: their caches stay out of the project's var/ too.
+# Child processes (the CLI, daphne) inherit these: their caches and journals stay out of the project's
+# var/ too.
 _CHILD_CACHES = tempfile.mkdtemp(prefix="pitree-test-caches-")
 atexit.register(shutil.rmtree, _CHILD_CACHES, ignore_errors=True)
 os.environ.setdefault("PITREE_CACHE_DIR", _CHILD_CACHES)
 os.environ.setdefault("PITREE_SEARCH_DB", os.path.join(_CHILD_CACHES, "search.sqlite3"))
+os.environ.setdefault("PITREE_JOURNAL_DIR", os.path.join(_CHILD_CACHES, "replies"))
 
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -88,9 +90,11 @@ def sessions_dir(tmp_path: Path, settings) -> Path:
 
 @pytest.fixture(autouse=True)
 def _caches_beside_the_test(tmp_path: Path, settings) -> None:
-    """The listing cache and the search index of every test live in its own folder, never in var/."""
+    """The listing cache, the search index and the replies' journals of every test live in its own
+    folder, never in var/."""
     settings.PITREE_CACHE_DIR = tmp_path / "cache"
     settings.PITREE_SEARCH_DB = tmp_path / "cache" / "search.sqlite3"
+    settings.PITREE_JOURNAL_DIR = tmp_path / "cache" / "replies"
 
 
 # --- a real server ---------------------------------------------------------------------------------

@@ -113,7 +113,9 @@ class SessionView(SessionFile):
             return list(range(len(self.index)))
         return list(range(len(before), len(self.index)))
 
-    def _append(self, plan: Plan, *, position_then: Parent = AT_LEAF) -> dict[str, Any] | None:
+    def _append(
+        self, plan: Plan, *, position_then: Parent = AT_LEAF, entry_id: str | None = None
+    ) -> dict[str, Any] | None:
         if not self.grant.can_write:
             raise PermissionDenied("You may read this session but not write to it.")
 
@@ -126,7 +128,7 @@ class SessionView(SessionFile):
                 raise _outside(self._part.scope)
             return planned
 
-        written = self.full._append(within_view, position_then=position_then)
+        written = self.full._append(within_view, position_then=position_then, entry_id=entry_id)
         self.index = self._current()
         if written is not None and self.author is not None and not self.author.unrestricted:
             record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)

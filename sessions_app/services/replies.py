@@ -41,15 +41,18 @@ import re
 import secrets
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from channels.layers import BaseChannelLayer, get_channel_layer
+from django.conf import settings
 
 from ..assistants import Reply
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
+from .journal import Journal
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +93,8 @@ class RunningReply:
     def __init__(self, session: SessionFile, parent_id: str, reply: Reply, reply_id: str) -> None:
         self.id, self.session_id, self.parent_id, self.reply = reply_id, session.session_id, parent_id, reply
         self.position_then = session.file_position  # moved by the time it ends: it stays moved (``append``)
+        # Its text as it streams, for the next start should this process be killed before the append.
+        self.journal = Journal(Path(settings.PITREE_JOURNAL_DIR), session, parent_id, self.position_then, reply)
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
         self.task = asyncio.create_task(self._live(session))
@@ -108,7 +113,8 @@ class RunningReply:
 
     async def _read(self) -> None:
         await self._ready.wait()
-        async for _ in self.reply:
+        async for text in self.reply:
+            self.journal.add(text)
             self._changed.set()
 
     async def _live(self, session: SessionFile) -> dict[str, Any]:
@@ -126,10 +132,15 @@ class RunningReply:
             self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
             entry = await asyncio.to_thread(
-                session.append, self.reply.draft(), self.parent_id, position_then=self.position_then
+                session.append,
+                self.reply.draft(),
+                self.parent_id,
+                position_then=self.position_then,
+                entry_id=self.journal.entry_id,
             )
             return entry
         finally:
+            self.journal.close(stored=entry is not None)
             _running.pop(self.id, None)
             await self._send(layer, self._progress())  # the last text, for tabs that show the reply elsewhere
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}

@@ -365,9 +365,12 @@ class SessionFile:
         *,
         check: Callable[[SessionIndex], None] | None = None,
         position_then: Parent = AT_LEAF,
+        entry_id: str | None = None,
     ) -> dict[str, Any]:
         """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf).
         ``check`` looks at the index under the lock, after catching up, and may refuse (raise).
+        ``entry_id``: the id the entry gets unless the file holds it already (then a fresh one), so that
+        whoever chose it can tell later whether the entry was written (a reply's journal).
 
         ``position_then``: the file's position (``file_position``) when the work this entry ends began
         (a reply). When the position moved since (the reader edited a message or switched branches
@@ -382,7 +385,7 @@ class SessionFile:
                 check(index)
             return draft, parent_id
 
-        written = self._append(plan, position_then=position_then)
+        written = self._append(plan, position_then=position_then, entry_id=entry_id)
         assert written is not None
         return written
 
@@ -459,9 +462,11 @@ class SessionFile:
         plan: Callable[[SessionIndex], tuple[Draft, str | None] | None],
         *,
         position_then: Parent = AT_LEAF,
+        entry_id: str | None = None,
     ) -> dict[str, Any] | None:
         """The one write path. ``plan`` runs under the lock, after catching up, and decides what to write
-        (after it, a ``leaf`` marker when the position moved since ``position_then``: ``append``)."""
+        (after it, a ``leaf`` marker when the position moved since ``position_then``; the entry's id:
+        ``append``)."""
         if self.index.read_only:
             raise ReadOnlySession(
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
@@ -482,12 +487,14 @@ class SessionFile:
                         return None
                     draft, parent_id = planned
                     now = E.now_iso()
-                    entry = draft.build(E.new_entry_id(self.index.by_id), parent_id, now)
+                    taken = self.index.by_id
+                    fresh = entry_id if entry_id is not None and entry_id not in taken else E.new_entry_id(taken)
+                    entry = draft.build(fresh, parent_id, now)
                     lines = E.dump_line(entry)
                     position = self.index.leaf_id
                     if position_then is not AT_LEAF and position not in (position_then, parent_id):
-                        taken = _Taken(self.index.by_id, entry["id"])
-                        marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(taken), entry["id"], now)
+                        also = _Taken(taken, entry["id"])
+                        marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(also), entry["id"], now)
                         lines += E.dump_line(marker)
                     _write_line(fd, lines, fsync=self.fsync, path=self.path)
                     self.refresh()

@@ -129,3 +129,53 @@ def test_no_middleware_puts_the_async_views_in_a_worker_thread(caplog: pytest.Lo
     ASGIHandler()
     adapted = [record.getMessage() for record in caplog.records if "adapted for middleware" in record.getMessage()]
     assert adapted == []
+
+
+def test_sigkill_while_a_reply_is_written_loses_none_of_its_text(tmp_path: Path) -> None:
+    """SIGTERM and a client gone keep a reply as stopped; a killed process (kill -9, a crash) lost it
+    whole. Its text streams into a journal, which the next start stores as a stopped reply under the
+    message it answered, once, whatever number of starts follow."""
+    folder = tmp_path / "sessions" / "--tmp-project--"
+    folder.mkdir(parents=True)
+    session_file = folder / "2025-11-20T08-00-00-000Z_5f0c2a9e-1b7d-4c1e-9a43-2d8f6e1b0c70.jsonl"
+    shutil.copy(SAMPLE, session_file)
+    session_id = _lines(session_file)[0]["id"]
+    journals = tmp_path / "replies"
+    env = {
+        "PITREE_SESSIONS_DIR": str(tmp_path / "sessions"),
+        "PITREE_JOURNAL_DIR": str(journals),
+        "PITREE_OFFLINE_DELAY": "0.05",  # many pieces: the kill lands in the middle of the reply
+        "PITREE_FSYNC": "0",
+        "PITREE_ASSISTANT": "offline",
+    }
+    server = launch_daphne(env, tmp_path / "daphne.log")
+    try:
+        threading.Thread(target=_send_and_lose_the_answer, args=(server, session_id), daemon=True).start()
+        deadline = time.monotonic() + TIMEOUT
+        while not (journal := next(journals.glob("*.journal"), None)) or journal.read_bytes().count(b"\n") < 10:
+            assert time.monotonic() < deadline, "the reply did not stream"
+            time.sleep(0.05)
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(timeout=TIMEOUT)
+    finally:
+        server.stop()
+    user = _lines(session_file)[-1]
+    assert user["message"]["content"] == "Still there?"  # the reply was not stored: its process died
+    kept = _journal_text(journal)
+    assert kept.startswith("**Offline responder**")
+
+    for start in range(2):  # the next start stores it; the one after finds nothing more to do
+        again = launch_daphne(env, tmp_path / f"again-{start}.log", site=server)
+        again.stop()
+        replies = [line for line in _lines(session_file) if line.get("parentId") == user["id"]]
+        assert len(replies) == 1, replies
+        message = replies[0]["message"]
+        assert message["role"] == "assistant" and message["stopReason"] == "aborted"
+        assert "".join(block["text"] for block in message["content"]) == kept
+        assert not journal.exists()
+
+
+def _journal_text(journal: Path) -> str:
+    """The text a journal holds (its whole lines after the header), read as the next start reads it."""
+    lines = journal.read_bytes().split(b"\n")[1:-1]
+    return "".join(json.loads(line)["t"] for line in lines)
