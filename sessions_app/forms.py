@@ -188,7 +188,9 @@ class TreeFilterForm(PositionForm):
     filter = forms.ChoiceField(choices=[(name, name) for name in FILTERS], required=False)
 
 
-MAX_OPENED_FOLDS = 500  # "+N" folds a tree panel is asked to draw open again (static/pitree/app.js keeps as many)
+# "+N" folds a tree panel is asked to draw open again: the page sends the newest that fit in 6,000
+# characters of its URL (static/pitree/app.js, about 150); more is a hand-made URL.
+MAX_OPENED_FOLDS = 500
 
 
 class TreePanelForm(TreeFilterForm):

@@ -265,8 +265,12 @@
   // at every append: it is asked for with them open (forms.TreePanelForm), so that it comes back as the
   // reader left it, in one request. Until the tab stands elsewhere than on the branch it stood on
   // (``at``, its position then, is not on the path it shows any more) or another filter is picked.
-  const TREE_OPENED_KEPT = 500; // forms.MAX_OPENED_FOLDS
+  // The folds opened most recently are kept, as many as fit in TREE_OPENED_CHARS characters of the
+  // panel's URL (about 150 with pi's 8-character ids): a longer URL is refused by servers and proxies
+  // (Twisted at 16 KB, nginx at 8 KB). Older ones fold again at the next fetch.
+  const TREE_OPENED_CHARS = 6000;
   const nothingOpened = (at) => ({ folds: [], loaded: "", at });
+  const foldChars = (fold) => 23 + encodeURIComponent(fold.first).length + encodeURIComponent(fold.last).length;
   let treeOpened = nothingOpened("");
 
   /** What the reader opened in the panel, as long as the tab has not moved elsewhere since. */
@@ -295,7 +299,10 @@
     if (!item.classList || !ev.detail.shouldSwap || !ev.detail.xhr || ev.detail.xhr.status !== 200) return;
     if (item.classList.contains("tree__row--fold")) {
       const opened = openedHere();
-      opened.folds = [...opened.folds, { first: item.dataset.first, last: item.dataset.last }].slice(-TREE_OPENED_KEPT);
+      const folds = [...opened.folds, { first: item.dataset.first, last: item.dataset.last }];
+      let chars = folds.reduce((sum, fold) => sum + foldChars(fold), 0);
+      while (chars > TREE_OPENED_CHARS) chars -= foldChars(folds.shift());
+      opened.folds = folds;
     } else if (item.classList.contains("tree__row--earlier")) {
       openedHere().loaded = item.dataset.last; // each page loads above the one before: the earliest so far
     }

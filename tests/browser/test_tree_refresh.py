@@ -59,3 +59,37 @@ def test_folds_and_earlier_entries_opened_stay_open_as_the_file_grows(page, ui, 
     expect(fold).to_have_count(1)
     expect(_row(page, SIDE[14])).to_have_count(0)
     assert not record.errors, record.errors
+
+
+SIBLINGS = 450  # side branches, each with a "+2" fold: more than a URL of them all would hold
+
+
+def test_a_panel_with_hundreds_of_folds_opened_still_follows_the_file(page, ui, sessions, record) -> None:
+    """Every "+N" fold opened went into the URL the panel is fetched again with: past about 420 (pi's
+    8-character ids) the URL outgrew what servers take (Twisted refuses a request line over 16 KB,
+    nginx over 8 KB), and the panel stopped following the file. The page keeps the newest that fit."""
+    lines = [message("t0000000", None, "user", "start", 0), message("t0000001", "t0000000", "assistant", "answer", 1)]
+    for n in range(SIBLINGS):
+        side = [f"s{n:04d}{k:03d}" for k in range(4)]
+        for k, (entry_id, parent) in enumerate(zip(side, ["t0000001", *side[:-1]], strict=True)):
+            lines.append(message(entry_id, parent, "user" if k % 2 == 0 else "assistant", f"side {n}.{k}", 2))
+    lines.append(message("t0000002", "t0000001", "user", "the trunk goes on", 3))  # the leaf
+    seeded = sessions.write_lines(lines)
+    page.set_viewport_size({"width": 1400, "height": 800})
+    ui.open(page, seeded.url)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    folds = page.locator("#tree-panel .tree__row--fold")
+    expect(folds).to_have_count(SIBLINGS, timeout=30_000)
+    page.evaluate("() => document.querySelectorAll('#tree-panel .tree__row--fold').forEach((row) => row.click())")
+    expect(folds).to_have_count(0, timeout=120_000)
+
+    refreshes: list[Any] = []
+    page.on("response", lambda response: refreshes.append(response) if "/tree/?" in response.url else None)
+    with seeded.path.open("ab") as file:  # as pi appends
+        file.write(json.dumps(message("z0000001", "t0000002", "assistant", "An agent goes on", 4)).encode() + b"\n")
+    expect(_row(page, "z0000001")).to_have_count(1, timeout=30_000)
+    assert refreshes and all(response.status == 200 and len(response.url) < 8000 for response in refreshes)
+    # The folds opened last are open still; the first ones opened fold again.
+    expect(folds).not_to_have_count(0)
+    assert 0 < folds.count() < SIBLINGS * 3 // 4
+    assert not record.errors, record.errors
