@@ -307,6 +307,10 @@ PITREE_REQUEST_SECONDS: float = env.float(
 )
 PITREE_CONNECTIONS_PER_ADDRESS: int = env.int("PITREE_CONNECTIONS_PER_ADDRESS", 128, validate=validate.Range(min=1))
 
+# Searches, downloads and uploads one person may have under way at once; more answer 429
+# (sessions_app/views/busy.py).
+PITREE_BUSY_PER_USER: int = env.int("PITREE_BUSY_PER_USER", 4, validate=validate.Range(min=1))
+
 # Largest session file accepted by the upload page; its request may be that much larger than others.
 PITREE_MAX_UPLOAD_BYTES: int = env.int("PITREE_MAX_UPLOAD_BYTES", 32 << 20, validate=validate.Range(min=1))
 PITREE_MAX_UPLOAD_BODY_BYTES: int = max(PITREE_MAX_BODY_BYTES, PITREE_MAX_UPLOAD_BYTES + 64 * 1024)

@@ -5,6 +5,7 @@ the page, so a screen reader reads its new text); without JavaScript the form lo
 
 from __future__ import annotations
 
+import asyncio
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..converters import SessionIdConverter
 from ..search.index import SearchIndex, SearchUnavailable
 from ..search.results import search
 from ..services.lookup import catalog
+from .busy import few_at_once
 from .responses import HtmxHttpRequest
 
 MAX_QUERY_CHARS = 500
@@ -54,7 +56,14 @@ def _name(path: str) -> str:
 
 @require_GET
 @vary_on_headers("HX-Request")  # the same URL answers htmx with the results alone
-def search_page(request: HttpRequest) -> HttpResponse:
+@few_at_once
+async def search_page(request: HttpRequest) -> HttpResponse:
+    """Async, its work in a thread of its own: a search over a large folder takes a while, and every
+    sync view shares one thread, which it would hold meanwhile."""
+    return await asyncio.to_thread(_search_page, request)
+
+
+def _search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     context: dict[str, object] = {"form": form, "query": request.GET.get("q", "")[:MAX_QUERY_CHARS]}
     status = 200
