@@ -237,8 +237,9 @@ CACHES = {
 # One process: in-memory layer. Several processes: Redis (pip install -e '.[redis]').
 _redis_url = env.str("PITREE_REDIS_URL", "")
 if _redis_url:
-    # Shared by the processes: what django-ratelimit counts (opened share links) is counted once.
-    CACHES["default"] = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_url}
+    # Shared by the processes: what django-ratelimit counts (opened share links) is counted once; a
+    # Redis that dies costs only that sharing (pitree_web/cache.py), never a sign-in.
+    CACHES["default"] = {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": _redis_url}
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
