@@ -67,12 +67,13 @@ def signed_in_client() -> Any:
     return client
 
 
-def prepare_server_env(env: dict[str, str]) -> str:
-    """Give ``env`` (a server's environment) a migrated scratch database with the owner in it; returns
-    the path of the owner's one-time sign-in link."""
+def prepare_server_env(env: dict[str, str], tree: Path = ROOT) -> str:
+    """Give ``env`` (a server's environment) a migrated scratch database with the owner in it, by the
+    code of ``tree`` (a checkout of pitree: this one, or a baseline's); returns the path of the owner's
+    one-time sign-in link."""
     use_scratch_database(env)
-    _manage(env, "migrate", "--noinput", "-v0")
-    output = _manage(env, "accounts", "--url", "", "first-run")
+    _manage(env, tree, "migrate", "--noinput", "-v0")
+    output = _manage(env, tree, "accounts", "--url", "", "first-run")
     found = re.search(r"/accounts/once/[^\s/]+/", output)
     if found is None:
         raise RuntimeError(f"accounts first-run printed no sign-in link:\n{output}")
@@ -103,9 +104,9 @@ def signed_in_opener(cookie: str) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
+def _manage(env: dict[str, str], tree: Path, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+        [sys.executable, "manage.py", *args], cwd=tree, env=env, capture_output=True, text=True, check=False
     )
     if done.returncode:
         raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import _common as C
@@ -51,6 +52,49 @@ def load() -> Baseline | None:
     store = importlib.import_module(f"{PACKAGE}.store")
     catalog = importlib.import_module(f"{PACKAGE}.catalog")
     return Baseline(sha, store, catalog)
+
+
+def load_app_module(name: str) -> tuple[str, Any] | None:
+    """The baseline's commit and its module ``sessions_app.<name>`` (``search.index``), imported as
+    ``baseline_app.<name>`` with its package and the session core it imports relatively; None (with the
+    reason printed) when git cannot provide it."""
+    package = name.partition(".")[0]
+    try:
+        ref = os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
+        sha = _git("rev-parse", "--short", ref)
+    except (OSError, subprocess.CalledProcessError) as error:
+        print(f"   no baseline to compare with ({error}); set PITREE_BENCH_BASELINE=<commit>")
+        return None
+    folder = BENCH_DIR / f"baseline-app-{sha}"
+    for copied in (package, "sessionfiles"):
+        target = folder / "baseline_app" / copied
+        if not (target / "__init__.py").exists():
+            target.mkdir(parents=True, exist_ok=True)
+            for file in _git("ls-tree", "--name-only", f"{sha}:sessions_app/{copied}").split():
+                if file.endswith(".py"):
+                    (target / file).write_text(_git("show", f"{sha}:sessions_app/{copied}/{file}", strip=False))
+    (folder / "baseline_app" / "__init__.py").touch()
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return sha, importlib.import_module(f"baseline_app.{name}")
+
+
+def source_tree() -> tuple[str, Path] | None:
+    """The baseline's commit and a copy of its whole tree (``git archive``, extracted once under the
+    bench folder), to run a server of the baseline next to today's; None (with the reason printed) when
+    git cannot provide it."""
+    try:
+        ref = os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
+        sha = _git("rev-parse", "--short", ref)
+    except (OSError, subprocess.CalledProcessError) as error:
+        print(f"   no baseline to compare with ({error}); set PITREE_BENCH_BASELINE=<commit>")
+        return None
+    tree = BENCH_DIR / f"baseline-tree-{sha}"
+    if not (tree / "manage.py").exists():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(C.ROOT), "archive", sha], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return sha, tree
 
 
 def _git(*args: str, strip: bool = True) -> str:

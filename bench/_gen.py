@@ -600,6 +600,72 @@ def sessions_folder(files: int = 3000, *, seed: int = 7) -> Path:
     return root
 
 
+PROBE_MESSAGE_BYTES = 31_000_000  # the probe's one-message session
+PROBE_ENTRIES = 2000  # the probe's many-entry session: this many entries …
+PROBE_ENTRY_BYTES = 8 * 1024  # … of this much text each
+
+
+def probe_folder() -> Path:
+    """The shapes an attacker's probe used (issue 26), in pi's layout under ``--probe--/``: a session of one
+    31 MB message, one of 2,000 entries of 8 KB each, and the same two with the text "a a a …" (every
+    word the one-letter query, the worst case for anything that weighs matches)."""
+    root = BENCH_DIR / f"probe-v{GEN_VERSION}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    print(f"[gen] writing the probe's sessions under {root} …", file=sys.stderr, flush=True)
+    if root.exists():
+        shutil.rmtree(root)
+    text = _text_for(26)
+    pool = text.pool
+    prose_message = (pool * (PROBE_MESSAGE_BYTES // len(pool) + 1))[:PROBE_MESSAGE_BYTES]
+    shapes = {
+        "message": [prose_message],
+        "entries": [text.get(PROBE_ENTRY_BYTES) for _ in range(PROBE_ENTRIES)],
+        "dense-message": ["a " * (PROBE_MESSAGE_BYTES // 2)],
+        "dense-entries": ["a " * (PROBE_ENTRY_BYTES // 2)] * PROBE_ENTRIES,
+    }
+    for number, (name, texts) in enumerate(shapes.items()):
+        session_id = f"0b0b0b0b-0000-4000-8000-{number:012d}"
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": _iso(1_767_000_000_000),
+            "cwd": "/probe",
+        }
+        lines = [orjson.dumps(header)]
+        parent = None
+        for n, body in enumerate(texts):
+            entry_id = f"{number:02x}{n:06x}"
+            role = "user" if n % 2 == 0 or len(texts) == 1 else "assistant"
+            content: Any = body if role == "user" else [{"type": "text", "text": body}]
+            message = {"role": role, "content": content, "timestamp": 1_767_000_000_000 + n}
+            lines.append(
+                orjson.dumps(
+                    {
+                        "type": "message",
+                        "id": entry_id,
+                        "parentId": parent,
+                        "timestamp": _iso(1_767_000_000_000 + n),
+                        "message": message,
+                    }
+                )
+            )
+            parent = entry_id
+        _write_atomically(root / "--probe--" / f"2026-01-01T00-00-0{number}-000Z_{session_id}.jsonl", lines)
+        (root / "--probe--" / f".{name}").write_text(session_id)
+    done.write_text("probe\n")
+    return root
+
+
+def probe_session(name: str) -> tuple[str, Path]:
+    """The id and path of one of ``probe_folder()``'s sessions: message, entries, dense-message, dense-entries."""
+    folder = probe_folder() / "--probe--"
+    session_id = (folder / f".{name}").read_text()
+    return session_id, next(folder.glob(f"*_{session_id}.jsonl"))
+
+
 def scratch_copy(source: Path, name: str) -> Path:
     """A fresh copy of ``source`` under ``<bench dir>/work/`` for benchmarks that append to it."""
     target = BENCH_DIR / "work" / name
