@@ -2,10 +2,12 @@
 
 FTS5 finds and ranks the hits; the snippets of a page's hits are cut here. FTS5's own ``snippet()`` and
 ``highlight()`` take time growing with the square of the matches in one text: a 200,000-character
-entry holding "a" 100,000 times kept a core busy for minutes (``bench/search.py``, the probe's shapes).
-Here the cost is linear in the text read: the query's words are found by one regular expression over
-the text folded as the tokenizer folds it, the first ``MAX_MATCHES`` of them are weighed, and only the
-chosen window is cut out and marked.
+entry holding "a" 100,000 times kept a core busy for minutes (``bench/probe_search.py``). Here the cost
+is bounded whatever the text holds: one regular expression finds the query's first ``MAX_MATCHES``
+matches in the text (folded as the tokenizer folds it: lower case, accents taken off), the
+window of ``SNIPPET_TOKENS`` words holding the most different words of the query is chosen among them
+(as FTS5 chooses; the words between two matches are counted only when they are near, as farther ones
+share no window anyway), then cut out and marked.
 
 The tokenizer's rules are followed closely enough to mark what it matched (case and accents folded
 letter by letter, words made of letters, numbers, symbols and combining marks); where the two differ,
@@ -17,7 +19,7 @@ from __future__ import annotations
 import itertools
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import regex
 
@@ -25,11 +27,13 @@ from .text import display_form
 
 SNIPPET_TOKENS = 24  # words a snippet shows (its window), as FTS5's snippet() counts them
 SNIPPET_PIECE_CHARS = 160  # what a snippet shows of one run of text, matched or between matches
-MAX_MATCHES = 1000  # matches weighed to choose the window: enough for any text a person reads
-_LOOK = 4096  # characters looked at before and after the window's matches for the words around them
+FAR_CHARS = SNIPPET_TOKENS * 16  # characters of a gap past which its words are not counted
+MAX_MATCHES = 64  # matches weighed to choose the window: a few windows full of the query's words
+_ACCENTED = range(0x80, 0x2000)  # Latin, Greek, Cyrillic…: where letters carry accents
 
 _WORD_CHARS = r"\p{L}\p{N}\p{Co}\p{So}\p{Mn}"  # the index's tokenizer's, plus the marks it folds away
 _WORD = regex.compile(f"[{_WORD_CHARS}]+")
+_WORD_BACKWARDS = regex.compile(f"[{_WORD_CHARS}]+", flags=regex.REVERSE)
 ELLIPSIS = "…"
 _Match = tuple[int, int, str | None]  # start, end, which of the query's words
 
@@ -64,29 +68,31 @@ class Snippets:
         self._pattern = regex.compile("|".join(alternatives)) if alternatives else None
 
     def of(self, text: str) -> tuple[Segment, ...]:
-        """The snippet of ``text`` (as stored): the window of ``SNIPPET_TOKENS`` words holding the most
-        different words of the query (the first such), the matches marked, each piece cut to
-        ``SNIPPET_PIECE_CHARS``; with no match, the start of the text."""
-        folded = fold(text)
-        matches: list[_Match] = []
-        if self._pattern is not None:
-            for found in self._pattern.finditer(folded):
-                matches.append((found.start(), found.end(), found.lastgroup))
-                if len(matches) == MAX_MATCHES:
-                    break
-        if not matches:
-            start, end = _from_start(folded)
+        """The snippet of ``text`` (as stored), each piece cut to ``SNIPPET_PIECE_CHARS``; with no
+        match, the start of the text."""
+        lowered = text.lower()  # all of it at C speed; letter by letter only for a rare letter whose
+        if len(lowered) != len(text):  # lower case is longer (İ): offsets in it must be offsets in ``text``
+            lowered = fold(text)
+        elif not lowered.isascii():
+            lowered = lowered.translate(_unaccented())
+        pattern = self._pattern
+        found = itertools.islice(pattern.finditer(lowered), MAX_MATCHES) if pattern is not None else ()
+        matches = [(match.start(), match.end(), match.lastgroup) for match in found]
+        if pattern is None or not matches:
+            start, end = _from_start(lowered)
         else:
-            first, last = _best_window(folded, matches)
-            start, end = _around(folded, matches[first][0], matches[last][1], _words_in(folded, matches, first, last))
+            head, tail = _best_window(lowered, matches)
+            start, end = _around(
+                lowered, matches[head][0], matches[tail][1], _count(lowered, matches[head][0], matches[tail][1])
+            )
         pieces: list[tuple[str, bool]] = []
         at = start
-        if self._pattern is not None:
-            for found in self._pattern.finditer(folded, start, end):
-                if found.start() > at:
-                    pieces.append((text[at : found.start()], False))
-                pieces.append((text[found.start() : found.end()], True))
-                at = found.end()
+        if pattern is not None:
+            for match in pattern.finditer(lowered, start, end):
+                if match.start() > at:
+                    pieces.append((text[at : match.start()], False))
+                pieces.append((text[match.start() : match.end()], True))
+                at = match.end()
         if at < end:
             pieces.append((text[at:end], False))
         if start > 0:
@@ -97,12 +103,23 @@ class Snippets:
         return tuple(Segment(display_form(_cut(piece, at, last)), match) for at, (piece, match) in enumerate(pieces))
 
 
-def _best_window(folded: str, matches: list[_Match]) -> tuple[int, int]:
+@cache
+def _unaccented() -> str:
+    """For ``translate``: each code point below ``_ACCENTED``'s end, the letter an accented lower-case
+    one folds to (``é``: ``e``), itself otherwise. A string, not a dict: ``translate`` looks every
+    character up, and a dict's misses (most characters) cost it a raised ``KeyError`` each."""
+    return "".join(
+        _folded(char) if code in _ACCENTED and char.lower() == char else char
+        for code, char in ((code, chr(code)) for code in range(_ACCENTED.stop))
+    )
+
+
+def _best_window(lowered: str, matches: list[_Match]) -> tuple[int, int]:
     """The first and last match of the window that starts at a match and holds the most different
     words of the query within ``SNIPPET_TOKENS`` words (then the most matches; the first of equals)."""
-    positions = [0]  # the words before each match, counted from the first match
+    positions = [0]  # the words before each match, counted from the first match (gaps up to a window)
     for (start, _, _), (following, _, _) in itertools.pairwise(matches):
-        positions.append(positions[-1] + _count(folded, start, following))
+        positions.append(positions[-1] + _gap(lowered, start, following))
     best = (-1, 0, 0)
     seen: dict[str | None, int] = {}
     last = 0
@@ -120,41 +137,37 @@ def _best_window(folded: str, matches: list[_Match]) -> tuple[int, int]:
     return best[1], best[2]
 
 
-def _count(folded: str, start: int, end: int) -> int:
-    return sum(1 for _ in _WORD.finditer(folded, start, end))
+def _count(text: str, start: int, end: int) -> int:
+    return len(_WORD.findall(text, start, end))
 
 
-def _words_in(folded: str, matches: list[_Match], first: int, last: int) -> int:
-    return _count(folded, matches[first][0], matches[last][1])
+def _gap(text: str, start: int, end: int) -> int:
+    """The words from one match's start to the next's, up to ``SNIPPET_TOKENS`` (a gap wider than
+    ``FAR_CHARS`` counts as that many without being counted: two matches so far apart share no window)."""
+    return SNIPPET_TOKENS if end - start > FAR_CHARS else min(SNIPPET_TOKENS, _count(text, start, end))
 
 
-def _around(folded: str, start: int, end: int, inside: int) -> tuple[int, int]:
+def _around(text: str, start: int, end: int, inside: int) -> tuple[int, int]:
     """The window (character offsets) of ``SNIPPET_TOKENS`` words with the matched span from ``start`` to
     ``end`` (``inside`` words) in its middle: from the text's start when no word is left out before it,
-    to the text's end when none is left out after."""
+    to the text's end when none is left out after. Only the words taken (and one more) are looked for."""
     spare = max(0, SNIPPET_TOKENS - inside)
-    before = [found.start() for found in _WORD.finditer(folded, max(0, start - _LOOK), start)]
-    if before and before[0] == max(0, start - _LOOK) > 0:
-        before = before[1:]  # cut in the middle of a word
-    after = [found.end() for found in _WORD.finditer(folded, end, min(len(folded), end + _LOOK))]
+    before = list(itertools.islice(_WORD_BACKWARDS.finditer(text, 0, start), spare + 1))  # nearest first
+    after = list(itertools.islice(_WORD.finditer(text, end), spare + 1))
     lead = min(len(before), spare // 2)
     trail = min(len(after), spare - lead)
     lead = min(len(before), spare - trail)
-    first = before[-lead] if lead else start
-    if lead == len(before) and not _WORD.search(folded, 0, first):
-        first = 0
-    last = after[trail - 1] if trail else end
-    if trail == len(after) and not _WORD.search(folded, last):
-        last = len(folded)
+    first = 0 if lead == len(before) else before[lead - 1].start() if lead else start
+    last = len(text) if trail == len(after) else after[trail - 1].end() if trail else end
     return first, last
 
 
-def _from_start(folded: str) -> tuple[int, int]:
+def _from_start(text: str) -> tuple[int, int]:
     """The text's first ``SNIPPET_TOKENS`` words (all of it when it has no more)."""
-    for words, found in enumerate(_WORD.finditer(folded), start=1):
+    for words, found in enumerate(_WORD.finditer(text), start=1):
         if words == SNIPPET_TOKENS:
-            return 0, found.end() if _WORD.search(folded, found.end()) else len(folded)
-    return 0, len(folded)
+            return 0, found.end() if _WORD.search(text, found.end()) else len(text)
+    return 0, len(text)
 
 
 def _cut(text: str, at: int, last: int) -> str:
