@@ -25,6 +25,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DatabaseError
 
+from sessions_app.access.authorship import FILE
+from sessions_app.models import Authorship
+from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.listcache import FILE_NAME as LISTING_FILE
 
 log = logging.getLogger(__name__)
@@ -83,10 +86,6 @@ def _tree(folder: Path) -> Iterator[Path]:
 
 def _created_by_pitree(root: Path) -> Iterable[Path]:
     """The session files of ``root`` that pitree created (new sessions, forks, uploads)."""
-    from sessions_app.access.authorship import FILE
-    from sessions_app.models import Authorship
-    from sessions_app.sessionfiles.catalog import Catalog
-
     try:
         created = set(Authorship.objects.filter(entry_id=FILE).values_list("session_id", flat=True))
     except DatabaseError:

@@ -1,9 +1,13 @@
 """The Markdown download: a branch as a person reads it (the conversation's text, tool calls named,
-summaries quoted), titled like the session."""
+summaries quoted), titled like the session. Made as it is sent: the path's entries are decoded
+``BATCH`` at a time, and each is written out in pieces (its text is never copied whole), so that what
+the download holds at once is a batch of entries, or one entry when it is a large one."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 
 from ..access.scoped import SessionView
 from ..assistants.base import ABORTED_MESSAGE
@@ -12,9 +16,10 @@ from ..services.lookup import entry_row
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.tree import path as tree_path
-from .downloads import Download, download_name
+from .downloads import Download, download_name, in_pieces
 
 TITLE_WIDTH = 80  # characters of a Markdown download's title line (one line: a name or a first message)
+BATCH = 64  # entries decoded at a time
 
 
 def markdown(view: SessionView, entry_id: str | None) -> Download:
@@ -22,49 +27,54 @@ def markdown(view: SessionView, entry_id: str | None) -> Download:
     index = view.index
     row = entry_row(view, entry_id) if entry_id is not None else index.leaf_row
     rows = tree_path(index, row)
-    info = session_info(view)
-    parts = [
-        f"# {E.one_line(info.title, TITLE_WIDTH) or 'Session'}\n",
-        f"Session `{view.session_id}`, exported from pitree.\n",
-    ]
-    for entry in view.entries(rows):
-        part = _markdown_entry(entry)
-        if part:
-            parts.append(part)
-    return Download(download_name(view, entry_id, "md"), "\n".join(parts).encode())
+    title = E.one_line(session_info(view).title, TITLE_WIDTH) or "Session"
+    head = f"# {title}\n\nSession `{view.session_id}`, exported from pitree.\n"
+    return Download(download_name(view, entry_id, "md"), in_pieces(_parts(view, rows, head)))
 
 
-def _markdown_entry(entry: dict[str, object]) -> str:
+def _parts(view: SessionView, rows: list[int], head: str) -> Iterator[str]:
+    """The Markdown's text in parts: the head, then each entry's, a blank line before each."""
+    yield head
+    for start in range(0, len(rows), BATCH):
+        for entry in view.entries(rows[start : start + BATCH]):
+            parts = _markdown_entry(entry)
+            if parts:
+                yield "\n"
+                yield from parts
+
+
+def _markdown_entry(entry: dict[str, object]) -> list[str]:
+    """An entry as Markdown, in parts: a text as long as the entry's is one part, never copied into a
+    longer one."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
         if not isinstance(message, dict):
-            return ""
+            return []
         role = message.get("role")
         content = message.get("content")
         if role == "user":
-            return f"## You\n\n{content_as_shown(content)}\n"
+            return ["## You\n\n", content_as_shown(content), "\n"]
         if role == "assistant":
-            return "## Assistant\n\n" + _assistant_markdown(content) + _ending(message)
+            return ["## Assistant\n\n", *_assistant_markdown(content), _ending(message)]
         if role == "toolResult":
-            return f"### Tool result: {message.get('toolName', '?')}\n\n{_fenced(content_as_shown(content))}"
+            return [f"### Tool result: {message.get('toolName', '?')}\n\n", *_fenced(content_as_shown(content))]
         if role == "bashExecution":
             shown = f"$ {message.get('command', '')}\n{message.get('output') or ''}"
-            return f"### Shell\n\n{_fenced(shown)}"
-        return f"## {role}\n\n{content_as_shown(content)}\n"
+            return ["### Shell\n\n", *_fenced(shown)]
+        return [f"## {role}\n\n", content_as_shown(content), "\n"]
     if kind in ("compaction", "branch_summary"):
         title = "Summary of the earlier history" if kind == "compaction" else "Summary of a branch left behind"
-        return (
-            f"> **{title}**\n>\n" + "\n".join(f"> {line}" for line in str(entry.get("summary", "")).splitlines()) + "\n"
-        )
+        quoted = "\n".join(f"> {line}" for line in str(entry.get("summary", "")).splitlines())
+        return [f"> **{title}**\n>\n", quoted, "\n"]
     if kind == "custom_message":
-        return f"### {entry.get('customType', 'extension')}\n\n{content_as_shown(entry.get('content'))}\n"
-    return ""  # position markers, labels, names, model changes: not part of the conversation's text
+        return [f"### {entry.get('customType', 'extension')}\n\n", content_as_shown(entry.get("content")), "\n"]
+    return []  # position markers, labels, names, model changes: not part of the conversation's text
 
 
-def _assistant_markdown(content: object) -> str:
+def _assistant_markdown(content: object) -> list[str]:
     if not isinstance(content, list):
-        return f"{content_as_shown(content)}\n"
+        return [content_as_shown(content), "\n"]
     parts = []
     for block in content:
         if isinstance(block, dict) and block.get("type") == "toolCall":
@@ -73,7 +83,8 @@ def _assistant_markdown(content: object) -> str:
             continue
         else:
             parts.append(content_as_shown([block]))
-    return "\n\n".join(part for part in parts if part.strip()) + "\n"
+    shown = [part for part in parts if part.strip()]
+    return [*itertools.chain.from_iterable((["\n\n", part] if at else [part]) for at, part in enumerate(shown)), "\n"]
 
 
 def _ending(message: dict[str, object]) -> str:
@@ -86,9 +97,9 @@ def _ending(message: dict[str, object]) -> str:
     return f"\n*{said}{': ' + why if why and why != said else ''}.*\n"
 
 
-def _fenced(text: str) -> str:
+def _fenced(text: str) -> list[str]:
     fence = "`" * max(3, _longest_run(text, "`") + 1)
-    return f"{fence}\n{text}\n{fence}\n"
+    return [f"{fence}\n", text, f"\n{fence}\n"]
 
 
 def _longest_run(text: str, char: str) -> int:

@@ -3,12 +3,14 @@ upload a ``.jsonl`` from pi or a teammate into a workspace."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 from django.views.decorators.http import require_GET, require_http_methods
@@ -16,8 +18,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..forms import EntryIdField, FieldsForm
+from ..sessionfiles.errors import WriteFailed
 from ..transfer import downloads, uploads
 from ..transfer.markdown import markdown
+from .busy import few_at_once
 from .responses import form_error, permalink
 
 
@@ -26,27 +30,45 @@ class DownloadForm(forms.Form):
 
 
 @require_GET
-def download_jsonl(request: HttpRequest, session_id: str) -> HttpResponse:
+@few_at_once
+async def download_jsonl(request: HttpRequest, session_id: str) -> HttpResponseBase:
     """The session (as the grant sees it), or with ``?entry=`` the branch through that entry, as pi
     reads it."""
-    return _download(request, session_id, downloads.jsonl, "application/x-ndjson")
+    return await _download(request, session_id, downloads.jsonl, "application/x-ndjson")
 
 
 @require_GET
-def download_markdown(request: HttpRequest, session_id: str) -> HttpResponse:
+@few_at_once
+async def download_markdown(request: HttpRequest, session_id: str) -> HttpResponseBase:
     """The branch through ``?entry=`` (default: the session's position) as Markdown."""
-    return _download(request, session_id, markdown, "text/markdown; charset=utf-8")
+    return await _download(request, session_id, markdown, "text/markdown; charset=utf-8")
 
 
-def _download(request: HttpRequest, session_id: str, build: downloads.Builder, content_type: str) -> HttpResponse:
-    session = open_session(request, session_id)
+async def _download(
+    request: HttpRequest, session_id: str, build: downloads.Builder, content_type: str
+) -> HttpResponseBase:
+    """Async, the download made in worker threads as the client takes it: its file work never holds
+    the thread every sync view shares, nor the event loop (``_sent``)."""
+    session = await asyncio.to_thread(open_session, request, session_id)
     form = DownloadForm(request.GET)
     if not form.is_valid():
-        return form_error(request, form, status=400)
-    found = build(session, form.cleaned_data["entry"] or None)
-    response = HttpResponse(found.data, content_type=content_type)
+        return await asyncio.to_thread(form_error, request, form, status=400)
+    found = await asyncio.to_thread(build, session, form.cleaned_data["entry"] or None)
+    response = StreamingHttpResponse(_sent(found.pieces), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{found.name}"'
+    if found.size is not None:
+        response["Content-Length"] = str(found.size)
     return response
+
+
+async def _sent(pieces: downloads.Pieces) -> AsyncIterator[bytes]:
+    """The pieces, each made in a worker thread; what they hold is let go of however the sending ends
+    (the client gone included)."""
+    try:
+        while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
+            yield piece
+    finally:
+        await asyncio.to_thread(pieces.close)
 
 
 class UploadForm(FieldsForm):
@@ -65,8 +87,21 @@ class UploadForm(FieldsForm):
 
 @login_required  # uploads go to a workspace: a share link's holder has none
 @require_http_methods(["GET", "POST"])
-def upload(request: HttpRequest) -> HttpResponse:
-    """Add a session file to one of the user's workspaces: a new file, never replacing one."""
+async def upload(request: HttpRequest) -> HttpResponseBase:
+    """Add a session file to one of the user's workspaces: a new file, never replacing one. Async, its
+    work in a worker thread (a large file is read whole to be checked); a post counts among the
+    person's expensive requests (``busy``)."""
+    if request.method == "POST":
+        return await _posted(request)
+    return await asyncio.to_thread(_upload, request)
+
+
+@few_at_once
+async def _posted(request: HttpRequest) -> HttpResponseBase:
+    return await asyncio.to_thread(_upload, request)
+
+
+def _upload(request: HttpRequest) -> HttpResponse:
     access = access_of(request)
     form = UploadForm(request.POST or None, request.FILES or None, initial={"cwd": default_cwd(access)})
     context = {"form": form, "workspaces": writable(access)}
@@ -84,6 +119,9 @@ def upload(request: HttpRequest) -> HttpResponse:
         except uploads.UploadError as error:
             form.add_error("file", str(error))
             return render(request, "sessions_app/upload.html", context, status=422)
+        except WriteFailed as error:
+            form.add_error(None, f"The session file could not be written: {error.why}; nothing was written.")
+            return render(request, "sessions_app/upload.html", context, status=409)
         except OSError as error:
             form.add_error(None, f"The session file could not be written: {error.strerror}.")
             return render(request, "sessions_app/upload.html", context, status=409)

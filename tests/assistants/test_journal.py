@@ -17,6 +17,7 @@ from sessions_app.assistants.base import ABORTED_MESSAGE
 from sessions_app.services import replies
 from sessions_app.services.journal import SUFFIX, Journal, recover
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.errors import WriteFailed
 from sessions_app.sessionfiles.store import SessionFile
 
 SLOW = 30.0
@@ -113,7 +114,6 @@ def test_a_journal_that_cannot_be_stored_yet_is_kept(session, journals, caplog) 
 
 async def test_a_reply_that_could_not_be_stored_leaves_its_journal(session, journals, monkeypatch) -> None:
     """A full disk at the append: the text stays in the journal, which the next start stores."""
-    from sessions_app.sessionfiles.errors import WriteFailed
 
     def refuse(*args, **kwargs):
         raise WriteFailed(session.path, "the disk is full")

@@ -54,7 +54,7 @@ def _everything(world: World, client: Any, label: str, after: str) -> str:
         f"download.jsonl?entry={after}",
         "download.md",
     ]
-    return "\n".join(client.get(world.url(rest), **HX).content.decode() for rest in rests)
+    return "\n".join(b"".join(client.get(world.url(rest), **HX)).decode() for rest in rests)
 
 
 def _holds_nothing_hidden(text: str) -> None:
@@ -83,7 +83,7 @@ def test_a_branch_share_hides_a_label_naming_another_branch(
     assert json.loads(erin.get(world.url(f"e/{label}/raw/")).content)["parentId"] == LEAF
     assert "written after the label" in erin.get(world.url()).content.decode()
     assert "label of no entry shown here" in erin.get(world.url("tree/?filter=all"), **HX).content.decode()
-    download = erin.get(world.url("download.jsonl")).content
+    download = b"".join(erin.get(world.url("download.jsonl")))
     copy = world.root / "branch-copy.jsonl"
     copy.write_bytes(download)
     opened = SessionFile(copy, fsync=False)
@@ -116,7 +116,7 @@ def test_a_branch_summary_does_not_name_the_branch_it_left(world: World) -> None
     world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_B[0], user=world.users["stranger"])
     erin = world.client("stranger")
     rests = ["", f"e/{BRANCH_B[0]}/raw/", "tree/?filter=all", "map/data/", "download.jsonl"]
-    text = "\n".join(erin.get(world.url(rest), **HX).content.decode() for rest in rests)
+    text = "\n".join(b"".join(erin.get(world.url(rest), **HX)).decode() for rest in rests)
     assert "switched to pydantic" in text  # the summary itself
     for entry_id in BRANCH_A:
         assert entry_id not in text

@@ -90,10 +90,10 @@ def test_a_snapshot_s_map_and_comparison_hold_the_path_only(world: World, snapsh
 
 def test_a_snapshot_s_downloads_hold_the_path_only(world: World, snapshot: Any) -> None:
     holder, _, _ = snapshot
-    lines = [json.loads(line) for line in holder.get(world.url("download.jsonl")).content.splitlines()]
+    lines = [json.loads(line) for line in b"".join(holder.get(world.url("download.jsonl"))).splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["id"] == world.session_id
     assert [line["id"] for line in lines[1:]] == list(SNAP_PATH)
-    markdown = holder.get(world.url("download.md")).content.decode()
+    markdown = b"".join(holder.get(world.url("download.md"))).decode()
     assert "after the snapshot" not in markdown and "Name after" not in markdown
 
 
@@ -237,7 +237,7 @@ def test_search_keeps_to_the_branch(world: World, branch_viewer: Any) -> None:
 
 
 def test_a_branch_s_download_is_a_session_of_that_branch(world: World, branch_viewer: Any) -> None:
-    data = branch_viewer.get(world.url("download.jsonl")).content
+    data = b"".join(branch_viewer.get(world.url("download.jsonl")))
     ids = [json.loads(line).get("id") for line in data.splitlines()[1:]]
     assert set(ids) >= {ROOT, FIRST_ANSWER, *BRANCH_A} and not set(ids) & set(BRANCH_B)
     copy = world.root / "copy.jsonl"
