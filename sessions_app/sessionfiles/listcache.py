@@ -31,7 +31,7 @@ from .listing import SessionInfo
 from .transactions import write_transaction
 
 FILE_NAME = "listing.sqlite3"
-SCHEMA = 4
+SCHEMA = 5
 """Bump when SessionInfo's fields, or what a file lists as, change: older rows are then dropped."""
 TIMEOUT_S = 5.0
 

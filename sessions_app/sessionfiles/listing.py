@@ -53,6 +53,9 @@ from .migrate import read_version
 from .store import HEADER_LIMIT, LongLine, SessionFile, open_regular, read_chunks, reopen_regular
 
 NO_MESSAGES = "(no messages)"
+# What a listing keeps of a first message: enough for any title and the list's filter. The whole of a
+# 31 MB message, kept for every listing and cut to a title on every page, made one page take 400 MB.
+FIRST_MESSAGE_CHARS = 16 * 1024
 
 URL_SAFE_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 """pi's rule for the session ids it accepts, at most 128 characters: what a session URL may carry."""
@@ -331,11 +334,13 @@ def _first_message(session: SessionFile) -> str:
 
 
 def _text(entry: Any) -> str | None:
-    """The text of a user message entry as pi's list reads it, when it is not blank (whitespace as pi's
-    ``trim()`` counts it; pi itself skips only empty texts: docs/format.md §10, §11.2)."""
+    """The text of a user message entry as pi's list reads it, its first ``FIRST_MESSAGE_CHARS``, when
+    it is not blank (whitespace as pi's ``trim()`` counts it; pi itself skips only empty texts:
+    docs/format.md §10, §11.2)."""
     message = entry.get("message") if isinstance(entry, dict) else None
     text = joined_text(message.get("content")) if isinstance(message, dict) else ""
-    return text if js_trim(text) else None
+    kept = text[:FIRST_MESSAGE_CHARS]
+    return kept if js_trim(kept) or js_trim(text[FIRST_MESSAGE_CHARS:]) else None
 
 
 def _info(

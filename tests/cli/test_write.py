@@ -296,4 +296,4 @@ def test_a_failing_disk_write_is_one_line(pitree, sample, monkeypatch) -> None:
 
     monkeypatch.setattr(store.os, "write", full_disk)
     path = sample("01-linear")
-    _refused(pitree, path, "rename", str(path), "x", match="No space left")
+    _refused(pitree, path, "rename", str(path), "x", match="nothing was written: the disk is full")

@@ -21,6 +21,7 @@ from sessions_app.sessionfiles.catalog import (
 )
 from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.fork import fork_session
+from sessions_app.sessionfiles.listing import FIRST_MESSAGE_CHARS, session_info
 from sessions_app.sessionfiles.store import SessionFile
 
 FOLDER = "--home-alice-projects-todo-api--"
@@ -192,6 +193,19 @@ def test_session_without_user_text_has_no_first_message(new_session: Any, sessio
     assert info.first_message == "(no messages)"
     assert info.message_count == 2
     assert info.modified_ms == max(e["message"]["timestamp"] for e in session.path_entries())
+
+
+def test_a_listing_keeps_the_start_of_a_long_first_message(new_session: Any, sessions_root: Path) -> None:
+    """A 31 MB first message, kept whole for every listing, made each page that cut a title from it
+    take 400 MB; the listing keeps what any title and the list's filter need."""
+    long = new_session()
+    long.append(E.user_message("word " * 1_000_000))
+    late = new_session()
+    late.append(E.user_message(" " * (FIRST_MESSAGE_CHARS + 10) + "late text"))  # not blank, further on
+    infos = {info.path: info for info in Catalog(sessions_root).sessions()}
+    assert infos[long.path].first_message == ("word " * 1_000_000)[:FIRST_MESSAGE_CHARS]
+    assert infos[late.path].first_message == " " * FIRST_MESSAGE_CHARS
+    assert session_info(long).first_message == infos[long.path].first_message  # an open file, the same
 
 
 def test_symlinked_folders_are_followed_and_broken_links_ignored(samples_root: Path, tmp_path: Path) -> None:
