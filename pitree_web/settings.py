@@ -312,6 +312,10 @@ PITREE_CONNECTIONS_PER_ADDRESS: int = env.int("PITREE_CONNECTIONS_PER_ADDRESS", 
 # (sessions_app/views/busy.py).
 PITREE_BUSY_PER_USER: int = env.int("PITREE_BUSY_PER_USER", 4, validate=validate.Range(min=1))
 
+# Session lists (the list page, each page's sidebar) one person may hold open in a process: each is
+# rendered again at every change of the sessions folder. One more is closed with 4429, which the page says.
+PITREE_LIST_SOCKETS_PER_USER: int = env.int("PITREE_LIST_SOCKETS_PER_USER", 50, validate=validate.Range(min=1))
+
 # Largest session file accepted by the upload page; its request may be that much larger than others.
 PITREE_MAX_UPLOAD_BYTES: int = env.int("PITREE_MAX_UPLOAD_BYTES", 32 << 20, validate=validate.Range(min=1))
 PITREE_MAX_UPLOAD_BODY_BYTES: int = max(PITREE_MAX_BODY_BYTES, PITREE_MAX_UPLOAD_BYTES + 64 * 1024)

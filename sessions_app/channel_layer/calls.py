@@ -17,8 +17,10 @@ channel-layer call:
   with another prefix holds the lock, waiting on a key nothing arrives at, while messages for the
   others wait (the replies' progress reached no tab of their own process until the reply ended).
 
-Every wait here is bounded, so a Redis that stops answering costs the live view, never a reply being
-stored or a server that has to stop.
+Every wait here is bounded, so a Redis that stops answering costs the live view across processes,
+never a reply being stored, a tab's own process's pushes, or a server that has to stop: a channel
+whose groups could not be joined joins them when the layer answers again, and ``health`` says, once,
+that the layer is down, and when it is back.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
+from .health import health
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -35,7 +39,9 @@ T = TypeVar("T")
 TIMEOUT = 1.0  # seconds a caller waits for one channel-layer call (a few milliseconds when Redis is well)
 CLOSE_WAIT = 0.5  # seconds ``Inbox.close`` waits for its reader to end
 RETRY_PAUSE = 1.0  # seconds an inbox waits before reading again after the layer failed
+REJOIN_PAUSE = 5.0  # seconds an inbox waits before joining its groups again, when the layer failed
 CLOSE = "pitree.inbox.close"  # the message type that ends an inbox's reader
+PING = "pitree.inbox.ping"  # what a reader sends itself after the layer failed, to know it answers again
 GROUP_RENEWAL = 3600.0  # seconds between an inbox's joins to its groups (members are forgotten after a day)
 
 _calls: set[asyncio.Future[Any]] = set()  # calls still running, kept from the garbage collector
@@ -50,7 +56,14 @@ async def call(awaitable: Awaitable[T], timeout: float = TIMEOUT) -> T:
     task.add_done_callback(_finished)
     done, _ = await asyncio.wait({task}, timeout=timeout)
     if not done:
-        raise TimeoutError(f"the channel layer did not answer within {timeout} s")
+        error = TimeoutError(f"the channel layer did not answer within {timeout} s")
+        health.failed(error)
+        raise error
+    failure = task.exception()
+    if failure is not None:
+        health.failed(failure)
+        raise failure
+    health.answered()
     return task.result()
 
 
@@ -75,39 +88,50 @@ class Inbox:
         self.channel = ""
         self._reader: asyncio.Task[None] | None = None
         self._renewal: asyncio.Task[None] | None = None
+        self._closed = False
 
     async def open(self) -> str:
         """Make the channel (default prefix: see above), start reading it, then join the groups (so
         nothing sent to them after ``open`` returns is missed); returns the channel's name. Raises
-        when the layer does not answer; ``close`` then undoes what was done."""
+        when the layer cannot even make a channel; ``close`` then undoes what was done. Groups it could
+        not join (a layer that does not answer) are joined again every ``REJOIN_PAUSE`` seconds until
+        it does: what is sent to them meanwhile is missed, and ``health`` says so."""
         self.channel = await call(self.layer.new_channel())
         loop = asyncio.get_running_loop()
         self._reader = loop.create_task(self._read(), name=self.name)
         if self.groups:
-            await self._join()
-            self._renewal = loop.create_task(self._renew(), name=f"{self.name} renewal")
+            joined = await self._joined()
+            self._renewal = loop.create_task(self._renew(joined), name=f"{self.name} renewal")
         return self.channel
 
-    async def _join(self) -> None:
-        await call(asyncio.gather(*(self.layer.group_add(group, self.channel) for group in self.groups)))
+    async def _joined(self) -> bool:
+        try:
+            await call(asyncio.gather(*(self.layer.group_add(group, self.channel) for group in self.groups)))
+        except Exception:
+            return False  # said once, by ``health``
+        return True
 
-    async def _renew(self) -> None:
+    async def _renew(self, joined: bool) -> None:
         while True:
-            await asyncio.sleep(GROUP_RENEWAL)
-            try:
-                await self._join()
-            except Exception:
-                log.warning("%s: could not join its groups again", self.name, exc_info=True)
+            await asyncio.sleep(GROUP_RENEWAL if joined else REJOIN_PAUSE)
+            joined = await self._joined()
 
     async def _read(self) -> None:
+        failed = False
         while True:
             try:
+                if failed:  # the layer failed: a message to itself first, which says when it answers again
+                    await call(self.layer.send(self.channel, {"type": PING}))
                 message = await self.layer.receive(self.channel)
-            except Exception:
-                log.warning(
-                    "%s: the channel layer failed; reading again in %s s", self.name, RETRY_PAUSE, exc_info=True
-                )
+            except Exception as error:
+                health.failed(error)  # said once, whatever number of readers meet it
+                if self._closed:
+                    return  # told to end while the layer did not answer: nothing more will come
+                failed = True
                 await asyncio.sleep(RETRY_PAUSE)
+                continue
+            failed = False
+            if message.get("type") == PING:
                 continue
             if message.get("type") == CLOSE:
                 return
@@ -119,6 +143,7 @@ class Inbox:
     async def close(self) -> None:
         """Leave the groups and end the reader (bounded: a reader that does not end in time is left to
         end by itself)."""
+        self._closed = True
         renewal, self._renewal = self._renewal, None
         if renewal is not None:
             renewal.cancel()  # asleep, or waiting for a ``call``, which goes on by itself
@@ -131,11 +156,11 @@ class Inbox:
             try:
                 await call(leaving)
             except Exception:
-                log.warning("%s: could not leave its groups", self.name, exc_info=True)
+                log.debug("%s: could not leave its groups", self.name, exc_info=True)  # ``health`` said why
         try:
             await call(self.layer.send(self.channel, {"type": CLOSE}))
         except Exception:
-            log.warning("%s: could not tell its reader to end", self.name, exc_info=True)
+            log.debug("%s: could not tell its reader to end", self.name, exc_info=True)
         done, _ = await asyncio.wait({reader}, timeout=CLOSE_WAIT)
         if not done:
             log.warning("%s: its reader did not end within %s s; left to end by itself", self.name, CLOSE_WAIT)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,11 @@ from typing import Any
 import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.http import Http404
 
 from ..access.web import has_working_link
+from ..channel_layer.health import health
 from ..forms import ListForm
 from ..sessionfiles.errors import SessionError
 from . import fragments
@@ -35,6 +38,7 @@ from .sockets import Guard, ListGuard, actor_for_list, open_for_socket
 
 NOT_FOUND = 4404
 BAD_REQUEST = 4400
+TOO_MANY = 4429  # the list sockets one person may hold in this process (PITREE_LIST_SOCKETS_PER_USER)
 TRY_AGAIN_LATER = 1013  # the browser reconnects (and resumes from its cursor)
 MAX_QUEUED = 500  # messages waiting for a slow socket before it is closed to resume later
 MAX_MESSAGE_BYTES = 1 << 20  # the largest message daphne's websocket library (autobahn) sends
@@ -157,7 +161,19 @@ class SessionConsumer(_Outbox):
             await self._send_batch(backlog)
         # After the pieces of replies in progress that ``join`` queued, and any batch that came meanwhile.
         self.outbox.put_nowait(fragments.LIVE)
+        health.listeners.add(self.layer_changed)
+        if health.paused:
+            self.outbox.put_nowait(fragments.layer_message(True))
         self.start_pump()
+
+    def layer_changed(self, paused: bool) -> None:
+        """The channel layer stopped or started answering: the tab says whether live updates from
+        other server processes are paused (this process's own go on, through the file)."""
+        self.deliver(fragments.layer_message(paused))
+
+    async def leave(self) -> None:
+        health.listeners.discard(self.layer_changed)
+        await super().leave()
 
     async def send_item(self, item: Batch | str) -> None:
         if isinstance(item, str):
@@ -192,6 +208,7 @@ class SessionListConsumer(_Outbox):
 
     feed: ListFeed | None = None
     guard: ListGuard | None = None
+    holder = ""  # whom this socket counts for among the list sockets open (``_held``)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         hello = _list_hello(text_data)
@@ -203,6 +220,15 @@ class SessionListConsumer(_Outbox):
         if not actor.signed_in and not await sync_to_async(has_working_link, thread_sensitive=False)(actor.links):
             await self.close(code=NOT_FOUND)  # as the list page sends such a browser to sign in
             return
+        # Each list socket's listing is rendered again at every change of the folder: 300 from one
+        # person, each with a search of its own, made every change cost 300 listings.
+        session_key = getattr(self.scope.get("session"), "session_key", "")
+        holder = f"user {actor.user.pk}" if actor.signed_in else f"browser {session_key}"
+        if _held[holder] >= settings.PITREE_LIST_SOCKETS_PER_USER:
+            await self.close(code=TOO_MANY)
+            return
+        _held[holder] += 1
+        self.holder = holder
         self.guard = ListGuard(actor, self.scope, self.end, generation)
         await self.guard.listen()
         self.feed = list_feed()
@@ -217,6 +243,17 @@ class SessionListConsumer(_Outbox):
     async def send_item(self, item: str) -> None:
         if self.guard is None or await self.guard.passes():
             await self.send(text_data=item)
+
+    async def leave(self) -> None:
+        if self.holder:
+            _held[self.holder] -= 1
+            if not _held[self.holder]:
+                del _held[self.holder]
+            self.holder = ""
+        await super().leave()
+
+
+_held: Counter[str] = Counter()  # list sockets open in this process, by person
 
 
 class NoSuchSocket(AsyncWebsocketConsumer):

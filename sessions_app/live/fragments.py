@@ -208,6 +208,11 @@ GONE = '{"t":"gone"}'
 LIVE = '{"t":"live"}'
 
 
+def layer_message(paused: bool) -> str:
+    """Whether live updates from other server processes are paused (the channel layer does not answer)."""
+    return _dumps({"t": "layer", "paused": paused})
+
+
 # ------------------------------------------------------------------------------------ helpers
 
 

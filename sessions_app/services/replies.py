@@ -169,8 +169,8 @@ class RunningReply:
         try:
             if layer is not None:
                 await call(layer.group_send(session_group(self.session_id), event))
-        except Exception:
-            logger.warning("could not send %s of reply %s", event["type"], self.id, exc_info=True)
+        except Exception:  # the layer's health said it is down, once (channel_layer.health)
+            logger.debug("could not send %s of reply %s", event["type"], self.id, exc_info=True)
 
     async def _listen(self, requests: Inbox) -> None:
         """Requests from any server process (Stop, the text so far) arrive on a channel of this reply's own."""

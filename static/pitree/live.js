@@ -97,6 +97,8 @@
         // 4404: the file was deleted (its "gone" message said so first), or the reader's access ended.
         if (code !== 4404) flash("Live updates stopped.");
         else if (!state.gone) flash("This session is not available to you any more: live updates stopped.");
+      } else if (code === 4429) {
+        flash("You have too many session lists open (in other tabs): this one no longer follows the folder. Reload it once some are closed.");
       }
     } else {
       setLink(ev.target, "closed");
@@ -191,7 +193,26 @@
         state.gone = true;
         flash("This session's file is gone: live updates stopped.");
         break;
+      case "layer":
+        layerNote().hidden = !message.paused;
+        break;
     }
+  }
+
+  // The server's channel to its other processes (Redis) does not answer: what they write still comes
+  // through the file, but a reply another server is writing shows only once it is stored.
+  function layerNote() {
+    let el = document.getElementById("live-layer");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "live-layer";
+      el.className = "live-status live-status--layer";
+      el.setAttribute("role", "status");
+      el.textContent =
+        "Live updates from other servers are paused: a reply they are writing shows once it is stored.";
+      document.body.append(el);
+    }
+    return el;
   }
 
   // ---- entries ------------------------------------------------------------------------------------

@@ -125,3 +125,22 @@ async def test_a_list_hello_may_leave_the_page_out_or_null(sessions, owner_cooki
     for hello in ({"q": " "}, {"q": "", "page": None}, {"q": "x" * 500, "page": 2, "resume": True}):
         tab = await _list_tab(hello, owner_cookie)
         await tab.disconnect()
+
+
+async def test_one_person_holds_a_bounded_number_of_list_sockets(sessions, owner_cookie, settings) -> None:
+    """Each list socket's listing is rendered again at every change of the folder: 300 of them from one
+    person made each change cost 300 listings. One more than the limit is closed with 4429 (the page
+    says why), and a socket closed makes room again."""
+    settings.PITREE_LIST_SOCKETS_PER_USER = 3
+    sessions.copy(LINEAR)
+    tabs = [await _list_tab({"q": f"search {n}"}, owner_cookie) for n in range(3)]
+    try:
+        refused = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, owner_cookie])
+        assert (await refused.connect(timeout=10))[0]
+        await refused.send_json_to({"q": "one more"})
+        assert await refused.receive_output(timeout=10) == {"type": "websocket.close", "code": 4429}
+        await tabs.pop().disconnect()
+        tabs.append(await _list_tab({"q": "room again"}, owner_cookie))
+    finally:
+        for tab in tabs:
+            await tab.disconnect()

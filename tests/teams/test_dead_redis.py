@@ -5,7 +5,6 @@ counts are shared again once Redis answers."""
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 from django.core.cache import caches
 from django.test import Client
 from redis.exceptions import ConnectionError as RedisConnectionError
-from support.redisserver import redis_server
+from support.redisserver import redis_server, shut_down
 from support.teams import World
 
 from pitree_web import cache as fallback
@@ -34,10 +33,7 @@ def redis_cache(tmp_path: Path, settings: Any) -> Iterator[Any]:
 
         def stop() -> None:
             caches["default"].get("anything")  # connected while Redis is well
-            port = int(url.rsplit(":", 1)[1].split("/")[0])
-            with socket.create_connection(("127.0.0.1", port)) as sock:
-                sock.sendall(b"SHUTDOWN NOSAVE\r\n")
-                sock.recv(64)
+            shut_down(url)
 
         yield stop
 

@@ -1,0 +1,74 @@
+"""Redis dies under a server of several (``PITREE_REDIS_URL``): only what crosses processes is lost
+until it is back. A tab's socket stays open and a new one opens (they closed with 1011), what is
+appended to the file still arrives (the push needs no Redis), the tab says that live updates from other
+servers are paused, and says it no more once Redis answers again; the pages keep answering."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from support import accounts
+from support.redisserver import redis_server, shut_down
+from websockets.asyncio.client import ClientConnection, connect
+
+LINEAR = "01-linear"
+TIMEOUT = 30
+
+
+async def _tab(server: Any, session_id: str, cursor: int) -> tuple[ClientConnection, list[dict[str, Any]]]:
+    socket = await connect(
+        f"{server.ws}/ws/s/{session_id}/",
+        origin=server.url,
+        open_timeout=TIMEOUT,
+        additional_headers={"Cookie": server.cookie},
+    )
+    await socket.send(json.dumps({"cursor": cursor}))
+    seen: list[dict[str, Any]] = []
+    while (message := json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))) != {"t": "live"}:
+        seen.append(message)
+    return socket, seen
+
+
+async def _until(socket: ClientConnection, seen: list[dict[str, Any]], accept: Any) -> dict[str, Any]:
+    for message in seen:
+        if accept(message):
+            return message
+    while True:
+        message = json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))
+        seen.append(message)
+        if accept(message):
+            return message
+
+
+def _page(server: Any, path: str) -> int:
+    with accounts.signed_in_opener(server.cookie).open(server.url + path, timeout=TIMEOUT) as response:
+        return int(response.status)
+
+
+async def test_a_dead_redis_costs_only_what_crosses_processes(sessions, daphne, tmp_path: Path) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    with redis_server(tmp_path) as url:
+        server = daphne(sessions.root, PITREE_REDIS_URL=url)
+        tab, seen = await _tab(server, sid, sessions.size(path))
+        port = shut_down(url)
+    try:
+        # Redis is gone. The tab is told once its process finds out, and stays open.
+        await _until(tab, seen, lambda m: m == {"t": "layer", "paused": True})
+        written = sessions.append(path, "appended while Redis is down")
+        await _until(tab, seen, lambda m: m["t"] == "batch" and written["id"] in [e["id"] for e in m["entries"]])
+        later, early = await _tab(server, sid, sessions.size(path))  # a tab opened now opens
+        await _until(later, early, lambda m: m == {"t": "layer", "paused": True})
+        assert await asyncio.to_thread(_page, server, f"/s/{sid}/") == 200
+        assert await asyncio.to_thread(_page, server, "/search/?q=endpoints") == 200
+        with redis_server(tmp_path, port):
+            for socket, messages in ((tab, seen), (later, early)):
+                await _until(socket, messages, lambda m: m == {"t": "layer", "paused": False})
+            again = sessions.append(path, "appended once Redis is back")
+            await _until(tab, seen, lambda m: m["t"] == "batch" and again["id"] in [e["id"] for e in m["entries"]])
+        await later.close()
+    finally:
+        await tab.close()
