@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from ..access.scoped import SessionView
 from ..assistants.base import ABORTED_MESSAGE
 from ..cli.transcript import content_as_shown, tool_call
-from ..services.lookup import entry_row
+from ..services.lookup import catalog, entry_row
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.tree import path as tree_path
@@ -27,7 +27,10 @@ def markdown(view: SessionView, entry_id: str | None) -> Download:
     index = view.index
     row = entry_row(view, entry_id) if entry_id is not None else index.leaf_row
     rows = tree_path(index, row)
-    title = E.one_line(session_info(view).title, TITLE_WIDTH) or "Session"
+    # The listing's, known already, for a whole session: its own read of a large first message costs
+    # as much memory again as the download's.
+    info = catalog().info(view.path) if view.grant.whole else session_info(view)
+    title = E.one_line(info.title, TITLE_WIDTH) or "Session"
     head = f"# {title}\n\nSession `{view.session_id}`, exported from pitree.\n"
     return Download(download_name(view, entry_id, "md"), in_pieces(_parts(view, rows, head)))
 
