@@ -32,15 +32,22 @@ class Baseline:
     catalog: Any  # and its ``catalog`` module
 
 
-def load() -> Baseline | None:
-    """The baseline core, or None (with the reason printed) when git cannot provide it."""
+def commit() -> str | None:
+    """The baseline's short sha, or None (with the reason printed) when git cannot tell it."""
     try:
         ref = os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
-        sha = _git("rev-parse", "--short", ref)
-        names = _git("ls-tree", "--name-only", f"{sha}:{CORE}").split()
+        return _git("rev-parse", "--short", ref)
     except (OSError, subprocess.CalledProcessError) as error:
         print(f"   no baseline to compare with ({error}); set PITREE_BENCH_BASELINE=<commit>")
         return None
+
+
+def load() -> Baseline | None:
+    """The baseline core, or None (with the reason printed) when git cannot provide it."""
+    sha = commit()
+    if sha is None:
+        return None
+    names = _git("ls-tree", "--name-only", f"{sha}:{CORE}").split()
     folder = BENCH_DIR / f"baseline-{sha}"
     package = folder / PACKAGE
     if not (package / "store.py").exists():
@@ -59,11 +66,8 @@ def load_app_module(name: str) -> tuple[str, Any] | None:
     ``baseline_app.<name>`` with its package and the session core it imports relatively; None (with the
     reason printed) when git cannot provide it."""
     package = name.partition(".")[0]
-    try:
-        ref = os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
-        sha = _git("rev-parse", "--short", ref)
-    except (OSError, subprocess.CalledProcessError) as error:
-        print(f"   no baseline to compare with ({error}); set PITREE_BENCH_BASELINE=<commit>")
+    sha = commit()
+    if sha is None:
         return None
     folder = BENCH_DIR / f"baseline-app-{sha}"
     for copied in (package, "sessionfiles"):
@@ -83,11 +87,8 @@ def source_tree() -> tuple[str, Path] | None:
     """The baseline's commit and a copy of its whole tree (``git archive``, extracted once under the
     bench folder), to run a server of the baseline next to today's; None (with the reason printed) when
     git cannot provide it."""
-    try:
-        ref = os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
-        sha = _git("rev-parse", "--short", ref)
-    except (OSError, subprocess.CalledProcessError) as error:
-        print(f"   no baseline to compare with ({error}); set PITREE_BENCH_BASELINE=<commit>")
+    sha = commit()
+    if sha is None:
         return None
     tree = BENCH_DIR / f"baseline-tree-{sha}"
     if not (tree / "manage.py").exists():

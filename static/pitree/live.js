@@ -118,11 +118,16 @@
   }
 
   function linkBadge() {
-    let el = document.getElementById("live-status");
+    return statusNote("live-status", "live-status");
+  }
+
+  /** The page's status note ``id`` (made the first time, hidden until shown). */
+  function statusNote(id, className) {
+    let el = document.getElementById(id);
     if (!el) {
       el = document.createElement("div");
-      el.id = "live-status";
-      el.className = "live-status";
+      el.id = id;
+      el.className = className;
       el.setAttribute("role", "status");
       el.hidden = true;
       document.body.append(el);
@@ -202,16 +207,8 @@
   // The server's channel to its other processes (Redis) does not answer: what they write still comes
   // through the file, but a reply another server is writing shows only once it is stored.
   function layerNote() {
-    let el = document.getElementById("live-layer");
-    if (!el) {
-      el = document.createElement("div");
-      el.id = "live-layer";
-      el.className = "live-status live-status--layer";
-      el.setAttribute("role", "status");
-      el.textContent =
-        "Live updates from other servers are paused: a reply they are writing shows once it is stored.";
-      document.body.append(el);
-    }
+    const el = statusNote("live-layer", "live-status live-status--layer");
+    el.textContent = "Live updates from other servers are paused: a reply they are writing shows once it is stored.";
     return el;
   }
 

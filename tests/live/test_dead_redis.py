@@ -6,41 +6,15 @@ servers are paused, and says it no more once Redis answers again; the pages keep
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 from support import accounts
 from support.redisserver import redis_server, shut_down
-from websockets.asyncio.client import ClientConnection, connect
+from support.tabs import open_tab, until, until_entry
 
 LINEAR = "01-linear"
 TIMEOUT = 30
-
-
-async def _tab(server: Any, session_id: str, cursor: int) -> tuple[ClientConnection, list[dict[str, Any]]]:
-    socket = await connect(
-        f"{server.ws}/ws/s/{session_id}/",
-        origin=server.url,
-        open_timeout=TIMEOUT,
-        additional_headers={"Cookie": server.cookie},
-    )
-    await socket.send(json.dumps({"cursor": cursor}))
-    seen: list[dict[str, Any]] = []
-    while (message := json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))) != {"t": "live"}:
-        seen.append(message)
-    return socket, seen
-
-
-async def _until(socket: ClientConnection, seen: list[dict[str, Any]], accept: Any) -> dict[str, Any]:
-    for message in seen:
-        if accept(message):
-            return message
-    while True:
-        message = json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))
-        seen.append(message)
-        if accept(message):
-            return message
 
 
 def _page(server: Any, path: str) -> int:
@@ -53,22 +27,22 @@ async def test_a_dead_redis_costs_only_what_crosses_processes(sessions, daphne, 
     sid = sessions.id(LINEAR)
     with redis_server(tmp_path) as url:
         server = daphne(sessions.root, PITREE_REDIS_URL=url)
-        tab, seen = await _tab(server, sid, sessions.size(path))
+        tab, seen = await open_tab(server, sid, sessions.size(path))
         port = shut_down(url)
     try:
         # Redis is gone. The tab is told once its process finds out, and stays open.
-        await _until(tab, seen, lambda m: m == {"t": "layer", "paused": True})
+        await until(tab, seen, lambda m: m == {"t": "layer", "paused": True})
         written = sessions.append(path, "appended while Redis is down")
-        await _until(tab, seen, lambda m: m["t"] == "batch" and written["id"] in [e["id"] for e in m["entries"]])
-        later, early = await _tab(server, sid, sessions.size(path))  # a tab opened now opens
-        await _until(later, early, lambda m: m == {"t": "layer", "paused": True})
+        await until_entry(tab, seen, written["id"])
+        later, early = await open_tab(server, sid, sessions.size(path))  # a tab opened now opens
+        await until(later, early, lambda m: m == {"t": "layer", "paused": True})
         assert await asyncio.to_thread(_page, server, f"/s/{sid}/") == 200
         assert await asyncio.to_thread(_page, server, "/search/?q=endpoints") == 200
         with redis_server(tmp_path, port):
             for socket, messages in ((tab, seen), (later, early)):
-                await _until(socket, messages, lambda m: m == {"t": "layer", "paused": False})
+                await until(socket, messages, lambda m: m == {"t": "layer", "paused": False})
             again = sessions.append(path, "appended once Redis is back")
-            await _until(tab, seen, lambda m: m["t"] == "batch" and again["id"] in [e["id"] for e in m["entries"]])
+            await until_entry(tab, seen, again["id"])
         await later.close()
     finally:
         await tab.close()

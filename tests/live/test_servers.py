@@ -16,34 +16,11 @@ from typing import Any
 
 import pytest
 from support import accounts
-from websockets.asyncio.client import ClientConnection, connect
+from support.tabs import open_tab, until, until_entry
+from websockets.asyncio.client import connect
 
 LINEAR = "01-linear"
 TIMEOUT = 20
-
-
-async def _tab(server: Any, session_id: str, cursor: int) -> tuple[ClientConnection, list[dict[str, Any]]]:
-    socket = await connect(
-        f"{server.ws}/ws/s/{session_id}/",
-        origin=server.url,
-        open_timeout=TIMEOUT,
-        additional_headers={"Cookie": server.cookie},
-    )
-    await socket.send(json.dumps({"cursor": cursor}))
-    seen: list[dict[str, Any]] = []
-    while (message := json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT))) != {"t": "live"}:
-        seen.append(message)
-    return socket, seen
-
-
-async def _until(socket: ClientConnection, seen: list[dict[str, Any]], accept: Any) -> None:
-    """Read messages into ``seen`` until one that ``accept`` takes (or one seen already)."""
-    while not any(accept(m) for m in seen):
-        seen.append(json.loads(await asyncio.wait_for(socket.recv(), TIMEOUT)))
-
-
-async def _until_entry(socket: ClientConnection, seen: list[dict[str, Any]], entry_id: str) -> None:
-    await _until(socket, seen, lambda m: m["t"] == "batch" and entry_id in [e["id"] for e in m["entries"]])
 
 
 def _entries(seen: list[dict[str, Any]]) -> list[str]:
@@ -82,7 +59,11 @@ async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
     cursor = sessions.size(path)
-    tabs = [await _tab(first, sid, cursor), await _tab(second, sid, cursor), await _tab(second, sid, cursor)]
+    tabs = [
+        await open_tab(first, sid, cursor),
+        await open_tab(second, sid, cursor),
+        await open_tab(second, sid, cursor),
+    ]
     try:
         # The reply is written by the first process; its pieces must reach the second one's tabs too.
         status = await asyncio.to_thread(_send_through, first, sid, "Across processes?", "db26dc72", "tok1")
@@ -92,10 +73,10 @@ async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
         for socket, seen in tabs:
             # The end of the reply (through Redis) and its entry (through the file) take different roads:
             # either may come first. Then a last line: anything sent twice would have come before it.
-            await _until(socket, seen, lambda m: m["t"] == "reply-end")
+            await until(socket, seen, lambda m: m["t"] == "reply-end")
         sentinel = sessions.append(path, "sentinel")
         for socket, seen in tabs:
-            await _until_entry(socket, seen, sentinel["id"])
+            await until_entry(socket, seen, sentinel["id"])
             assert _entries(seen) == [user["id"], reply["id"], sentinel["id"]]  # each entry once, in order
             pieces = [m for m in seen if m["t"] == "reply"]
             # The reply's pieces crossed processes through Redis: every tab saw it grow, then end.
@@ -119,11 +100,11 @@ async def test_a_slow_reply_streams_across_processes_and_a_tab_opened_midway_on_
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     cursor = sessions.size(path)
-    tabs = [await _tab(first, sid, cursor), await _tab(second, sid, cursor)]
+    tabs = [await open_tab(first, sid, cursor), await open_tab(second, sid, cursor)]
     try:
         sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Slowly?", "db26dc72", "slow1"))
-        await _until(*tabs[1], _growing)  # written by the first process, growing in the second's tab
-        late = await _tab(second, sid, sessions.size(path))
+        await until(*tabs[1], _growing)  # written by the first process, growing in the second's tab
+        late = await open_tab(second, sid, sessions.size(path))
         assert not sending.done()
         assert any(_growing(m) and m["reply"] == "slow1" for m in late[1])  # joined with the text so far
         tabs.append(late)
@@ -131,10 +112,10 @@ async def test_a_slow_reply_streams_across_processes_and_a_tab_opened_midway_on_
         user, reply = [json.loads(line) for line in path.read_bytes().splitlines()[-2:]]
         assert reply["parentId"] == user["id"] and reply["message"]["stopReason"] == "stop"
         for socket, seen in tabs:
-            await _until(socket, seen, lambda m: m["t"] == "reply-end")
+            await until(socket, seen, lambda m: m["t"] == "reply-end")
         sentinel = sessions.append(path, "sentinel")
         for index, (socket, seen) in enumerate(tabs):
-            await _until_entry(socket, seen, sentinel["id"])
+            await until_entry(socket, seen, sentinel["id"])
             expected = [reply["id"], sentinel["id"]] if index == 2 else [user["id"], reply["id"], sentinel["id"]]
             assert _entries(seen) == expected  # each entry once, in order
             assert [m for m in seen if m["t"] == "reply-end"] == [
@@ -150,15 +131,15 @@ async def test_stop_in_one_process_stops_the_reply_another_process_writes(sessio
     sid = sessions.id(LINEAR)
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
-    socket, seen = await _tab(second, sid, sessions.size(path))
+    socket, seen = await open_tab(second, sid, sessions.size(path))
     try:
         sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Stop me", "db26dc72", "stop1"))
-        await _until(socket, seen, _growing)
+        await until(socket, seen, _growing)
         assert await asyncio.to_thread(_post, second, sid, "stop", {"reply": "stop1"}) == 204
         assert await sending == 200  # the request that asked for the reply gets it, stopped
         reply = json.loads(path.read_bytes().splitlines()[-1])
         assert reply["message"]["stopReason"] == "aborted" and reply["message"]["content"][0]["text"]
-        await _until(socket, seen, lambda m: m["t"] == "reply-end")
+        await until(socket, seen, lambda m: m["t"] == "reply-end")
         assert [m for m in seen if m["t"] == "reply-end"] == [
             {"t": "reply-end", "reply": "stop1", "entry": reply["id"]}
         ]
@@ -171,7 +152,7 @@ async def test_sigterm_stops_a_server_with_live_tabs_within_two_seconds(sessions
     path = sessions.copy(LINEAR)
     sid = sessions.id(LINEAR)
     server = daphne(sessions.root, PITREE_WATCH=mode)
-    tabs = [await _tab(server, sid, sessions.size(path)) for _ in range(3)]
+    tabs = [await open_tab(server, sid, sessions.size(path)) for _ in range(3)]
     lister = await connect(
         f"{server.ws}/ws/sessions/",
         origin=server.url,
@@ -181,7 +162,7 @@ async def test_sigterm_stops_a_server_with_live_tabs_within_two_seconds(sessions
     await lister.send(json.dumps({"q": "", "resume": False}))
     written = sessions.append(path, "so that the feeds are busy")
     for socket, seen in tabs:
-        await _until_entry(socket, seen, written["id"])
+        await until_entry(socket, seen, written["id"])
     started = time.monotonic()
     server.process.send_signal(signal.SIGTERM)
     code = await asyncio.to_thread(server.process.wait, 10)
