@@ -23,12 +23,15 @@ def encode_cwd(cwd: str) -> str:
     return f"--{trimmed}--"
 
 
-def _header(cwd: str, parent_session: str | None) -> dict[str, Any]:
+def new_header(
+    cwd: str, parent_session: str | None = None, *, session_id: str | None = None, timestamp: str | None = None
+) -> dict[str, Any]:
+    """A version 3 header in pi's key order: a new session id and the current time unless given."""
     header: dict[str, Any] = {
         "type": "session",
         "version": E.SESSION_VERSION,
-        "id": E.new_session_id(),
-        "timestamp": E.now_iso(),
+        "id": session_id or E.new_session_id(),
+        "timestamp": timestamp or E.now_iso(),
         "cwd": cwd,
     }
     if parent_session is not None:
@@ -36,17 +39,17 @@ def _header(cwd: str, parent_session: str | None) -> dict[str, Any]:
     return header
 
 
-def _new_path(folder: Path, header: dict[str, Any]) -> Path:
+def new_path(folder: Path, header: dict[str, Any]) -> Path:
     return folder / E.session_file_name(header["timestamp"], header["id"])
 
 
 def create_session(root: Path, cwd: str, *, name: str | None = None, fsync: bool = True) -> SessionFile:
     """A new session for ``cwd`` under the sessions ``root``, in pi's ``--<encoded cwd>--`` folder."""
-    header = _header(cwd, None)
+    header = new_header(cwd)
     lines: list[dict[str, Any]] = [header]
     if name and E.clean_session_name(name):
         lines.append(E.session_info(name).build(E.new_entry_id(()), None, header["timestamp"]))
-    path = _new_path(root / encode_cwd(cwd), header)
+    path = new_path(root / encode_cwd(cwd), header)
     create_file(path, lines, fsync=fsync, within=root)
     return SessionFile.open(path, fsync=fsync, within=root)
 
@@ -90,10 +93,10 @@ def fork_session(
 
     cwd, folder = (source.cwd, source.path.parent) if into is None else (into[1], into[0] / encode_cwd(into[1]))
     within = source.within if into is None else into[0]
-    header = _header(cwd, str(source.path.absolute()))
-    new_path = _new_path(folder, header)
-    create_file(new_path, [header, *kept], fsync=fsync, within=within)
-    return SessionFile.open(new_path, fsync=fsync, within=within)
+    header = new_header(cwd, str(source.path.absolute()))
+    created = new_path(folder, header)
+    create_file(created, [header, *kept], fsync=fsync, within=within)
+    return SessionFile.open(created, fsync=fsync, within=within)
 
 
 def fork_point(fork: SessionFile, source: SessionFile) -> str | None:

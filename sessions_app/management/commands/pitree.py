@@ -2,7 +2,8 @@
 
 Reading: ``ls``, ``show``, ``tree``, ``inspect``, ``search``. Writing (each prints only the new entry id, or the new
 file's path): ``new``, ``append``, ``navigate``, ``label``, ``rename``, ``fork``, ``compact``. ``seed``
-fills an empty sessions folder with pi's sample sessions.
+fills an empty sessions folder with pi's sample sessions; ``import`` brings in other products' chat
+histories (``sessions_app.imports``).
 
 FILE is a path to a ``.jsonl`` file, or a session id / unique id prefix looked up in
 ``PITREE_SESSIONS_DIR``. Every failure is one line on stderr and a non-zero exit; a failed write leaves
@@ -29,10 +30,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from sessions_app.access.authorship import FILE, record
 from sessions_app.access.cli import actor_named, open_as
 from sessions_app.access.grants import Access
+from sessions_app.access.imports import import_for
 from sessions_app.access.listing import search_scope, visible_sessions
 from sessions_app.access.scoped import SessionView
 from sessions_app.access.transfer import fork_for
-from sessions_app.access.workspaces import may_create_in
+from sessions_app.access.workspaces import default_cwd, may_create_in
+from sessions_app.cli.imports import import_progress, outcome_lines
 from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root
@@ -40,6 +43,7 @@ from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
 from sessions_app.cli.transcript import printable, printable_json, render_transcript, terminal_line
 from sessions_app.cli.treeview import tree_lines
+from sessions_app.imports.run import REFUSED
 from sessions_app.search.index import SearchIndex, SearchUnavailable
 from sessions_app.search.query import fts_query, only_excluded
 from sessions_app.search.results import search
@@ -183,6 +187,18 @@ class Command(BaseCommand):
         )
 
         sub.add_parser("seed", help="copy pi's sample sessions into PITREE_SESSIONS_DIR if it has no .jsonl file")
+
+        p = sub.add_parser(
+            "import",
+            help="bring in chat histories from ChatGPT, Open WebUI, LibreChat and Claude Code, branches kept",
+            description=(
+                "Import each FILE: ChatGPT's export (.zip, or its conversations.json), an Open WebUI or LibreChat "
+                "JSON export, a Claude Code session (.jsonl) or project folder. One session per conversation, "
+                "in your workspace; importing again adds only what is new. Prints a line per session written."
+            ),
+        )
+        p.add_argument("files", metavar="FILE", nargs="+")
+        p.add_argument("--cwd", metavar="DIR", help="the workspace to import into (default: your own)")
 
         p = sub.add_parser(
             "search",
@@ -352,6 +368,23 @@ class Command(BaseCommand):
         for path in written:
             self.out(f"seeded {path}")
         self.out(f"{len(written)} sample sessions copied into {written[0].parent}")
+
+    def do_import(self, *, files: list[str], cwd: str | None, **_: Any) -> None:
+        workspace = os.path.abspath(os.path.expanduser(cwd)) if cwd else default_cwd(self.access)
+        failed = False
+        for file in files:
+            with import_progress(file, sys.stderr) as progress:
+                report = import_for(self.access, Path(file).expanduser(), workspace, self.catalog(), progress=progress)
+            for note in report.notes:
+                self.stderr.write(terminal_line(f"note: {note}"))
+            for line in outcome_lines(report):
+                self.out(line)
+            for outcome in report.outcomes:
+                if outcome.status == REFUSED:
+                    failed = True
+                    self.stderr.write(terminal_line(f"not written: {outcome.title}: {outcome.reason}"))
+        if failed:
+            raise CommandError("some conversations were not written (see above)")
 
     def do_search(self, *, query: str, session: str | None, page: int, json: bool, **_: Any) -> None:
         if only_excluded(query):

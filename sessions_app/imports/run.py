@@ -1,0 +1,149 @@
+"""An import, start to end: the export read whole into a spool (one conversation a line), then each
+conversation written: a new session file whole (exclusive create), or what an earlier import of it
+lacks appended to its file in one write.
+
+Reading first means a malformed export is refused, with the reason and the place, before anything
+is written; a spool line at a time means memory holds one conversation, however large the export.
+Each conversation's session has an id derived from the conversation and the workspace (a UUIDv7 at
+the conversation's start), so the same export imported again finds the files it wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from ..sessionfiles.entries import session_file_name
+from ..sessionfiles.errors import SessionError
+from ..sessionfiles.fork import encode_cwd, new_header
+from ..sessionfiles.instants import format_iso
+from ..sessionfiles.store import SessionFile, create_file
+from . import chatgpt, claudecode, librechat, openwebui
+from .conversation import Conversation
+from .plan import Existing, plan
+from .sources import CHATGPT, CLAUDE_CODE, KINDS, LIBRECHAT, OPEN_WEBUI, Counter, Export, open_export
+
+READERS: dict[str, Callable[[Export, Counter], Iterator[Conversation]]] = {
+    CHATGPT: chatgpt.conversations,
+    OPEN_WEBUI: openwebui.conversations,
+    LIBRECHAT: librechat.conversations,
+    CLAUDE_CODE: claudecode.conversations,
+}
+
+Progress = Callable[[str, int, int], None]
+"""Told how far an import is: ``("reading", bytes read, bytes in all)``, then ``("writing",
+conversations written, conversations in all)``."""
+
+CREATED, APPENDED, UNCHANGED, REFUSED = "created", "appended", "unchanged", "refused"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    title: str  # the conversation's title, or its id
+    session_id: str
+    path: Path | None
+    status: str  # CREATED, APPENDED, UNCHANGED or REFUSED
+    added: int  # entries written
+    reason: str = ""  # why it was refused
+
+
+@dataclass
+class Report:
+    name: str  # the export, as messages call it
+    kind: str  # which product wrote it, as people call it
+    outcomes: list[Outcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # odd things read as best they could be
+
+
+def import_export(
+    path: Path,
+    *,
+    root: Path,
+    cwd: str,
+    fsync: bool = True,
+    name: str | None = None,
+    max_bytes: int | None = None,
+    progress: Progress | None = None,
+    locate: Callable[[str, Path], Path | None] | None = None,
+) -> Report:
+    """Import the export at ``path`` into the workspace ``cwd`` of the sessions folder ``root``.
+
+    ``locate(session id, its own path)`` finds the file an earlier import wrote (by default: that path,
+    if it is there); an ``ExportError`` refuses the export before anything is written."""
+    export = open_export(path, name=name, max_bytes=max_bytes)
+    try:
+        report = Report(export.name, KINDS[export.kind])
+        with tempfile.TemporaryFile(prefix="pitree-import-") as spool:
+            count = _read(export, spool, progress)
+            spool.seek(0)
+            for number, line in enumerate(spool, 1):
+                conversation = Conversation.loads(line)
+                report.outcomes.append(
+                    write(conversation, root=root, cwd=cwd, fsync=fsync, locate=locate or _same_path)
+                )
+                report.notes += conversation.notes
+                if progress is not None:
+                    progress("writing", number, count)
+        return report
+    finally:
+        export.close()
+
+
+def _read(export: Export, spool: IO[bytes], progress: Progress | None) -> int:
+    counter = Counter(export.total, None if progress is None else lambda done, total: progress("reading", done, total))
+    count = 0
+    for conversation in READERS[export.kind](export, counter):
+        spool.write(conversation.dumps())
+        count += 1
+    return count
+
+
+def session_id_for(conversation: Conversation, cwd: str) -> str:
+    """The id of a conversation's session in a workspace: a UUIDv7 with the conversation's start as its
+    time and a digest of (workspace, product, conversation id) as its random bits, so that importing
+    again finds it, and the same conversation imported into two workspaces makes two sessions."""
+    digest = hashlib.sha256(f"{cwd}\0{conversation.source}\0{conversation.id}".encode("utf-8", "replace")).digest()
+    ms = min(max(conversation.created_ms, 0), 2**48 - 1)
+    value = ms << 80 | int.from_bytes(digest[:10], "big")
+    value = value & ~(0xF << 76) | 0x7 << 76  # version 7
+    value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 4122 variant
+    return str(uuid.UUID(int=value))
+
+
+def session_path(conversation: Conversation, root: Path, cwd: str) -> Path:
+    """Where a conversation's session is written in a workspace (pi's ``<time>_<id>.jsonl``)."""
+    stamp = format_iso(max(conversation.created_ms, 0))
+    return root / encode_cwd(cwd) / session_file_name(stamp, session_id_for(conversation, cwd))
+
+
+def _same_path(_: str, path: Path) -> Path | None:
+    return path if path.exists() else None
+
+
+def write(
+    conversation: Conversation, *, root: Path, cwd: str, fsync: bool, locate: Callable[[str, Path], Path | None]
+) -> Outcome:
+    """Write one conversation: a new file, or what its file lacks appended in one write."""
+    session_id = session_id_for(conversation, cwd)
+    title = conversation.title or conversation.id
+    own = session_path(conversation, root, cwd)
+    try:
+        found = locate(session_id, own)
+        if found is None:
+            header = new_header(cwd, session_id=session_id, timestamp=format_iso(max(conversation.created_ms, 0)))
+            entries = plan(conversation, Existing.nothing())
+            try:
+                create_file(own, [header, *entries], fsync=fsync, within=root)
+                return Outcome(title, session_id, own, CREATED, len(entries))
+            except FileExistsError:  # another import of it, at the same moment
+                found = own
+        session = SessionFile.open(found, fsync=fsync, within=root)
+        added = session.extend(lambda _: plan(conversation, Existing.of(session)))
+    except SessionError as error:
+        return Outcome(title, session_id, None, REFUSED, 0, str(error))
+    return Outcome(title, session_id, found, APPENDED if added else UNCHANGED, len(added))
