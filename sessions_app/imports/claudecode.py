@@ -31,7 +31,7 @@ from ..sessionfiles.entries import Draft, content_text
 from . import shapes as S
 from .conversation import Conversation, Node, entry_id
 from .errors import ExportError
-from .sources import CLAUDE_CODE, Counted, Counter, Export, Member
+from .sources import CLAUDE_CODE, READ_ERRORS, Counted, Counter, Export, Member, unreadable
 
 API, PROVIDER = "anthropic-messages", "anthropic"
 _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop", "refusal": "error"}
@@ -101,14 +101,18 @@ def lines(member: Member, counter: Counter) -> Iterator[tuple[int, bytes | None]
     does not parse (a line Claude Code is still writing)."""
     number = 0
     rest = b""
-    with member.open() as raw:
-        stream = Counted(raw, counter)
-        while chunk := stream.read(_CHUNK):
-            rest += chunk
-            *complete, rest = rest.split(b"\n")
-            for line in complete:
-                number += 1
-                yield number, line
+    start = counter.done
+    try:
+        with member.open() as raw:
+            stream = Counted(raw, counter)
+            while chunk := stream.read(_CHUNK):
+                rest += chunk
+                *complete, rest = rest.split(b"\n")
+                for line in complete:
+                    number += 1
+                    yield number, line
+    except READ_ERRORS as error:
+        raise unreadable(error, member, counter.done - start) from None
     if rest.strip():
         try:
             orjson.loads(rest)

@@ -70,16 +70,18 @@ def plan(conversation: Conversation, existing: Existing) -> list[dict[str, Any]]
     out += walk.entries()
     new = [entry for entry in out if entry["id"] not in existing.ids]
     position = walk.position()
+    title = clean_session_name(conversation.title or "")
+    renamed = not fresh and title and title != existing.title
+    if not renamed and (not new or new[-1]["id"] == position):
+        return new
     ms = max((S.iso_ms(entry["timestamp"]) or 0 for entry in new), default=conversation.created_ms)
     taken = _Taken(existing.ids, {entry["id"] for entry in out})
-    title = clean_session_name(conversation.title or "")
-    if not fresh and title and title != existing.title:
+    if renamed:
         draft = S.session_info(title, ms, {"from": conversation.source})
-        new.append(draft.build(new_entry_id(taken), position, format_iso(ms)))
-    elif new and new[-1]["id"] != position:
+    else:
         data = {"from": conversation.source, "conversation": conversation.id, "position": conversation.position}
-        new.append(S.custom(S.IMPORT_TYPE, data, ms).build(new_entry_id(taken), position, format_iso(ms)))
-    return new
+        draft = S.custom(S.IMPORT_TYPE, data, ms)
+    return [*new, draft.build(new_entry_id(taken), position, format_iso(ms))]
 
 
 def _head(conversation: Conversation, out: list[dict[str, Any]]) -> str:

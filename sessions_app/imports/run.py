@@ -16,15 +16,19 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from ..sessionfiles.entries import session_file_name
+import orjson
+
+from ..sessionfiles.entries import dump_line, session_file_name
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.fork import encode_cwd, new_header
 from ..sessionfiles.instants import format_iso
-from ..sessionfiles.store import SessionFile, create_file
+from ..sessionfiles.lines import nested_too_deeply
+from ..sessionfiles.store import SessionFile, write_new
 from . import chatgpt, claudecode, librechat, openwebui
 from .conversation import Conversation
+from .errors import ExportError
 from .plan import Existing, plan
 from .sources import CHATGPT, CLAUDE_CODE, KINDS, LIBRECHAT, OPEN_WEBUI, Counter, Export, open_export
 
@@ -76,17 +80,17 @@ def import_export(
     ``locate(session id, its own path)`` finds the file an earlier import wrote (by default: that path,
     if it is there); an ``ExportError`` refuses the export before anything is written."""
     export = open_export(path, name=name, max_bytes=max_bytes)
+    found = locate or _same_path
     try:
         report = Report(export.name, KINDS[export.kind])
         with tempfile.TemporaryFile(prefix="pitree-import-") as spool:
-            count = _read(export, spool, progress)
+            count = _read(export, spool, progress, root=root, cwd=cwd, locate=found)
             spool.seek(0)
-            for number, line in enumerate(spool, 1):
-                conversation = Conversation.loads(line)
-                report.outcomes.append(
-                    write(conversation, root=root, cwd=cwd, fsync=fsync, locate=locate or _same_path)
-                )
-                report.notes += conversation.notes
+            for number in range(1, count + 1):
+                record = orjson.loads(spool.readline())
+                blob = spool.read(record["size"])
+                report.outcomes.append(_write(record, blob, root=root, cwd=cwd, fsync=fsync, locate=found))
+                report.notes += record["notes"]
                 if progress is not None:
                     progress("writing", number, count)
         return report
@@ -94,13 +98,51 @@ def import_export(
         export.close()
 
 
-def _read(export: Export, spool: IO[bytes], progress: Progress | None) -> int:
+def _read(
+    export: Export,
+    spool: IO[bytes],
+    progress: Progress | None,
+    *,
+    root: Path,
+    cwd: str,
+    locate: Callable[[str, Path], Path | None],
+) -> int:
+    """Read the export into ``spool``, a record per conversation: for one that has no session yet, the
+    whole file to write (planned now, so that writing costs a write); for one that has, the
+    conversation, planned against its file when it is written."""
     counter = Counter(export.total, None if progress is None else lambda done, total: progress("reading", done, total))
     count = 0
     for conversation in READERS[export.kind](export, counter):
-        spool.write(conversation.dumps())
+        session_id = session_id_for(conversation, cwd)
+        own = session_path(conversation, root, cwd)
+        existing = locate(session_id, own)
+        record: dict[str, object] = {"title": conversation.title or conversation.id, "session": session_id}
+        if existing is None:
+            stamp = format_iso(max(conversation.created_ms, 0))
+            header = new_header(cwd, session_id=session_id, timestamp=stamp)
+            entries = plan(conversation, Existing.nothing())
+            blob = b"".join(_line(entry, conversation.where) for entry in [header, *entries])
+            record.update(kind="new", path=str(own), added=len(entries))
+        else:
+            blob = conversation.dumps()
+            record.update(kind="grow", path=str(existing))
+        record.update(notes=conversation.notes, size=len(blob))
+        spool.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+        spool.write(blob)
         count += 1
     return count
+
+
+def _line(entry: dict[str, object], where: str) -> bytes:
+    """An entry's line; refused (before anything is written) when it nests deeper than any reader of
+    a session line reads (docs/format.md §8.2)."""
+    try:
+        return orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        line = dump_line(entry)  # deeper than orjson writes, or holding half a surrogate pair
+    if nested_too_deeply(line):
+        raise ExportError(f"{where}: holds values nested more than 1,024 levels deep")
+    return line
 
 
 def session_id_for(conversation: Conversation, cwd: str) -> str:
@@ -125,25 +167,31 @@ def _same_path(_: str, path: Path) -> Path | None:
     return path if path.exists() else None
 
 
-def write(
-    conversation: Conversation, *, root: Path, cwd: str, fsync: bool, locate: Callable[[str, Path], Path | None]
+def _write(
+    record: dict[str, Any],
+    blob: bytes,
+    *,
+    root: Path,
+    cwd: str,
+    fsync: bool,
+    locate: Callable[[str, Path], Path | None],
 ) -> Outcome:
-    """Write one conversation: a new file, or what its file lacks appended in one write."""
-    session_id = session_id_for(conversation, cwd)
-    title = conversation.title or conversation.id
-    own = session_path(conversation, root, cwd)
+    """Write one conversation: its new file whole, or what its file lacks appended in one write."""
+    title, session_id, path = record["title"], record["session"], Path(record["path"])
     try:
-        found = locate(session_id, own)
-        if found is None:
-            header = new_header(cwd, session_id=session_id, timestamp=format_iso(max(conversation.created_ms, 0)))
-            entries = plan(conversation, Existing.nothing())
+        if record["kind"] == "new":
             try:
-                create_file(own, [header, *entries], fsync=fsync, within=root)
-                return Outcome(title, session_id, own, CREATED, len(entries))
-            except FileExistsError:  # another import of it, at the same moment
-                found = own
-        session = SessionFile.open(found, fsync=fsync, within=root)
-        added = session.extend(lambda _: plan(conversation, Existing.of(session)))
+                write_new(path, blob, fsync=fsync, within=root)
+                return Outcome(title, session_id, path, CREATED, record["added"])
+            except FileExistsError:  # another import of it, at the same moment: what it lacks
+                entries = [orjson.loads(line) for line in blob.splitlines()[1:]]
+                session = SessionFile.open(path, fsync=fsync, within=root)
+                added = session.extend(lambda index: [e for e in entries if e["id"] not in index.by_id])
+        else:
+            conversation = Conversation.loads(blob)
+            session = SessionFile.open(path, fsync=fsync, within=root)
+            added = session.extend(lambda _: plan(conversation, Existing.of(session)))
+            record["notes"] = conversation.notes  # those the plan found
     except SessionError as error:
         return Outcome(title, session_id, None, REFUSED, 0, str(error))
-    return Outcome(title, session_id, found, APPENDED if added else UNCHANGED, len(added))
+    return Outcome(title, session_id, path, APPENDED if added else UNCHANGED, len(added))

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -33,6 +34,8 @@ over ``PITREE_MAX_LINE_BYTES`` would not be read."""
 _CONVERSATIONS = re.compile(r"conversations(-\d+)?\.json")
 _FILE_ID = re.compile(r"(file[-_][A-Za-z0-9]+)")
 _SNIFF_EVENTS = 20_000  # parser events looked at to tell what wrote a .json file
+READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError)
+"""What reading a damaged zip member or a vanishing file raises."""
 
 
 class Counter:
@@ -88,8 +91,11 @@ class Export:
         member = self.pictures.get(file_id)
         if member is None or member.size > MAX_PICTURE_BYTES:
             return None
-        with member.open() as stream:
-            return stream.read()
+        try:
+            with member.open() as stream:
+                return stream.read()
+        except READ_ERRORS:
+            return None
 
     def close(self) -> None:
         if self.closing is not None:
@@ -108,6 +114,8 @@ def open_export(path: Path, *, name: str | None = None, max_bytes: int | None = 
         export = _folder(path, shown)
     elif not stat.S_ISREG(st.st_mode):
         raise ExportError(f"{shown}: not a file or a folder")
+    elif not st.st_size:
+        raise ExportError(f"{shown}: an empty file")
     elif zipfile.is_zipfile(path):
         export = _zip(path, shown)
     elif shown.lower().endswith(".jsonl"):
@@ -211,6 +219,8 @@ def _sniff(member: Member) -> str:
                     break
         except ijson.JSONError as error:
             raise ExportError(f"{member.name}: not valid JSON at its start: {_first_line(error)}") from None
+        except READ_ERRORS as error:
+            raise unreadable(error, member, 0) from None
     raise ExportError(
         f"{member.name}: not an export pitree reads (ChatGPT's conversations.json, an Open WebUI chat export "
         "or a LibreChat JSON export)"
@@ -257,6 +267,12 @@ def items(member: Member, counter: Counter) -> Iterator[tuple[int, Any]]:
                 yield number, item
         except ijson.JSONError as error:
             raise json_error(error, member, counter, start, f"after item {number:,}") from None
+        except READ_ERRORS as error:
+            raise unreadable(error, member, counter.done - start) from None
+
+
+def unreadable(error: Exception, member: Member, at: int) -> ExportError:
+    return ExportError(f"{member.name}: could not be read near byte {at:,}: {error}")
 
 
 def _first_byte(stream: Counted) -> bytes:

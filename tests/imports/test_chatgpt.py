@@ -24,7 +24,10 @@ def session(tmp_path: Path):
 
 def test_every_branch_is_kept_as_siblings(session) -> None:
     index = session.index
-    names = lambda row_ids: sorted(index.ids[row] for row in row_ids)  # noqa: E731
+
+    def names(rows: list[int]) -> list[str]:
+        return sorted(index.ids[row] for row in rows)
+
     assert names(siblings(index, index.by_id["a1"])) == ["a1", "a1b"]  # regenerated
     assert names(siblings(index, index.by_id["u2"])) == ["u2", "u2e"]  # edited
     assert names(siblings(index, index.by_id["a2"])) == ["a2", "a2b"]

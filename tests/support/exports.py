@@ -600,3 +600,25 @@ def said(session: Any, leaf: Any = None) -> list[tuple[str, str]]:
         )
         out.append((message["role"], " ".join([content_text(content), *calls]).strip()))
     return out
+
+
+def write_big_chatgpt(path: Path, conversations: int, turns: int = 20, words: int = 60) -> Path:
+    """A ChatGPT ``conversations.json`` of ``conversations`` conversations of ``turns`` questions and
+    answers each (one regenerated), written one conversation at a time (never held whole)."""
+    text = " ".join(["lorem"] * words)
+    with path.open("w", encoding="utf-8") as out:
+        out.write("[")
+        for number in range(conversations):
+            nodes: list[tuple[str, str | None, dict[str, Any] | None]] = [("root", None, None)]
+            parent = "root"
+            for turn in range(turns):
+                question, answer = f"q{turn}", f"a{turn}"
+                nodes.append((question, parent, gpt_message(question, "user", f"{turn} {text}", at=turn * 2)))
+                nodes.append((answer, question, gpt_message(answer, "assistant", f"{turn} {text}", at=turn * 2 + 1)))
+                parent = answer
+            nodes.append(("again", "q0", gpt_message("again", "assistant", text, at=1.5)))
+            if number:
+                out.write(",")
+            out.write(json.dumps(gpt_conversation(f"conv-{number}", f"Conversation {number}", nodes, parent)))
+        out.write("]")
+    return path

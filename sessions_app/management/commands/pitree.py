@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app.access.authorship import FILE, record
@@ -227,7 +228,7 @@ class Command(BaseCommand):
             getattr(self, "do_" + command)(**options)
         except BrokenPipeError:
             _silence_stdout()
-        except SessionError as error:
+        except (SessionError, PermissionDenied) as error:
             raise CommandError(terminal_line(str(error))) from None
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
