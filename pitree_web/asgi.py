@@ -32,7 +32,8 @@ if "daphne.server" in sys.modules:
 
     from .bodylimit import install
 
-    install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
+    larger = settings.PITREE_MAX_UPLOAD_BODY_BYTES
+    install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): larger, reverse("teams:import"): larger})
 
 shutdown.install()
 

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import urls as _sessions_urls  # noqa: F401 - registers the "sid" and "eid" converters
-from .views import accounts, shares, transfer
+from .views import accounts, imports, shares, transfer
 
 accounts_patterns = [
     path("login/", accounts.SignInView.as_view(), name="login"),
@@ -22,4 +22,9 @@ teams_patterns = [
     path("s/<sid:session_id>/e/<eid:entry_id>/author/", accounts.author, name="author"),
     path("l/<str:token>/", shares.link, name="link"),
     path("upload/", transfer.upload, name="upload"),
+    path("import/", imports.import_page, name="import"),
+    path("import/start/", imports.import_start, name="import_start"),
+    path("import/<str:job_id>/", imports.import_status, name="import_status"),
+    path("import/<str:job_id>/piece/", imports.import_piece, name="import_piece"),
+    path("import/<str:job_id>/run/", imports.import_run, name="import_run"),
 ]

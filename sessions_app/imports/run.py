@@ -193,5 +193,16 @@ def _write(
             added = session.extend(lambda _: plan(conversation, Existing.of(session)))
             record["notes"] = conversation.notes  # those the plan found
     except SessionError as error:
-        return Outcome(title, session_id, None, REFUSED, 0, str(error))
+        return Outcome(title, session_id, None, REFUSED, 0, _unplaced(str(error), path, root))
     return Outcome(title, session_id, path, APPENDED if added else UNCHANGED, len(added))
+
+
+def _unplaced(reason: str, path: Path, root: Path) -> str:
+    """The core's reason without the paths it names (the page shows it, and names no server folder)."""
+    for place, said in (
+        (path, "this session's file"),
+        (path.parent, "this session's folder"),
+        (root, "the sessions folder"),
+    ):
+        reason = reason.replace(str(place), said)
+    return reason

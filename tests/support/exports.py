@@ -13,8 +13,13 @@ import base64
 import html
 import json
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from sessions_app.imports.run import import_export
+from sessions_app.sessionfiles.entries import content_text
+from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 T0 = 1_760_000_000  # 2025-10-09T08:53:20Z
 PNG = base64.b64decode(
@@ -23,8 +28,6 @@ PNG = base64.b64decode(
 
 
 def iso(seconds: float) -> str:
-    from datetime import UTC, datetime
-
     return datetime.fromtimestamp(T0 + seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -572,23 +575,17 @@ WORKSPACE = "/home/alice/imported"
 
 def import_into(root: Path, export: Path, **options: Any) -> Any:
     """``import_export`` into ``WORKSPACE`` of the sessions folder ``root``, without fsync."""
-    from sessions_app.imports.run import import_export
-
     return import_export(export, root=root, cwd=options.pop("cwd", WORKSPACE), fsync=False, **options)
 
 
 def opened(outcome: Any) -> Any:
     """The session an import wrote, read back from its file as any reader would."""
-    from sessions_app.sessionfiles.store import SessionFile, clear_cache
-
     clear_cache()
     return SessionFile(outcome.path)
 
 
 def said(session: Any, leaf: Any = None) -> list[tuple[str, str]]:
     """The context at the leaf (or ``leaf``) as (role, its text, tool calls as ``→name``)."""
-    from sessions_app.sessionfiles.entries import content_text
-
     context = session.context() if leaf is None else session.context(leaf)
     out = []
     for message in context.messages:

@@ -152,6 +152,18 @@ RULES: dict[str, Rule] = {
     "teams:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
     "teams:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
     "teams:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
+    "teams:import": Rule("get", fixed("/import/"), signed_in(200), htmx=False),
+    "teams:import_start": Rule(
+        "post",
+        fixed("/import/start/"),
+        {**signed_in(403), "owner": 200, "member": 200, "root": 200},
+        data=lambda w: {"name": "chat.json", "size": 10, "cwd": CREW_CWD},
+        htmx=False,
+    ),
+    # Someone's import (an id of 22 characters) is theirs alone: anyone else, owner included, finds none.
+    "teams:import_status": Rule("get", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/"), signed_in(404)),
+    "teams:import_piece": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/piece/?offset=0"), signed_in(404)),
+    "teams:import_run": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/run/"), signed_in(404)),
     "accounts:login": Rule(
         "get",
         fixed("/accounts/login/"),
