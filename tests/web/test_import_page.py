@@ -41,7 +41,9 @@ def _send(client: Any, data: bytes, name: str, cwd: str, piece: int = 1000) -> s
     urls = client.post("/import/start/", {"name": name, "size": len(data), "cwd": cwd}).json()
     offset = 0
     while offset < len(data):
-        answer = client.post(f"{urls['piece']}?offset={offset}", data[offset : offset + piece], content_type="application/octet-stream")
+        answer = client.post(
+            f"{urls['piece']}?offset={offset}", data[offset : offset + piece], content_type="application/octet-stream"
+        )
         assert answer.status_code == 200, answer.content
         offset = answer.json()["arrived"]
     started = client.post(urls["run"])
@@ -49,7 +51,9 @@ def _send(client: Any, data: bytes, name: str, cwd: str, piece: int = 1000) -> s
     return started["Location"]
 
 
-def test_an_export_sent_in_pieces_is_imported_into_the_users_workspace(client: Any, owner: Any, sessions_dir: Path, tmp_path: Path) -> None:
+def test_an_export_sent_in_pieces_is_imported_into_the_users_workspace(
+    client: Any, owner: Any, sessions_dir: Path, tmp_path: Path
+) -> None:
     page = client.get("/import/").content.decode()
     assert 'id="import-form"' in page and 'data-start="/import/start/"' in page and "pitree/import.js" in page
     data = X.gpt_export(tmp_path, [X.gpt_branching()]).read_bytes()
@@ -63,7 +67,9 @@ def test_an_export_sent_in_pieces_is_imported_into_the_users_workspace(client: A
     assert f'href="/s/{session_id}/"' in html
     assert Authorship.objects.get(session_id=session_id, entry_id=FILE).user == owner
     assert "picture sediment://file_000missing is not in the export" in html  # what was read as best it could be
-    assert str(sessions_dir) not in html and not list((tmp_path / "imports").rglob("export"))  # the scratch copy is gone
+    assert str(sessions_dir) not in html and not list(
+        (tmp_path / "imports").rglob("export")
+    )  # the scratch copy is gone
     again = _finished(client, _send(client, data, "chatgpt-export.zip", personal_workspace(owner).cwd))
     assert "unchanged" in again
 
@@ -80,7 +86,9 @@ def test_pieces_out_of_order_or_too_many(client: Any, owner: Any) -> None:
     urls = client.post("/import/start/", {"name": "chat.json", "size": 10, "cwd": personal_workspace(owner).cwd}).json()
     late = client.post(f"{urls['piece']}?offset=5", b"abcde", content_type="application/octet-stream")
     assert late.status_code == 409 and late.json() == {"error": "expected the bytes from 0", "arrived": 0}
-    assert client.post(f"{urls['piece']}?offset=0", b"0123456789", content_type="application/octet-stream").json() == {"arrived": 10}
+    assert client.post(f"{urls['piece']}?offset=0", b"0123456789", content_type="application/octet-stream").json() == {
+        "arrived": 10
+    }
     more = client.post(f"{urls['piece']}?offset=10", b"x", content_type="application/octet-stream")
     assert more.status_code == 409 and "More bytes" in more.json()["error"]
     assert client.post(f"{urls['piece']}?offset=-1", b"x", content_type="application/octet-stream").status_code == 400
