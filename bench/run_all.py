@@ -35,6 +35,7 @@ SCRIPTS = [
     "worddiff",
     "treemap",
     "scoped_view",
+    "import_throughput",
 ]
 
 

@@ -76,9 +76,9 @@ class _Reader:
         self.where = where
         self.model = model or "unknown"
         self.notes: list[str] = []
+        self._own = {key: self._own_time(node) for key, node in mapping.items()}
         self._times: dict[str, int] = {}
-        times = (self._own_time(node) for node in mapping.values())
-        self.created = created if created is not None else min((t for t in times if t is not None), default=0)
+        self.created = created if created is not None else min((t for t in self._own.values() if t is not None), default=0)
 
     def node(self, key: str, node: Any) -> Node:
         if not isinstance(node, dict):
@@ -108,7 +108,7 @@ class _Reader:
                 found = self._times[key]
                 break
             walked.append(key)
-            found = self._own_time(self.mapping[key])
+            found = self._own[key]
             if found is not None:
                 break
             parent = self.mapping[key].get("parent") if isinstance(self.mapping[key], dict) else None

@@ -66,16 +66,15 @@ def plan(conversation: Conversation, existing: Existing) -> list[dict[str, Any]]
     anchor = (
         _head(conversation, out) if fresh else next(i for i in (MODEL, TITLE, HEAD) if i in existing.ids or i == HEAD)
     )
-    walk = _Walk(conversation, anchor)
-    out += walk.entries()
-    new = [entry for entry in out if entry["id"] not in existing.ids]
+    walk = _Walk(conversation, anchor, existing.ids)
+    new = out + walk.entries()
     position = walk.position()
     title = clean_session_name(conversation.title or "")
     renamed = not fresh and title and title != existing.title
     if not renamed and (not new or new[-1]["id"] == position):
         return new
     ms = max((S.iso_ms(entry["timestamp"]) or 0 for entry in new), default=conversation.created_ms)
-    taken = _Taken(existing.ids, {entry["id"] for entry in out})
+    taken = _Taken(existing.ids, {entry["id"] for entry in new})
     if renamed:
         draft = S.session_info(title, ms, {"from": conversation.source})
     else:
@@ -101,9 +100,10 @@ def _head(conversation: Conversation, out: list[dict[str, Any]]) -> str:
 class _Walk:
     """The conversation's nodes in writing order, with the ids of their entries and parents."""
 
-    def __init__(self, conversation: Conversation, anchor: str) -> None:
+    def __init__(self, conversation: Conversation, anchor: str, existing: Container[str]) -> None:
         self.conversation = conversation
         self.anchor = anchor
+        self.existing = existing
         self.nodes: dict[str, Node] = {}
         for node in conversation.nodes:
             self.nodes.setdefault(node.source_id, node)  # a repeated id: the first says it
@@ -117,6 +117,7 @@ class _Walk:
         self.last: str | None = None
 
     def entries(self) -> list[dict[str, Any]]:
+        """The entries the file lacks, in writing order."""
         leading = self._towards_position()
         out: list[dict[str, Any]] = []
         visited: set[str] = set()
@@ -143,7 +144,8 @@ class _Walk:
                 tail = parent_id
                 for number, part in enumerate(self.nodes[source_id].parts):
                     own = entry_id(source_id, number)
-                    out.append(part.build(own, tail, part.timestamp or format_iso(self.conversation.created_ms)))
+                    if own not in self.existing:
+                        out.append(part.build(own, tail, part.timestamp or format_iso(self.conversation.created_ms)))
                     tail = own
                 self.tails[source_id] = tail
                 self.last = source_id

@@ -26,14 +26,14 @@ conversation) and of the one that moves its position after a later import (``pla
 def usage(input_tokens: Any = 0, output_tokens: Any = 0, cache_read: Any = 0, cache_write: Any = 0) -> dict[str, Any]:
     """pi's usage object from a source's token counts (anything that is no count is 0); prices are
     not in exports, so every cost is 0."""
-    counts = [_count(value) for value in (input_tokens, output_tokens, cache_read, cache_write)]
+    counts = [_count(input_tokens), _count(output_tokens), _count(cache_read), _count(cache_write)]
     return {
         "input": counts[0],
         "output": counts[1],
         "cacheRead": counts[2],
         "cacheWrite": counts[3],
         "totalTokens": sum(counts),
-        "cost": dict(E.ZERO_USAGE["cost"]),
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
     }
 
 
@@ -222,8 +222,10 @@ def iso_ms(value: Any) -> int | None:
 
 def without(record: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     """``record`` less ``keys``: what is left to keep beside pi's keys."""
-    dropped = set(keys)
-    return {key: value for key, value in record.items() if key not in dropped}
+    kept = dict(record)
+    for key in keys:
+        kept.pop(key, None)
+    return kept
 
 
 def plain_text(value: Any) -> str | None:
