@@ -125,6 +125,13 @@ class ForkForm(forms.Form):
     entry = EntryIdField()
 
 
+class TailForkForm(forms.Form):
+    """Fork the last ``turns`` turns of the branch through ``entry``, the history before them summarised."""
+
+    entry = EntryIdField()
+    turns = forms.IntegerField(min_value=1, max_value=10_000, initial=2)
+
+
 class CompactForm(forms.Form):
     """Fold the history before ``keep_from`` into a summary the assistant writes."""
 

@@ -28,6 +28,7 @@ urlpatterns = [
     path("s/<sid:session_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("s/<sid:session_id>/stop/", chat.stop, name="stop"),
     path("s/<sid:session_id>/compact/", chat.compact, name="compact"),
+    path("s/<sid:session_id>/tail-fork/", chat.tail_fork, name="tail_fork"),
     path("s/<sid:session_id>/navigate/", chat.navigate, name="navigate"),
     path("s/<sid:session_id>/label/", actions.label, name="label"),
     path("s/<sid:session_id>/rename/", actions.rename, name="rename"),

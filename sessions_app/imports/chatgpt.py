@@ -78,7 +78,9 @@ class _Reader:
         self.notes: list[str] = []
         self._own = {key: self._own_time(node) for key, node in mapping.items()}
         self._times: dict[str, int] = {}
-        self.created = created if created is not None else min((t for t in self._own.values() if t is not None), default=0)
+        self.created = (
+            created if created is not None else min((t for t in self._own.values() if t is not None), default=0)
+        )
 
     def node(self, key: str, node: Any) -> Node:
         if not isinstance(node, dict):

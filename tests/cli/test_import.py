@@ -1,6 +1,6 @@
 """``manage.py pitree [--as USER] import FILE…``: a line per session written, the counts, notes on
 stderr; into the actor's own workspace (or one they name and may write); a refused export is one line
-and a non-zero exit, nothing written."""
+and a non-zero exit, nothing written. And ``fork --tail N``, the other way a history is carried over."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 from support import exports as X
 
 from sessions_app.sessionfiles.fork import encode_cwd
+from sessions_app.sessionfiles.store import SessionFile
 
 
 def test_import_prints_what_it_wrote_and_again_nothing(
@@ -62,3 +63,19 @@ def test_as_a_user_into_their_workspace_only(pitree: Any, sessions_dir: Path, tm
     assert Authorship.objects.get(session_id=session_id, entry_id=FILE).user.username == "bob"
     with pytest.raises(CommandError, match="only into your own or your teams' workspaces"):
         pitree("--as", "bob", "import", "--cwd", "/srv/pitree", str(export))
+
+
+def test_fork_tail_keeps_the_last_turns_after_a_summary(pitree: Any, sample: Any) -> None:
+    """``fork FILE --tail N [--summary TEXT]``: here with the summary given (without it the assistant
+    writes one)."""
+    source = sample("04-compaction")
+    path = Path(pitree("fork", str(source), "--tail", "1", "--summary", "All before, in short.").strip())
+    fork = SessionFile(path)
+    assert [m.get("role") for m in fork.context().messages][:2] == ["compactionSummary", "user"]
+    assert fork.context().messages[0]["summary"] == "All before, in short."
+    offline = SessionFile(Path(pitree("fork", str(source), "--tail", "2").strip()))
+    assert offline.context().messages[0]["summary"].strip()
+    with pytest.raises(CommandError, match="--summary goes with --tail"):
+        pitree("fork", str(source), "--summary", "x")
+    with pytest.raises(CommandError, match="nothing before the last 9 to summarise"):
+        pitree("fork", str(source), "--tail", "9")

@@ -140,6 +140,12 @@ RULES: dict[str, Rule] = {
     "sessions:fork": Rule(
         "post", session("fork/"), each(200, dict.fromkeys(ANONYMOUS_LINKS, 403)), data=lambda w: {"entry": "c2ecb522"}
     ),
+    "sessions:tail_fork": Rule(
+        "post",
+        session("tail-fork/"),
+        each(200, dict.fromkeys(ANONYMOUS_LINKS, 403)),
+        data=lambda w: {"entry": "c2ecb522", "turns": 1},
+    ),
     "sessions:compare": Rule(
         "get", session("compare/?e=97690895&e=07721729"), each(200, hidden_from_scopes(404)), htmx=False
     ),

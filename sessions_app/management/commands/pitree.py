@@ -18,6 +18,7 @@ line is the unrestricted local owner (``sessions_app.access.cli``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ from sessions_app.access.grants import Access
 from sessions_app.access.imports import import_for
 from sessions_app.access.listing import search_scope, visible_sessions
 from sessions_app.access.scoped import SessionView
-from sessions_app.access.transfer import fork_for
+from sessions_app.access.transfer import fork_for, tail_fork_for
 from sessions_app.access.workspaces import default_cwd, may_create_in
 from sessions_app.cli.imports import import_progress, outcome_lines
 from sessions_app.cli.inspect import inspect_json, summary_lines
@@ -175,6 +176,13 @@ class Command(BaseCommand):
         )
         p.add_argument("file", metavar="FILE", help=file_help)
         p.add_argument("target", metavar="ID", nargs="?")
+        p.add_argument(
+            "--tail",
+            metavar="N",
+            type=_positive,
+            help="keep only the last N turns; the history before them is folded into a summary (a compaction)",
+        )
+        p.add_argument("--summary", help="with --tail: the summary to use (default: the assistant writes it)")
 
         p = sub.add_parser("compact", help="append a compaction; prints its id")
         p.add_argument("file", metavar="FILE", help=file_help)
@@ -345,11 +353,17 @@ class Command(BaseCommand):
         session = self.open_writable(file)
         self.out(session.rename(name)["id"])
 
-    def do_fork(self, *, file: str, target: str | None, **_: Any) -> None:
+    def do_fork(self, *, file: str, target: str | None, tail: int | None, summary: str | None, **_: Any) -> None:
         session = self.open(file)
         if target is not None:
             session.row_of(target)
-        fork = fork_for(session, session.leaf_id if target is None else target)
+        entry = session.leaf_id if target is None else target
+        if tail is None:
+            if summary is not None:
+                raise CommandError("--summary goes with --tail")
+            fork = fork_for(session, entry)
+        else:
+            fork = asyncio.run(tail_fork_for(session, entry, tail, summary))
         self.out(str(fork.path))
 
     def do_compact(self, *, file: str, keep_from: str, summary: str, tokens_before: int | None, **_: Any) -> None:
