@@ -3,10 +3,10 @@
 
 from django.urls import path, register_converter
 
-from .converters import EntryIdConverter, SessionIdConverter
+from .converters import EntryIdConverter, SessionStateIdConverter
 from .views import actions, chat, compare, pages, search
 
-register_converter(SessionIdConverter, "sid")
+register_converter(SessionStateIdConverter, "sid")
 register_converter(EntryIdConverter, "eid")
 
 app_name = "sessions"
@@ -18,6 +18,7 @@ urlpatterns = [
     path("sidebar/", pages.sidebar, name="sidebar"),
     path("s/<sid:session_id>/", pages.session_page, name="session"),
     path("s/<sid:session_id>/e/<eid:entry_id>/", pages.session_page, name="entry"),
+    path("s/<sid:session_id>/travel/", pages.travel, name="travel"),
     path("s/<sid:session_id>/older/", pages.older_entries, name="older"),
     path("s/<sid:session_id>/tree/", pages.tree_panel, name="tree"),
     path("s/<sid:session_id>/tree/run/", pages.tree_run, name="tree_run"),

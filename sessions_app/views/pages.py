@@ -12,14 +12,15 @@ from typing import Any
 from django.core.cache import caches
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from ..access.grants import Access
 from ..access.listing import visible_sessions
 from ..access.page import page_context
-from ..access.scoped import can_write, may_fork, tools_of, trunk_of, write_context
+from ..access.past import PastView
+from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of, write_context
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
@@ -37,6 +38,7 @@ from ..forms import (
     OlderForm,
     PositionForm,
     SidebarForm,
+    TravelForm,
     TreeFilterForm,
     TreePanelForm,
     TreeRunForm,
@@ -46,6 +48,7 @@ from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
 from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
 from .responses import form_error, is_htmx
@@ -174,10 +177,37 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
+        "past": session if isinstance(session, PastView) else None,
+        "travel": _travel(session),
         **page_context(session, cat.parent_of(info), cat.forks_of(info)),
         **transcript_context(session, position),
         **extra,
     }
+
+
+def _travel(session: SessionFile) -> dict[str, Any] | None:
+    """What the time-travel box needs (a reader of the whole session: the present id, the file's line
+    count now, the state shown), or None (a share of part of it has no past to show)."""
+    if isinstance(session, PastView):
+        return {"id": session.present_id, "lines": session.lines, "line": session.line}
+    if not isinstance(session, SessionView) or not session.grant.whole:
+        return None
+    lines = last_line(session.index)
+    return {"id": session.session_id, "lines": lines, "line": lines}
+
+
+@require_GET
+def travel(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The session as it was after ``?line=`` or at ``?time=`` (ISO, UTC): a permalink of that state."""
+    session = open_session(request, session_id.partition("@")[0])
+    if not session.grant.whole:  # a share of part of it: its states are not the file's
+        raise Http404("No past states of a part of a session.")
+    form = TravelForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    when = form.cleaned_data["time"]
+    line = line_at(session.index, when) if when is not None else form.cleaned_data["line"] or last_line(session.index)
+    return redirect("sessions:session", f"{session.session_id}@{line}")
 
 
 def transcript_context(session: SessionFile, position: int | None, form: MessageForm | None = None) -> dict[str, Any]:

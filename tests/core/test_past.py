@@ -74,7 +74,9 @@ def test_the_state_at_a_moment(tmp_path: Path) -> None:
     lines = ['{"type":"session","version":3,"id":"s","timestamp":"2026-03-02T08:00:00.000Z","cwd":"/x"}']
     for number, stamp in enumerate(stamps):
         parent = f'"e{number - 1}"' if number else "null"
-        lines.append(f'{{"type":"message","id":"e{number}","parentId":{parent},"timestamp":"{stamp}","message":{{"role":"user","content":"{number}","timestamp":0}}}}')
+        lines.append(
+            f'{{"type":"message","id":"e{number}","parentId":{parent},"timestamp":"{stamp}","message":{{"role":"user","content":"{number}","timestamp":0}}}}'
+        )
     path.write_text("\n".join(lines) + "\n")
     index = SessionFile(path, fsync=False).index
     assert line_at(index, iso_to_ms("2026-03-02T10:30:00Z") or 0) == 3  # header, e0, e1

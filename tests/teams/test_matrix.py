@@ -113,6 +113,7 @@ RULES: dict[str, Rule] = {
     "sessions:sidebar": Rule("get", fixed("/sidebar/"), signed_in(200, link=200)),
     "sessions:session": Rule("get", session(""), each(200)),
     "sessions:entry": Rule("get", session(f"e/{BRANCH_A[0]}/"), each(200)),
+    "sessions:travel": Rule("get", session("travel/?line=3"), each(302, hidden_from_scopes(404)), htmx=False),
     "sessions:older": Rule("get", session("older/?before=c2ecb522"), each(200)),
     "sessions:tree": Rule("get", session("tree/"), each(200)),
     "sessions:tree_run": Rule("get", session("tree/run/?first=97690895&last=8aabce23&filter=all"), each(200)),
