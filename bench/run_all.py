@@ -36,6 +36,7 @@ SCRIPTS = [
     "treemap",
     "scoped_view",
     "import_throughput",
+    "time_travel",
 ]
 
 
