@@ -35,6 +35,10 @@ if "daphne.server" in sys.modules:
     larger = settings.PITREE_MAX_UPLOAD_BODY_BYTES
     install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): larger, reverse("teams:import"): larger})
 
+    from sessions_app.services import claude
+
+    claude.start()  # a server follows Claude Code's sessions when PITREE_CLAUDE_PROJECTS names them
+
 shutdown.install()
 
 application = ProtocolTypeRouter(

@@ -31,7 +31,7 @@ from .authorship import FILE, record
 from .grants import Access, folder_of
 from .listing import visible_sessions
 from .scoped import SessionView
-from .workspaces import may_create_in, personal_workspace
+from .workspaces import default_cwd, may_create_in, personal_workspace
 
 TITLE_WIDTH = 80  # characters of a Markdown download's title line (one line: a name or a first message)
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z")
@@ -94,6 +94,8 @@ def _fork_target(view: SessionView) -> tuple[Path, str] | None:
     into the actor's own workspace (``format.md`` §7.2)."""
     access = view.access
     root = catalog().root
+    if view.outside:  # seen through a link out of the sessions folder (Claude Code's): nothing is written there
+        return root, default_cwd(access) if access is not None else settings.PITREE_DEFAULT_CWD
     if access is None or access.may_write_folder(folder_of(view.path, root)):
         return None
     if not access.actor.signed_in:

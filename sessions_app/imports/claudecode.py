@@ -91,7 +91,7 @@ def read_session(main: Member, sidechains: list[Member], counter: Counter) -> Co
         model=None,  # each answer names its model
         nodes=reader.nodes,
         position=reader.position,
-        fields={"file": main.name, "sidechains": [member.name for member in sidechains]},
+        fields={"file": main.name, "sidechains": [member.name for member in sidechains], "cwd": reader.cwd},
         notes=reader.notes,
     )
 
@@ -133,6 +133,7 @@ class _Reader:
         self._tools: dict[str, str] = {}  # tool_use id -> the tool's name
         self._compacted: dict[str, int] = {}  # a compaction boundary's uuid -> tokens before it
         self._ms = 0
+        self.cwd: str | None = None  # Claude Code's working directory, as its first record names it
 
     def read(self, member: Member, counter: Counter, *, main: bool) -> None:
         last: Node | None = None
@@ -149,6 +150,8 @@ class _Reader:
                 raise ExportError(f"{member.name} line {number}: not valid JSON") from None
             if not isinstance(record, dict):
                 raise ExportError(f"{member.name} line {number}: not a JSON object")
+            if self.cwd is None and isinstance(record.get("cwd"), str):
+                self.cwd = record["cwd"]
             ms = S.iso_ms(record.get("timestamp"))
             if ms is not None:
                 self._ms = ms

@@ -206,3 +206,28 @@ def _unplaced(reason: str, path: Path, root: Path) -> str:
     ):
         reason = reason.replace(str(place), said)
     return reason
+
+
+def write_to(conversation: Conversation, path: Path, session_id: str, *, cwd: str, root: Path, fsync: bool) -> Outcome:
+    """Write one conversation to ``path`` (a session ``session_id`` in ``cwd``), planned against the
+    file as it is: created whole when it is not there, else what it lacks appended in one write."""
+    title = conversation.title or conversation.id
+    try:
+        if not path.exists():
+            header = new_header(cwd, session_id=session_id, timestamp=format_iso(max(conversation.created_ms, 0)))
+            entries = plan(conversation, Existing.nothing())
+            try:
+                write_new(
+                    path,
+                    b"".join(_line(entry, conversation.where) for entry in [header, *entries]),
+                    fsync=fsync,
+                    within=root,
+                )
+                return Outcome(title, session_id, path, CREATED, len(entries))
+            except FileExistsError:
+                pass
+        session = SessionFile.open(path, fsync=fsync, within=root)
+        added = session.extend(lambda _: plan(conversation, Existing.of(session)))
+    except SessionError as error:
+        return Outcome(title, session_id, None, REFUSED, 0, _unplaced(str(error), path, root))
+    return Outcome(title, session_id, path, APPENDED if added else UNCHANGED, len(added))

@@ -119,9 +119,9 @@ def open_export(path: Path, *, name: str | None = None, max_bytes: int | None = 
     elif zipfile.is_zipfile(path):
         export = _zip(path, shown)
     elif shown.lower().endswith(".jsonl"):
-        export = Export(CLAUDE_CODE, shown, [_file(path, shown)])
+        export = Export(CLAUDE_CODE, shown, [file_member(path, shown)])
     else:
-        member = _file(path, shown)
+        member = file_member(path, shown)
         export = Export(_sniff(member), shown, [member])
     if max_bytes is not None and export.total > max_bytes:
         export.close()
@@ -129,7 +129,8 @@ def open_export(path: Path, *, name: str | None = None, max_bytes: int | None = 
     return export
 
 
-def _file(path: Path, name: str) -> Member:
+def file_member(path: Path, name: str) -> Member:
+    """A file of an export, named ``name`` in messages."""
     return Member(name, os.path.getsize(path), lambda: open(path, "rb"))
 
 
@@ -143,17 +144,19 @@ def _folder(path: Path, shown: str) -> Export:
                 match = _FILE_ID.match(found)
                 if match:
                     picture = Path(folder) / found
-                    pictures.setdefault(match[1], _file(picture, found))
-        return Export(CHATGPT, shown, [_file(entry, f"{shown}/{entry.name}") for entry in conversations], pictures)
-    sessions = _claude_files(path)
+                    pictures.setdefault(match[1], file_member(picture, found))
+        return Export(
+            CHATGPT, shown, [file_member(entry, f"{shown}/{entry.name}") for entry in conversations], pictures
+        )
+    sessions = claude_files(path)
     if not sessions:
         raise ExportError(
             f"{shown}: a folder without conversations.json (ChatGPT) or .jsonl sessions (Claude Code) in it"
         )
-    return Export(CLAUDE_CODE, shown, [_file(path / relative, f"{shown}/{relative}") for relative in sessions])
+    return Export(CLAUDE_CODE, shown, [file_member(path / relative, f"{shown}/{relative}") for relative in sessions])
 
 
-def _claude_files(path: Path) -> list[str]:
+def claude_files(path: Path) -> list[str]:
     """The ``.jsonl`` files of a Claude Code project folder (its sessions and their subagents'), or of
     a folder of project folders, as paths relative to ``path``."""
     found = []

@@ -44,6 +44,7 @@ from ..forms import (
     TreeRunForm,
 )
 from ..live.fragments import cursor_id, cursor_of
+from ..services import claude
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
@@ -229,6 +230,7 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
         "position": position_id,
         "composer": form or MessageForm(initial={"parent": position_id}),
         "at_file_leaf": position == index.leaf_row,
+        "claude_code": claude.is_mirrored(session.path),
         "read_only": index.read_only,
         **write_context(session),
         "assistant": get_assistant().info(),
