@@ -89,7 +89,7 @@ def import_export(
             for number in range(1, count + 1):
                 record = orjson.loads(spool.readline())
                 blob = spool.read(record["size"])
-                report.outcomes.append(_write(record, blob, root=root, cwd=cwd, fsync=fsync, locate=found))
+                report.outcomes.append(_write(record, blob, root=root, cwd=cwd, fsync=fsync))
                 report.notes += record["notes"]
                 if progress is not None:
                     progress("writing", number, count)
@@ -167,31 +167,23 @@ def _same_path(_: str, path: Path) -> Path | None:
     return path if path.exists() else None
 
 
-def _write(
-    record: dict[str, Any],
-    blob: bytes,
-    *,
-    root: Path,
-    cwd: str,
-    fsync: bool,
-    locate: Callable[[str, Path], Path | None],
-) -> Outcome:
-    """Write one conversation: its new file whole, or what its file lacks appended in one write."""
+def _write(record: dict[str, Any], blob: bytes, *, root: Path, cwd: str, fsync: bool) -> Outcome:
+    """Write one conversation of the spool: its new file whole, or what its file lacks appended."""
     title, session_id, path = record["title"], record["session"], Path(record["path"])
+    if record["kind"] == "grow":
+        conversation = Conversation.loads(blob)
+        done = write_to(conversation, path, session_id, cwd=cwd, root=root, fsync=fsync)
+        record["notes"] = conversation.notes  # with those the plan found
+        return done
     try:
-        if record["kind"] == "new":
-            try:
-                write_new(path, blob, fsync=fsync, within=root)
-                return Outcome(title, session_id, path, CREATED, record["added"])
-            except FileExistsError:  # another import of it, at the same moment: what it lacks
-                entries = [orjson.loads(line) for line in blob.splitlines()[1:]]
-                session = SessionFile.open(path, fsync=fsync, within=root)
-                added = session.extend(lambda index: [e for e in entries if e["id"] not in index.by_id])
-        else:
-            conversation = Conversation.loads(blob)
-            session = SessionFile.open(path, fsync=fsync, within=root)
-            added = session.extend(lambda _: plan(conversation, Existing.of(session)))
-            record["notes"] = conversation.notes  # those the plan found
+        try:
+            write_new(path, blob, fsync=fsync, within=root)
+            return Outcome(title, session_id, path, CREATED, record["added"])
+        except FileExistsError:  # another import of it, at the same moment: what it lacks
+            entries = [orjson.loads(line) for line in blob.splitlines()[1:]]
+            added = SessionFile.open(path, fsync=fsync, within=root).extend(
+                lambda index: [e for e in entries if e["id"] not in index.by_id]
+            )
     except SessionError as error:
         return Outcome(title, session_id, None, REFUSED, 0, _unplaced(str(error), path, root))
     return Outcome(title, session_id, path, APPENDED if added else UNCHANGED, len(added))
