@@ -64,3 +64,22 @@ def test_states_and_moments_that_name_nothing(client: Any, pi: Any) -> None:
     source_id = pi.id("01-linear")
     assert client.get(f"/s/{source_id}@0x/").status_code == 404
     assert client.get(f"/s/{source_id}/travel/", {"time": "not a time"}).status_code == 400
+
+
+def test_compare_and_map_of_a_past_state(client: Any, pi: Any) -> None:
+    source_id = pi.id("02-tree-branches")
+    session = SessionFile(pi.path("02-tree-branches"))
+    index = session.index
+    state = index.line_numbers[len(index) - 1] - 4  # before the last lines were written
+    past = {index.ids[row] for row in range(len(index)) if index.line_numbers[row] <= state}
+    later = [index.ids[row] for row in range(len(index)) if index.line_numbers[row] > state]
+    leaves = [
+        i
+        for i in past
+        if index.row(i) is not None and not [c for c in index.children(index.row(i)) if index.ids[c] in past]
+    ]
+    compared = client.get(f"/s/{source_id}@{state}/compare/", {"e": sorted(leaves)[:2]})
+    assert compared.status_code == 200
+    assert client.get(f"/s/{source_id}@{state}/compare/", {"e": [later[-1], sorted(leaves)[0]]}).status_code == 404
+    drawn = client.get(f"/s/{source_id}@{state}/map/data/").content.decode()
+    assert all(entry_id not in drawn for entry_id in later if index.row(entry_id) is not None)
