@@ -27,7 +27,7 @@ def main() -> int:
     report = C.Report("list_page", f"Session list (first screen) over {FILES:,} sessions vs a session page")
     folder = _gen.sessions_folder(FILES)
     client = _accounts.django_client(folder, test_environment=False)
-    from sessions_app.views.pages import LIST_PAGE_SIZE
+    from sessions_app.partials.listing import LIST_PAGE_SIZE
 
     largest = max(folder.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
     with open(largest, "rb") as handle:

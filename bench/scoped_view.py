@@ -35,7 +35,7 @@ def main() -> int:
     django.setup()
     from sessions_app.access import scoped
     from sessions_app.access.grants import FULL, Grant, Role, Scope
-    from sessions_app.live.fragments import cursor_of
+    from sessions_app.sessionfiles.cursor import cursor_of
     from sessions_app.sessionfiles.store import SessionFile
     from sessions_app.sessionfiles.tree import path as tree_path
 

@@ -104,12 +104,14 @@ def install(limit: int, larger: dict[str, int] | None = None) -> None:
 
     daphne's ``Server.run`` builds its factory by the module name ``HTTPFactory``: that name is the
     one hook it offers, so it is pointed at ``LimitedHTTPFactory``."""
-    import daphne.server
-    from django.template.loader import render_to_string
+    # Imported when installed: daphne.server installs Twisted's reactor as it is imported, and the
+    # rest needs Django's apps, which pitree_web.asgi has set up by then.
+    import daphne.server  # noqa: PLC0415
+    from django.template.loader import render_to_string  # noqa: PLC0415
 
-    from sessions_app.middleware import CONTENT_SECURITY_POLICY
+    from sessions_app.middleware import CONTENT_SECURITY_POLICY  # noqa: PLC0415
 
-    from .errors import too_large_reason
+    from .errors import too_large_reason  # noqa: PLC0415
 
     reason = too_large_reason()
     common = [

@@ -119,9 +119,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "sessions_app.middleware.SessionErrorMiddleware",
+    "sessions_app.middleware.RefusalMiddleware",
     "sessions_app.middleware.ResponseHeadersMiddleware",
-    "sessions_app.access.web.RefusalMiddleware",
     "pitree_web.middleware.RatelimitMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]

@@ -7,12 +7,12 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from sessions_app.teams_urls import accounts_patterns, teams_patterns
+from sessions_app import accounts_urls, sharing_urls
 
 urlpatterns = [
     path("", include("sessions_app.urls")),
-    path("", include((teams_patterns, "teams"))),
-    path("accounts/", include((accounts_patterns, "accounts"))),
+    path("", include((sharing_urls.urlpatterns, "teams"))),
+    path("accounts/", include((accounts_urls.urlpatterns, "accounts"))),
     path("admin/", admin.site.urls),
     # What a browser asks for when a document names no icon (a raw JSON line, say): the app's own.
     path(

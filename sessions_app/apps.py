@@ -13,4 +13,4 @@ class SessionsAppConfig(AppConfig):
         # A grant changed anywhere (a page, the admin, a command: shares, teams, workspaces, users,
         # signing out) makes the sockets it may concern ask again what they may receive; a failed
         # sign-in, from whichever page, is counted per address (password spraying).
-        from .access import changes, guessing  # noqa: F401
+        from .access import changes, guessing  # noqa: F401, PLC0415 (Django's apps are ready only now)

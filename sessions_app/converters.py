@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, register_converter, reverse
 
 # Longest id a URL or a form may name: far beyond any id pi writes, short enough that the worst case
 # (every character escaped and percent-encoded) stays within the server's request-line limit.
@@ -63,6 +63,12 @@ class EntryIdConverter:
         if value in (".", ".."):
             return value.replace(".", "%2E")
         return value.replace("%", "%25").replace("/", "%2F")
+
+
+# The names the URL patterns use (urls.py, sharing_urls.py), registered with the converters themselves
+# so that every URL module finds them whichever loads first.
+register_converter(SessionStateIdConverter, "sid")
+register_converter(EntryIdConverter, "eid")
 
 
 def reverse_entry(name: str, session_id: str, entry_id: str, *args: object) -> str | None:

@@ -1,5 +1,6 @@
-"""Turns the core's refusals into pages a person can read, wherever in a view they surface, and sets
-the headers every answer carries: its Content-Security-Policy and its Cache-Control."""
+"""Turns refusals (the core's, and access's) into pages a person can read, wherever in a view they
+surface, and sets the headers every answer carries: its Content-Security-Policy and its
+Cache-Control."""
 
 from __future__ import annotations
 
@@ -10,19 +11,23 @@ from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 from django.utils.deprecation import MiddlewareMixin
+from django_ratelimit.exceptions import Ratelimited
 
 from .sessionfiles.errors import NotASession, SessionError
 from .views.responses import form_error
 
 
-class SessionErrorMiddleware(MiddlewareMixin):
-    """An unknown session or entry (404), a file that is not a session (422) or another refusal of the
-    core (409): a page that says what is wrong; the file is never touched. (MiddlewareMixin: sync
-    and async, as every middleware here must be: see pitree_web/middleware.py.)"""
+class RefusalMiddleware(MiddlewareMixin):
+    """Every refusal answered in one place, where the user acted: an unknown session or entry (404), a
+    file that is not a session (422), another refusal of the core (409), or one of access's
+    (``PermissionDenied``: a viewer writing, a folder that is not theirs; 403). The file is never
+    touched. (MiddlewareMixin: sync and async, as every middleware here must be: see
+    pitree_web/middleware.py.)"""
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, Http404):
@@ -42,6 +47,8 @@ class SessionErrorMiddleware(MiddlewareMixin):
             # A write the core refused (unknown entry, read-only file, failed summary…): nothing was
             # written; say why where the user acted.
             return form_error(request, public_message(str(exception)), status=409)
+        if isinstance(exception, PermissionDenied) and not isinstance(exception, Ratelimited):
+            return form_error(request, str(exception) or "This is not allowed. Nothing was written.", status=403)
         return None
 
 

@@ -1,13 +1,10 @@
 """HTTP URL patterns of the sessions app (namespace "sessions"). These are permalinks people share:
 ``/s/<session>/`` is a session at its leaf, ``/s/<session>/e/<entry>/`` the branch through an entry."""
 
-from django.urls import path, register_converter
+from django.urls import path
 
-from .converters import EntryIdConverter, SessionStateIdConverter
+from . import converters  # noqa: F401 - registers the "sid" and "eid" converters
 from .views import actions, chat, compare, pages, search
-
-register_converter(SessionStateIdConverter, "sid")
-register_converter(EntryIdConverter, "eid")
 
 app_name = "sessions"
 

@@ -12,8 +12,10 @@ websocket, download, search and command-line query asks):
 - anything else is answered as if it did not exist (404), so ids do not leak.
 
 Modules: ``grants`` (actors, grants, the permission function) · ``workspaces`` (folders and their
-owners) · ``scoped`` (a session as one grant sees it) · ``web`` (requests to actors, the views' one
-call) · ``page`` (what a session page shows of its lineage and shares) · ``sockets`` (the same
-questions for websockets) · ``cli`` (``pitree --as USER``) · ``shares``, ``signin``, ``authorship``,
-``listing``, ``transfer``.
+owners) · ``scoped`` (a session as one grant sees it) · ``references`` (what a scoped view shows of a
+line naming an entry it does not hold) · ``web`` (requests to actors, the views' one call) · ``page``
+(what a session page shows of its lineage and shares) · ``changes`` (what may change a grant, told to
+the sockets it concerns) · ``cli`` (``pitree --as USER``) · ``shares``, ``signin``, ``guessing``,
+``authorship``, ``listing``. The websockets ask the same questions through ``live/sockets.py``; new
+files, downloads and uploads are made on top of this package, in ``transfer/``.
 """

@@ -7,15 +7,15 @@ two ways:
 
 - ``grant.changed`` goes through the channel layer to the groups of the sockets it may concern: a
   share's, a user's, a workspace folder's, a browser's (its Django session). Each such socket then asks
-  the permission function again (``sockets.Guard``) and closes or reconnects if the answer changed.
+  the permission function again (``live.sockets.Guard``) and closes or reconnects if the answer changed.
   This is the instant way, and the only one that reaches just the sockets concerned; but the default
   in-memory layer lives in one process, so a change made by another (``manage.py accounts``, a shell)
   reaches nobody through it.
 - The grants' generation, one row of the database (``models.GrantGeneration``), counts one more, in
   the transaction that makes the change. Every server process reads it before each batch it pushes
-  (of any session) and every ``sockets.RECHECK`` seconds, one query for all of its sockets each time,
-  and, when it moved by more than
-  the changes it told its sockets about itself, has each of its sockets ask again.
+  (of any session) and every ``live.sockets.RECHECK`` seconds, one query for all of its sockets each
+  time, and, when it moved by more than the changes it told its sockets about itself, has each of its
+  sockets ask again.
 
 Re-asking for every pushed batch instead would cost each socket a few database queries per batch
 (measured 3–10 ms a socket here), a hundred tabs a second or more per line: the generation costs one
@@ -27,9 +27,9 @@ made behind the ORM's back (``QuerySet.update``, SQL) sends nothing and counts n
 from the next request or reconnect, and an expiry from its time (each socket also arms a timer for its
 grant's expiry).
 
-The sending is bounded (``live.layer.call``): it happens in the request that made the change, mostly
-a sync view, and under ASGI every sync view shares one thread, so a Redis that stops answering would
-stall every sync page of the process. The change stands either way; a socket that was not told
+The sending is bounded (``channel_layer.calls.call``): it happens in the request that made the
+change, mostly a sync view, and under ASGI every sync view shares one thread, so a Redis that stops
+answering would stall every sync page of the process. The change stands either way; a socket that was not told
 through the layer learns of it from the generation.
 """
 
@@ -52,7 +52,7 @@ from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.dispatch import receiver
 
-from ..live.layer import call
+from ..channel_layer.calls import call
 from ..models import GrantGeneration, Share, Workspace
 
 log = logging.getLogger(__name__)

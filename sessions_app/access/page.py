@@ -1,5 +1,5 @@
-"""What the session page shows about access, for one actor: the lineage they may see, who started the
-session, and the name its download gets.
+"""What the session page shows about access, for one actor: the lineage they may see and who started
+the session.
 
 Lineage tells no more than the sessions it names would: the parent and the forks appear as the actor
 sees them (a parent shared with them in part is titled as their share shows it, and where the fork
@@ -22,7 +22,6 @@ from ..sessionfiles.store import SessionFile
 from .authorship import creators
 from .listing import visible_sessions
 from .scoped import SessionView
-from .transfer import download_name
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class ForkNote:
 def page_context(session: SessionFile, parent: SessionInfo | None, forks: list[SessionInfo]) -> dict[str, Any]:
     """``parent`` and ``forks`` (those the actor may open, as they see them), ``forked_at`` (the last
     entry this session shares with its parent), ``fork_notes`` (for the workspace's members: every
-    fork, as ``ForkNote``), ``created_by`` (who made this file through the app) and ``download_name``."""
+    fork, as ``ForkNote``) and ``created_by`` (who made this file through the app)."""
     access = session.access if isinstance(session, SessionView) else None
     if access is not None:
         parent = next(iter(visible_sessions(access, [parent])), None) if parent is not None else None
@@ -61,7 +60,6 @@ def page_context(session: SessionFile, parent: SessionInfo | None, forks: list[S
         "forks": shown,
         "fork_notes": notes,
         "created_by": mine.user.get_username() if mine and mine.user else None,
-        "download_name": download_name(session, None, "jsonl"),
     }
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from ..live.fragments import cursor_of
 from ..models import Share, new_token, token_hash
+from ..sessionfiles.cursor import cursor_of
 from .grants import Role
 from .scoped import SessionView, prefix_digest
 

@@ -12,16 +12,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
-from django.utils.deprecation import MiddlewareMixin
-from django_ratelimit.exceptions import Ratelimited
+from django.http import Http404, HttpRequest, HttpResponseBase
 
 from ..models import Share
 from ..services.lookup import catalog
 from ..sessionfiles.catalog import AmbiguousId, UnknownSession
 from ..sessionfiles.errors import NotASession
 from ..sessionfiles.store import SessionFile
-from ..views.responses import form_error
 from .grants import Access, Actor
 from .past import PastView
 from .scoped import SessionView
@@ -127,14 +124,3 @@ class LoginOrLinkMiddleware(LoginRequiredMiddleware):
             if (links and "session_id" in view_kwargs) or has_working_link(links):  # the query last
                 return None
         return super().process_view(request, view_func, view_args, view_kwargs)
-
-
-class RefusalMiddleware(MiddlewareMixin):
-    """A refusal (``PermissionDenied``: a viewer writing, a folder that is not theirs) says why where
-    the user acted, as the app's other refusals do, with status 403. (MiddlewareMixin: sync and
-    async, as every middleware here must be: see pitree_web/middleware.py.)"""
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, PermissionDenied) and not isinstance(exception, Ratelimited):
-            return form_error(request, str(exception) or "This is not allowed. Nothing was written.", status=403)
-        return None

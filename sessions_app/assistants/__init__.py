@@ -22,7 +22,7 @@ def get_assistant() -> Assistant:
         raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline' or 'openai'")
     # Imported here, not above: the SDK takes tens of milliseconds and pydantic to import, a cost every
     # command and server process would pay at start-up, even those that never talk to a model.
-    from .openai_compat import OpenAICompatAssistant
+    from .openai_compat import OpenAICompatAssistant  # noqa: PLC0415
 
     return OpenAICompatAssistant(
         base_url=settings.PITREE_OPENAI_BASE_URL,

@@ -25,13 +25,13 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 
-from ..access.sockets import Guard, ListGuard, actor_for_list, open_for_socket
 from ..access.web import has_working_link
 from ..forms import ListForm
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
 from .listfeed import ListFeed, list_feed
+from .sockets import Guard, ListGuard, actor_for_list, open_for_socket
 
 NOT_FOUND = 4404
 BAD_REQUEST = 4400

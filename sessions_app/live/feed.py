@@ -35,13 +35,14 @@ from typing import Any, Protocol
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from ..access.sockets import recheck
+from ..channel_layer.calls import Inbox, call
+from ..channel_layer.groups import replies_group, session_group
+from ..sessionfiles.cursor import cursor_of, reflects
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from . import fragments
-from .groups import replies_group, session_group
-from .layer import Inbox, call
+from .sockets import recheck
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class SessionFeed:
         except BaseException:
             watch.close()
             raise
-        self._offset = fragments.cursor_of(self._session.index)
+        self._offset = cursor_of(self._session.index)
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._follow(watch), name=f"pitree-feed {self.path.name}")]
 
@@ -161,11 +162,11 @@ class SessionFeed:
             # Loaded again from scratch: the file was replaced or rewritten, or its new lines changed
             # earlier entries (a reused id, a parent that was missing). A patch cannot say that.
             self._epoch += 1
-            self._offset = fragments.cursor_of(index)
+            self._offset = cursor_of(index)
             return fragments.resync(self._epoch, self._offset, replaced=True)
         if not rows:
             return None
-        start, end = self._offset, fragments.cursor_of(index)
+        start, end = self._offset, cursor_of(index)
         self._offset = end
         if len(rows) > MAX_PATCH_ROWS:
             return fragments.resync(self._epoch, end)
@@ -191,7 +192,7 @@ class SessionFeed:
         A cursor beyond the file's end comes from another version of it, whatever the tab says."""
         if cursor > self._offset:
             return False
-        return line_id is None or fragments.reflects(index, cursor, line_id)
+        return line_id is None or reflects(index, cursor, line_id)
 
     # ------------------------------------------------------------------ replies being written
 
@@ -264,7 +265,7 @@ class SessionFeed:
         for task in tasks:
             task.cancel()
         if inbox is not None:
-            await inbox.close()  # the group left, the reader ended by a message (``live.layer``)
+            await inbox.close()  # the group left, the reader ended by a message (``channel_layer.calls``)
         await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()

@@ -35,7 +35,6 @@ cursor. A tab that sends no ``id`` (a page from before it was sent) is caught up
 
 from __future__ import annotations
 
-import bisect
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,7 +46,7 @@ from ..display.entries import EntryView, Navigator, entry_kind, navigator_for, p
 from ..display.markdown import title_text
 from ..display.tools import EVERY, offered
 from ..sessionfiles.catalog import session_info
-from ..sessionfiles.index import NO_PARENT, SessionIndex
+from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import siblings
 
@@ -137,32 +136,6 @@ class Batch:
         }
 
 
-def cursor_of(index: SessionIndex) -> int:
-    """How far into its file an index reflects: the end of its last entry's line (0 before any). A page
-    carries this as its cursor, and batches are cut at it, so both count alike."""
-    count = len(index)
-    return index.offsets[count - 1] + index.lengths[count - 1] + 1 if count else 0
-
-
-def cursor_id(index: SessionIndex) -> str:
-    """The id of the line that ends at ``cursor_of(index)``: the last entry's, or before any, the
-    header's. A page carries it with its cursor, so that its tab can tell the feed which version of the
-    file that cursor counts in (``reflects``)."""
-    count = len(index)
-    return index.ids[count - 1] if count else _header_id(index)
-
-
-def reflects(index: SessionIndex, cursor: int, line_id: str) -> bool:
-    """Whether a page whose content ends at byte ``cursor`` with the line ``line_id`` came from the file
-    ``index`` reads: a line of it ends exactly there and has that id (pi and pitree give each line of a
-    file an id of its own, docs/format.md §1.4; a file replaced or rewritten has other lines there). At
-    0 the page reflects the header alone."""
-    if cursor == 0:
-        return line_id == _header_id(index)
-    row = bisect.bisect_left(index.offsets, cursor, 0, len(index)) - 1
-    return row >= 0 and index.offsets[row] + index.lengths[row] + 1 == cursor and index.ids[row] == line_id
-
-
 def render_batch(session: SessionFile, rows: list[int], start: int, end: int, epoch: int) -> Batch:
     """Render the rows a refresh added (file order), once for every tab of the session."""
     index = session.index
@@ -236,10 +209,6 @@ LIVE = '{"t":"live"}'
 
 
 # ------------------------------------------------------------------------------------ helpers
-
-
-def _header_id(index: SessionIndex) -> str:
-    return str((index.header or {}).get("id", ""))
 
 
 def _render(template: str, context: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ import orjson
 from django.conf import settings
 
 from ..access.grants import Access, Actor
+from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
@@ -91,8 +92,6 @@ class ListFeed:
 def render_listing(actor: Actor, query: str, page: int) -> str:
     """The ``list`` message: the listing partial for a search and page, as the page renders it for
     ``actor`` (whose access is read afresh: a share made or revoked since shows)."""
-    from ..views.pages import GROUPS_TEMPLATE, list_context, listing_html  # the list page's own
-
     context = list_context(query, page, Access(actor, settings.PITREE_SESSIONS_DIR))
     html = listing_html(GROUPS_TEMPLATE, context)
     return orjson.dumps({"t": "list", "html": html}).decode()

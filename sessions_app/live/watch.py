@@ -153,7 +153,7 @@ class _Hub:
         hub = _hubs.get(loop)
         if hub is None:
             try:
-                from asyncinotify import Inotify
+                from asyncinotify import Inotify  # noqa: PLC0415 (it exists only where inotify does)
             except (ImportError, OSError, AttributeError):
                 return None
             try:
@@ -197,7 +197,7 @@ class _Hub:
             self._reader = None
 
     async def _read(self) -> None:
-        from asyncinotify import Mask
+        from asyncinotify import Mask  # noqa: PLC0415 (it exists only where inotify does)
 
         async for event in self._inotify:
             if Mask.Q_OVERFLOW in event.mask:

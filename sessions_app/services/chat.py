@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..assistants import Assistant, AssistantError, get_assistant
-from ..live.fragments import cursor_of
 from ..sessionfiles.context import convert_to_llm
+from ..sessionfiles.cursor import cursor_of
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import LEAF, NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile

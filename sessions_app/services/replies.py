@@ -17,7 +17,7 @@ the append itself failed). The whole text travels each time, so a tab that joins
 another process, shows everything at the next event.
 
 Each running reply listens on a channel of its own in the session's "replies" group
-(``live.groups.replies_group``), from before its first event on:
+(``channel_layer.groups.replies_group``), from before its first event on:
 
 - ``{"type": "reply.resend"}``: a feed has just joined the session's group (its first tab of the
   session opened, or opened again): the reply sends its text so far now, rather than with its next
@@ -46,8 +46,8 @@ from typing import Any
 from channels.layers import BaseChannelLayer, get_channel_layer
 
 from ..assistants import Reply
-from ..live.groups import replies_group, session_group
-from ..live.layer import Inbox, call
+from ..channel_layer.calls import Inbox, call
+from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 
@@ -84,7 +84,7 @@ class RunningReply:
     reply with text always finds it, and a feed that joins the session's group after the announcement
     has its request heard), sends its progress, appends it the moment the stream ends, then says it
     has finished. It never
-    waits for anything unbounded: every channel-layer call is bounded (``live.layer``), so the append
+    waits for anything unbounded: every channel-layer call is bounded (``channel_layer.calls``), so the append
     never depends on the layer."""
 
     def __init__(self, session: SessionFile, parent_id: str, reply: Reply, reply_id: str) -> None:
@@ -296,7 +296,7 @@ def _stop_replies_on_server_shutdown() -> None:
     reactor: Any = sys.modules.get("twisted.internet.reactor")
     if reactor is None or not getattr(reactor, "running", False) or id(reactor) in _hooked:
         return
-    from twisted.internet.defer import Deferred
+    from twisted.internet.defer import Deferred  # noqa: PLC0415 (loaded where daphne runs, not everywhere)
 
     reactor.addSystemEventTrigger("before", "shutdown", lambda: Deferred.fromFuture(asyncio.ensure_future(shutdown())))
     _hooked.add(id(reactor))

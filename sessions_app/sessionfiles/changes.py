@@ -54,7 +54,7 @@ def filesystem_type(path: str | os.PathLike[str]) -> str:
 def folder_events() -> Mask:
     """What a folder watch listens for: a file in it written, touched, created, deleted or renamed, and
     the folder itself going away (asyncinotify is imported here: it exists only where inotify does)."""
-    from asyncinotify import Mask
+    from asyncinotify import Mask  # noqa: PLC0415
 
     in_it = Mask.MODIFY | Mask.ATTRIB | Mask.CLOSE_WRITE | Mask.CREATE | Mask.DELETE | Mask.MOVED_FROM | Mask.MOVED_TO
     return in_it | Mask.DELETE_SELF | Mask.MOVE_SELF | Mask.ONLYDIR
@@ -76,14 +76,14 @@ class FolderChanges:
     def open(cls) -> FolderChanges | None:
         """A new instance; None where inotify is missing or this user is out of inotify instances."""
         try:
-            from asyncinotify import Inotify
+            from asyncinotify import Inotify  # noqa: PLC0415 (it exists only where inotify does)
 
             return cls(Inotify(sync_timeout=0))
         except (ImportError, OSError, AttributeError):
             return None
 
     def __init__(self, inotify: Inotify) -> None:
-        from asyncinotify import Mask
+        from asyncinotify import Mask  # noqa: PLC0415 (it exists only where inotify does)
 
         self._mask = folder_events()
         self._overflow = Mask.Q_OVERFLOW

@@ -3,7 +3,7 @@ fork, new session.
 
 Every one is an append through the store (``SessionFile``); nothing else touches the file. Bad input
 is refused before anything is written: form errors here, the core's refusals (unknown ids, read-only
-files) by ``SessionErrorMiddleware``.
+files) by ``RefusalMiddleware``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
-from ..access.transfer import fork_for, new_session_for
 from ..access.web import access_of, open_session
 from ..assistants import AssistantError, get_assistant
 from ..forms import ForkForm, LabelForm, ModelForm, NewSessionForm, RenameForm, ThinkingForm
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import session_info
+from ..transfer.newfiles import fork_for, new_session_for
 from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
 

@@ -3,7 +3,7 @@ navigate with a summary. They are async views: a reply can take a minute, and un
 view shares one thread, so waiting on a model there would stall every other request. File work runs
 in a thread. A reply runs as a task of its own: the view waits for it, but a client that goes away
 does not take the reply with it. The core's refusals (unknown ids, read-only files, a failed summary,
-stopping a reply that is not running) become answers in ``SessionErrorMiddleware``.
+stopping a reply that is not running) become answers in ``RefusalMiddleware``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import reswap, retarget
 
 from ..access.scoped import SessionView, can_write
-from ..access.transfer import tail_fork_for
 from ..access.web import open_session
 from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm, TailForkForm
@@ -25,6 +24,7 @@ from ..services import chat, replies, summaries
 from ..sessionfiles import entries as E
 from ..sessionfiles.errors import EntryNotFound
 from ..sessionfiles.tree import latest_position_under
+from ..transfer.newfiles import tail_fork_for
 from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
 

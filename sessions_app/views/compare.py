@@ -38,9 +38,9 @@ from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, c
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField, PositionForm
-from ..live.fragments import cursor_id, cursor_of
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
+from ..sessionfiles.cursor import cursor_id, cursor_of
 from ..sessionfiles.fork import fork_point
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors, siblings
@@ -220,7 +220,7 @@ def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
 def _follow(sessions: list[SessionFile]) -> str:
     """For follow.js: each session's file, how far into it this page reads (its cursor, taken before
     anything is rendered, so whatever is appended meanwhile is announced) and the id of the line that
-    ends there (by which the feed tells a file replaced meanwhile, ``fragments.reflects``)."""
+    ends there (by which the feed tells a file replaced meanwhile, ``sessionfiles.cursor.reflects``)."""
     seen: dict[str, dict[str, Any]] = {}
     for session in sessions:
         index = session.index

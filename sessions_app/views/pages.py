@@ -4,28 +4,19 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import itertools
-import time
 from typing import Any
 
-from django.core.cache import caches
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
-from ..access.grants import Access
-from ..access.listing import visible_sessions
 from ..access.page import page_context
 from ..access.past import PastView
-from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of, write_context
+from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
-from ..display.entries import Block, EntryView, content_blocks, entry_kind, present
-from ..display.markdown import markdown_text
+from ..display.entries import Block, content_blocks, entry_kind, present
 from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import resumed_at, transcript_page
 from ..display.treepanel import FILTERS, earlier_rows, run_rows, tree_rows
@@ -33,7 +24,6 @@ from ..forms import (
     EntryActionsForm,
     EntryPageForm,
     ListForm,
-    MessageForm,
     NewSessionForm,
     OlderForm,
     PositionForm,
@@ -43,19 +33,17 @@ from ..forms import (
     TreePanelForm,
     TreeRunForm,
 )
-from ..live.fragments import cursor_id, cursor_of
-from ..services import claude
+from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
+from ..partials.transcript import transcript_context
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
-from ..sessionfiles.catalog import Catalog, SessionInfo, session_info
+from ..sessionfiles.catalog import session_info
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
+from ..transfer.downloads import download_name
 from .responses import form_error, is_htmx
-
-LIST_PAGE_SIZE = 50
-GROUPS_TEMPLATE = "sessions_app/partials/_session_groups.html"
 
 
 def sidebar_context(request: HttpRequest) -> dict[str, Any]:
@@ -93,69 +81,6 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
 
 
-def list_context(query: str, page_number: int | None, access: Access, *, from_start: bool = False) -> dict[str, Any]:
-    """The listing's context, as ``access`` may see it: the page's, and the push's when the folder
-    changes (live/listfeed.py). ``from_start``: the rows of every page up to ``page_number``, which
-    stays the page whose next one the listing offers."""
-    cat = catalog()
-    infos = visible_sessions(access, cat.sessions())
-    if query:
-        needle = query.casefold()
-        infos = [i for i in infos if needle in (i.name or "").casefold() or needle in i.first_message.casefold()]
-    rows, generation = _list_rows(cat, infos, query)
-    page = Paginator(rows, LIST_PAGE_SIZE).get_page(page_number)
-    groups: dict[str, list[tuple[SessionInfo, int]]] = {}
-    for cwd, item in rows[: page.end_index()] if from_start else page:
-        groups.setdefault(cwd, []).append(item)
-    problems = sorted(cat.problems.items()) if access.actor.sees_everything else []
-    # What the listing partials show, as one key: the rows (their generation), the page, the search and
-    # the reports; their ages are in minutes.
-    shown = (generation, page.number, from_start, query, tuple((str(path), why) for path, why in problems))
-    return {"groups": list(groups.items()), "page": page, "query": query, "problems": problems, "shown": shown}
-
-
-def listing_html(template: str, context: dict[str, Any], request: HttpRequest | None = None) -> str:
-    """A listing partial (``list_context``'s; a partial building links from the request's query string
-    is given the ``request``), rendered once per listing state and minute and kept in the
-    ``fragments`` cache: the list page, the sidebar and the list's push show the same rows again and
-    again while the folder does not change."""
-    asked = request.GET.urlencode() if request is not None else None
-    key = repr((template, context["shown"], int(time.time() // 60), asked))
-    key = "listing:" + hashlib.blake2b(key.encode()).hexdigest()
-    cache = caches["fragments"]
-    html = cache.get(key)
-    if html is None:
-        html = render_to_string(template, context, request=request)
-        cache.set(key, html)
-    return html
-
-
-# Recent lists' rows and their generation, by search, with the listing they came from (the catalog
-# hands out the same SessionInfo objects while no file changed): nesting forks and grouping thousands
-# of sessions cost more than the rest of the list page.
-_rows: dict[str, tuple[list[SessionInfo], list[tuple[str, tuple[SessionInfo, int]]], int]] = {}
-_generations = itertools.count(1)
-
-
-def _list_rows(
-    cat: Catalog, infos: list[SessionInfo], query: str
-) -> tuple[list[tuple[str, tuple[SessionInfo, int]]], int]:
-    """(workspace, (session, fork depth)) in display order: workspaces by name, forks under parents;
-    and a number that changes whenever the rows do."""
-    known, rows, generation = _rows.get(query, ([], [], 0))
-    if infos and len(known) == len(infos) and all(a is b for a, b in zip(known, infos)):
-        return rows, generation
-    by_workspace: dict[str, list[tuple[SessionInfo, int]]] = {}
-    for info, depth in cat.forest(infos):
-        by_workspace.setdefault(info.cwd or "(no workspace)", []).append((info, depth))
-    rows = [(cwd, item) for cwd, items in sorted(by_workspace.items()) for item in items]
-    generation = next(_generations)
-    while len(_rows) >= 16:
-        _rows.pop(next(iter(_rows)), None)
-    _rows[query] = (infos, rows, generation)
-    return rows, generation
-
-
 @require_GET
 def session_page(request: HttpRequest, session_id: str, entry_id: str | None = None) -> HttpResponse:
     """A session at the file's leaf, or at ``entry_id`` (a permalink to that branch state), or with
@@ -181,6 +106,7 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
         "past": session if isinstance(session, PastView) else None,
         "travel": _travel(session),
         **page_context(session, cat.parent_of(info), cat.forks_of(info)),
+        "download_name": download_name(session, None, "jsonl"),
         **transcript_context(session, position),
         **extra,
     }
@@ -209,43 +135,6 @@ def travel(request: HttpRequest, session_id: str) -> HttpResponse:
     when = form.cleaned_data["time"]
     line = line_at(session.index, when) if when is not None else form.cleaned_data["line"] or last_line(session.index)
     return redirect("sessions:session", f"{session.session_id}@{line}")
-
-
-def transcript_context(session: SessionFile, position: int | None, form: MessageForm | None = None) -> dict[str, Any]:
-    """The transcript partial's context: the newest page of the path and the composer.
-
-    ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
-    hands it to its websocket, which sends what was appended since (live/consumers.py), with
-    ``cursor_id``, the line that ends there, by which the feed tells a file replaced meanwhile."""
-    index = session.index
-    cursor = cursor_of(index)
-    position_id = index.ids[position] if position is not None else None
-    page = transcript_page(session, position)
-    return {
-        "session_id": session.session_id,
-        "cursor": cursor,
-        "cursor_id": cursor_id(index),
-        "page": page,
-        "keep_choices": _keep_choices(page.entries),
-        "position": position_id,
-        "composer": form or MessageForm(initial={"parent": position_id}),
-        "at_file_leaf": position == index.leaf_row,
-        "claude_code": claude.is_mirrored(session.path),
-        "read_only": index.read_only,
-        **write_context(session),
-        "assistant": get_assistant().info(),
-    }
-
-
-def _keep_choices(entries: list[EntryView]) -> list[tuple[str, str, bool]]:
-    """Where compacted history may start: user messages on the page, newest first, as (id, text,
-    selected). The default keeps the last two turns; the very first message has nothing before it."""
-    users = [e for e in entries if e.kind == "user" and e.parent_id is not None]
-    default = users[-2].id if len(users) >= 2 else (users[-1].id if users else None)
-    return [
-        (e.id, markdown_text(" ".join(b.text for b in e.blocks if b.kind == "text"), 80), e.id == default)
-        for e in reversed(users)
-    ]
 
 
 @require_GET

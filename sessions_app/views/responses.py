@@ -18,6 +18,7 @@ from django_htmx.middleware import HtmxDetails
 
 from ..converters import reverse_entry
 from ..forms import MessageForm
+from ..partials.transcript import transcript_context
 from ..sessionfiles.store import SessionFile
 
 MOVED_EVENT = "pitree:moved"
@@ -49,8 +50,6 @@ def moved_to(
     status: int = 200,
 ) -> HttpResponse:
     """Show the tab at ``position_id``: transcript fragment + pushed URL for htmx, else a redirect."""
-    from .pages import transcript_context
-
     url = permalink(session, position_id)
     if not is_htmx(request):
         return redirect(url)

@@ -13,10 +13,11 @@ from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 from django.views.decorators.http import require_GET, require_http_methods
 
-from ..access import transfer
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..forms import EntryIdField, FieldsForm
+from ..transfer import downloads, uploads
+from ..transfer.markdown import markdown
 from .responses import form_error, permalink
 
 
@@ -28,16 +29,16 @@ class DownloadForm(forms.Form):
 def download_jsonl(request: HttpRequest, session_id: str) -> HttpResponse:
     """The session (as the grant sees it), or with ``?entry=`` the branch through that entry, as pi
     reads it."""
-    return _download(request, session_id, transfer.jsonl, "application/x-ndjson")
+    return _download(request, session_id, downloads.jsonl, "application/x-ndjson")
 
 
 @require_GET
 def download_markdown(request: HttpRequest, session_id: str) -> HttpResponse:
     """The branch through ``?entry=`` (default: the session's position) as Markdown."""
-    return _download(request, session_id, transfer.markdown, "text/markdown; charset=utf-8")
+    return _download(request, session_id, markdown, "text/markdown; charset=utf-8")
 
 
-def _download(request: HttpRequest, session_id: str, build: transfer.Builder, content_type: str) -> HttpResponse:
+def _download(request: HttpRequest, session_id: str, build: downloads.Builder, content_type: str) -> HttpResponse:
     session = open_session(request, session_id)
     form = DownloadForm(request.GET)
     if not form.is_valid():
@@ -79,8 +80,8 @@ def upload(request: HttpRequest) -> HttpResponse:
             )
             return render(request, "sessions_app/upload.html", context, status=413)
         try:
-            done = transfer.upload(access, uploaded.read(), form.cleaned_data["cwd"])
-        except transfer.UploadError as error:
+            done = uploads.upload(access, uploaded.read(), form.cleaned_data["cwd"])
+        except uploads.UploadError as error:
             form.add_error("file", str(error))
             return render(request, "sessions_app/upload.html", context, status=422)
         except OSError as error:

@@ -20,7 +20,7 @@ from support.fake_openai import (
     start_sse,
 )
 
-from sessions_app.assistants import Reply, get_assistant
+from sessions_app.assistants import AssistantError, Reply, get_assistant
 from sessions_app.assistants.openai_compat import SUMMARY_SYSTEM_PROMPT, OpenAICompatAssistant, to_openai_messages
 
 CONVERSATION = [
@@ -294,8 +294,6 @@ async def test_models_are_listed_and_cached_briefly(fake: FakeOpenAI) -> None:
 
 
 async def test_models_errors_say_why(fake: FakeOpenAI, closed_port: int) -> None:
-    from sessions_app.assistants import AssistantError
-
     fake.list_models = lambda handler, server: send_json(handler, 404, {"error": "no such route"})
     with pytest.raises(AssistantError, match=f"HTTP 404 from {fake.base_url}/models: no such route"):
         await backend(fake, api_key="another").models()

@@ -13,7 +13,7 @@ import pytest
 from channels.layers import get_channel_layer
 
 from sessions_app.assistants import OfflineAssistant, Reply
-from sessions_app.live.groups import session_group
+from sessions_app.channel_layer.groups import session_group
 from sessions_app.services import chat, replies
 from sessions_app.sessionfiles.store import SessionFile
 

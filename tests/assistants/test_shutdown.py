@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.core.handlers.asgi import ASGIHandler
 from support import accounts
 from support.daphne import Daphne, launch_daphne
 from support.redisserver import redis_server
@@ -123,8 +124,6 @@ def test_no_middleware_puts_the_async_views_in_a_worker_thread(caplog: pytest.Lo
     """One sync-only middleware would run every async view under it through ``async_to_sync`` in a
     thread, which kept the server from exiting on SIGTERM while a reply was written. (Django says
     which middleware it adapts when DEBUG is on.)"""
-    from django.core.handlers.asgi import ASGIHandler
-
     settings.DEBUG = True
     caplog.set_level(logging.DEBUG, logger="django.request")
     ASGIHandler()

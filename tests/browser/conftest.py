@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sessions_app" / "samples" / "pi"
@@ -220,8 +221,6 @@ def sessions(server: Server, expected: dict[str, Any]) -> Sessions:
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -321,8 +320,6 @@ def page(new_page: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def _expect_timeout() -> None:
-    from playwright.sync_api import expect
-
     expect.set_options(timeout=TIMEOUT_MS)
 
 

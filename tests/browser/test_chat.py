@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from playwright.sync_api import expect
@@ -217,8 +218,6 @@ def _text(content) -> str:
 
 
 def _read(path):
-    import json
-
     return [json.loads(raw) for raw in path.read_bytes().split(b"\n") if raw.strip()]
 
 

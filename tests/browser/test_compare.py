@@ -11,6 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 from playwright.sync_api import expect
 from support.lines import label, message
 
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
+
 # 02-tree-branches: f87f9c1c → 2f760a8d → { 97690895 … → 750a4556 (leaf), 07721729 … → de4f0d3a }
 U2, SUMMARY, LEAF, BRANCH_END = "97690895", "07721729", "750a4556", "de4f0d3a"
 PARTING = "2f760a8d"  # the answer both branches follow
@@ -374,9 +377,6 @@ def test_a_map_node_is_a_link_and_hostile_text_stays_text(page, ui, sessions, se
 
 def _append_elsewhere(seeded, text: str, parent: str) -> str:
     """Another writer (as the command line or pi would) appends a user message; returns its id."""
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.store import SessionFile
-
     return SessionFile(seeded.path, fsync=False).append(E.user_message(text), parent)["id"]
 
 

@@ -10,6 +10,9 @@ import re
 from playwright.sync_api import expect
 from support.lines import label, message
 
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.store import SessionFile
+
 # The element that has the focus: its tag, the entry and column it is in, and whether it is the very
 # element a test marked before the grid was fetched again.
 _FOCUSED = """() => {
@@ -26,16 +29,11 @@ _MARK = "() => { document.activeElement.dataset.marked = '1'; }"
 
 def _append_elsewhere(seeded, text: str, parent: str) -> str:
     """Another writer (as the command line or pi would) appends a user message; returns its id."""
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.store import SessionFile
-
     return SessionFile(seeded.path, fsync=False).append(E.user_message(text), parent)["id"]
 
 
 def _label_elsewhere(seeded, target: str, text: str) -> None:
     """Another writer labels an entry (the label line under the file's leaf, as pi writes it)."""
-    from sessions_app.sessionfiles.store import SessionFile
-
     SessionFile(seeded.path, fsync=False).set_label(target, text)
 
 

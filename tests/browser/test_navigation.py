@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 # 02-tree-branches: f87f9c1c (u1) → 2f760a8d (a1) → { 97690895 (u2) … → 750a4556 (leaf, session_info),
@@ -261,8 +263,6 @@ def _tree_kinds(page) -> set[str]:
 
 
 def _has_classes(*names: str):
-    import re
-
     return re.compile("".join(rf"(?=.*\b{re.escape(n)}\b)" for n in names))
 
 

@@ -3,6 +3,8 @@ nothing written."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -100,9 +102,6 @@ def test_cli_write_prints_only_the_id(pitree_cli, sample) -> None:
 
 
 def test_a_file_named_for_the_id_that_cannot_be_read_says_why(pitree, sessions_dir, sample, monkeypatch) -> None:
-    import errno
-    import os
-
     sample("01-linear")
     os.mkfifo(sessions_dir / "2026-03-02T09-00-00-000Z_0197aaaa-fifo.jsonl")
     with pytest.raises(CommandError, match=r"_0197aaaa-fifo\.jsonl: a FIFO, not a session file"):

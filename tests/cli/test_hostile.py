@@ -22,10 +22,12 @@ from typing import Any
 
 import orjson
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from support.hostile import GOOD, FileReads, HostileFolder, build_hostile_folder
 
+from sessions_app.models import Workspace
 from sessions_app.sessionfiles.store import SessionFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -229,10 +231,6 @@ def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder
 def test_a_command_as_a_user_opens_no_file_but_the_one_it_names(
     hostile: HostileFolder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from django.contrib.auth import get_user_model
-
-    from sessions_app.models import Workspace
-
     bob = get_user_model().objects.create_user("bob")
     Workspace.objects.create(folder=GOOD, cwd="/srv/hostile", owner=bob)
     plain = next(path for path, session_id in hostile.good.items() if session_id == "good-plain")

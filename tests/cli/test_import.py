@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from support import exports as X
 
+from sessions_app.access.authorship import FILE
+from sessions_app.models import Authorship
 from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -49,11 +52,6 @@ def test_a_refused_export_is_one_line_and_writes_nothing(pitree_cli: Any, sessio
 
 @pytest.mark.django_db
 def test_as_a_user_into_their_workspace_only(pitree: Any, sessions_dir: Path, tmp_path: Path, settings: Any) -> None:
-    from django.contrib.auth import get_user_model
-
-    from sessions_app.access.authorship import FILE
-    from sessions_app.models import Authorship
-
     settings.PITREE_DEFAULT_CWD = "/srv/pitree"
     get_user_model().objects.create_user("bob")
     export = X.write_json(tmp_path / "lc.json", X.libre_export(X.libre_messages()))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from sessions_app.cli.listing import age, short_id_length
@@ -88,10 +90,6 @@ def test_ls_empty_folder(pitree, sessions_dir) -> None:
 
 
 def test_ls_reports_files_that_are_not_sessions_on_stderr(pitree, sessions_dir, sample) -> None:
-    import io
-
-    from django.core.management import call_command
-
     sample("01-linear")
     (sessions_dir / "junk.jsonl").write_text('{"hello": 1}\n')
     out, err = io.StringIO(), io.StringIO()

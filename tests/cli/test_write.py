@@ -3,6 +3,7 @@ exactly one line to the file; a refused write leaves the file's bytes as they we
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -289,9 +290,6 @@ def test_write_by_session_id(pitree, sample, expected) -> None:
 
 def test_a_failing_disk_write_is_one_line(pitree, sample, monkeypatch) -> None:
     """An OS error while appending (a full disk; as root, permissions would not stop the write)."""
-    import errno
-
-    from sessions_app.sessionfiles import store
 
     def full_disk(fd: int, data: bytes) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")

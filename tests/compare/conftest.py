@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.store import clear_cache
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
@@ -24,7 +25,6 @@ def _fresh_state(settings):
     """No test sees another test's cached files or listing."""
     settings.PITREE_FSYNC = False
     clear_cache()
-    from sessions_app.services.lookup import _catalog_for
 
     _catalog_for.cache_clear()
     yield

@@ -11,9 +11,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from sessions_app.display import compare as compare_module
 from sessions_app.display.compare import Pick, compare
-from sessions_app.live.fragments import cursor_of
+from sessions_app.display.transcript import PAGE_SIZE as TRUNK_PAGE
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.cursor import cursor_of
 from sessions_app.sessionfiles.instants import iso_to_ms
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -494,8 +496,6 @@ def long_branch(write_session, make, monkeypatch):
     """A short branch ("s") beside a long one: twelve turns of a prompt and an answer, each answer with
     10 tokens, and nine labels on them (their lines are siblings under the last answer, the newest one
     ends the branch); the windows shrunk to four entries at each end."""
-    from sessions_app.display import compare as compare_module
-
     monkeypatch.setattr(compare_module, "HEAD_ENTRIES", 4)
     monkeypatch.setattr(compare_module, "TAIL_ENTRIES", 4)
     m = make
@@ -551,8 +551,6 @@ def test_what_is_appended_to_a_long_branch_shows_at_its_end(client, long_branch,
 
 
 def test_summaries_read_each_line_once_and_then_only_new_ones(client, long_branch, monkeypatch) -> None:
-    from sessions_app.display import compare as compare_module
-
     read: list[int] = []
     note = compare_module._RowFacts._note
     monkeypatch.setattr(
@@ -596,8 +594,6 @@ def test_long_prompts_and_answers_fold_in_their_cells(client, write_session, mak
 
 
 def test_the_whole_trunk_can_be_read_a_page_at_a_time(client, write_session, make) -> None:
-    from sessions_app.display.transcript import PAGE_SIZE as TRUNK_PAGE
-
     m = make
     entries, parent = [], None
     for i in range(50):  # 100 trunk entries: 50 turns

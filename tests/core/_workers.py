@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.store import SessionFile
 
 
@@ -65,8 +66,6 @@ def churn_file(path: str, count: int, seed: int) -> None:
 def list_many(root: str, cache: str, rounds: int, barrier: Any = None, results: Any = None) -> None:
     """List ``root`` ``rounds`` times, each time as a new process would (a fresh Catalog remembering
     the listing in ``cache``); put the last listing's ``{path: message_count}`` on ``results``."""
-    from sessions_app.sessionfiles.catalog import Catalog
-
     if barrier is not None:
         barrier.wait()
     counts: dict[str, int] = {}

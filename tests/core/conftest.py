@@ -155,7 +155,7 @@ def workers(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The ``_workers`` module, importable by name here and in spawned children (they inherit sys.path)."""
     monkeypatch.syspath_prepend(str(HERE))
     monkeypatch.syspath_prepend(str(REPO))
-    import _workers
+    import _workers  # noqa: PLC0415 - importable only once the paths above are on sys.path
 
     return _workers
 

@@ -12,6 +12,7 @@ import pytest
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import create_session, encode_cwd, fork_session
+from sessions_app.sessionfiles.store import write_new
 
 
 @pytest.fixture
@@ -77,8 +78,6 @@ def test_nothing_is_synced_with_fsync_off(tmp_path: Path, synced: list[tuple[str
 def test_a_file_written_from_its_bytes_is_durable_with_its_new_folders(
     tmp_path: Path, synced: list[tuple[str, Path]]
 ) -> None:
-    from sessions_app.sessionfiles.store import write_new
-
     path = tmp_path / "sessions" / "--uploads--" / "up.jsonl"
     write_new(path, b'{"type":"session","version":3,"id":"up"}\n')
     assert [path for _, path in synced] == [path, path.parent, tmp_path / "sessions", tmp_path]

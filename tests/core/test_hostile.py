@@ -17,8 +17,8 @@ from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.catalog import AmbiguousId, Catalog, describe, session_info
 from sessions_app.sessionfiles.context import convert_to_llm, estimate_tokens
-from sessions_app.sessionfiles.errors import SessionError
-from sessions_app.sessionfiles.fork import fork_session
+from sessions_app.sessionfiles.errors import ReadOnlySession, SessionError
+from sessions_app.sessionfiles.fork import create_session, encode_cwd, fork_session
 from sessions_app.sessionfiles.store import SessionFile
 
 T = TypeVar("T")
@@ -151,9 +151,6 @@ def test_listing_and_reading_while_a_file_grows(hostile: HostileFolder) -> None:
 
 
 def test_a_link_out_of_the_sessions_folder_is_read_and_never_written_through(tmp_path: Path) -> None:
-    from sessions_app.sessionfiles.errors import ReadOnlySession
-    from sessions_app.sessionfiles.fork import create_session, encode_cwd
-
     root, elsewhere = tmp_path / "sessions", tmp_path / "elsewhere"
     inside = create_session(root, "/srv/app", fsync=False)
     inside.append(E.user_message("inside"))
@@ -197,8 +194,6 @@ def test_a_link_out_of_the_sessions_folder_is_read_and_never_written_through(tmp
 
 
 def test_a_sessions_folder_that_is_itself_a_link_is_written_as_usual(tmp_path: Path) -> None:
-    from sessions_app.sessionfiles.fork import create_session
-
     real = tmp_path / "real-sessions"
     real.mkdir()
     (tmp_path / "sessions").symlink_to(real, target_is_directory=True)

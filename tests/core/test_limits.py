@@ -24,6 +24,7 @@ from support.properties import examples
 
 from sessions_app.sessionfiles import catalog, lines, listing, store, tree
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.context import convert_to_llm, estimate_tokens
 from sessions_app.sessionfiles.errors import NotARegularFile, NotASession
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -402,7 +403,6 @@ def test_deep_nesting_reaches_no_caller_as_recursion_error(write_file: Any, L: A
     tree.tree(session.index)
     context = session.context()
     assert len(context.messages) == 2
-    from sessions_app.sessionfiles.context import convert_to_llm, estimate_tokens
 
     convert_to_llm(context.messages)
     assert estimate_tokens(context.messages) > 0

@@ -18,6 +18,8 @@ from channels.testing import WebsocketCommunicator
 from support.daphne import Daphne, launch_daphne
 from support.redisserver import redis_server
 
+from pitree_web.asgi import application
+from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile, clear_cache
 
@@ -48,8 +50,6 @@ def watch_mode(request: pytest.FixtureRequest, settings: Any) -> str:
 @pytest.fixture(autouse=True)
 def _fresh_state() -> Any:
     """No test sees another's cached files, catalog or channel layer (whose queues belong to a loop)."""
-    from sessions_app.services.lookup import _catalog_for
-
     clear_cache()
     _catalog_for.cache_clear()
     channel_layers.backends.clear()
@@ -135,8 +135,6 @@ async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncI
     """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor (and with
     ``line_id``, the id of the line that ends there, as pages say it) and (unless ``wait`` is False)
     received what it missed, up to ``{"t": "live"}``."""
-    from pitree_web.asgi import application
-
     tabs: list[WebsocketCommunicator] = []
 
     async def connect(

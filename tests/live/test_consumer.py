@@ -12,7 +12,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from channels.testing import WebsocketCommunicator
 
+from pitree_web.asgi import application
+from sessions_app.live.consumers import MAX_MESSAGE_BYTES
 from sessions_app.live.feed import running_feeds
 
 LINEAR = "01-linear"
@@ -29,10 +32,6 @@ async def test_unknown_session_is_closed_with_4404_after_the_handshake(open_tab)
 @pytest.mark.parametrize("path", ["/ws/x/", "/ws/", "/ws/s/a%20b/", "/ws/s/..%2F..%2Fetc/", "/ws/s/x/y/", "/s/x/"])
 async def test_a_path_that_names_no_socket_is_closed_with_4404(path: str, caplog, transactional_db) -> None:
     """Signed in or not: an unroutable path must not end in a 500 with a traceback in the log."""
-    from channels.testing import WebsocketCommunicator
-
-    from pitree_web.asgi import application
-
     communicator = WebsocketCommunicator(
         application, path, headers=[(b"origin", b"http://testserver"), (b"host", b"testserver")]
     )
@@ -53,10 +52,6 @@ async def test_a_malformed_hello_closes_with_4400(open_tab, sessions, hello) -> 
 
 
 async def test_a_socket_without_origin_is_refused(sessions) -> None:
-    from channels.testing import WebsocketCommunicator
-
-    from pitree_web.asgi import application
-
     sessions.copy(LINEAR)
     communicator = WebsocketCommunicator(application, f"/ws/s/{sessions.id(LINEAR)}/")
     connected, _ = await communicator.connect(timeout=10)
@@ -86,8 +81,6 @@ async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_a
     """Escaped, text renders to several times its size (and is carried twice, for Copy): past the
     largest websocket message, the tab is told to fetch its page instead, and the next entry still
     comes as a batch."""
-    from sessions_app.live.consumers import MAX_MESSAGE_BYTES
-
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
     big = sessions.append(path, "Here it is: " + "<&>" * 50_000)

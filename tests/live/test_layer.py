@@ -9,8 +9,8 @@ from typing import Any
 
 from channels.layers import InMemoryChannelLayer
 
-from sessions_app.live import layer as layer_module
-from sessions_app.live.layer import Inbox
+from sessions_app.channel_layer import calls as layer_module
+from sessions_app.channel_layer.calls import Inbox
 
 
 async def _deliveries(monkeypatch: Any, renewal: float) -> tuple[list[dict[str, Any]], InMemoryChannelLayer]:

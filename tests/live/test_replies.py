@@ -12,8 +12,8 @@ import pytest
 from channels.layers import get_channel_layer
 
 from sessions_app.assistants import OfflineAssistant, Reply
+from sessions_app.channel_layer.groups import replies_group, session_group
 from sessions_app.live.feed import running_feeds
-from sessions_app.live.groups import replies_group, session_group
 from sessions_app.services import replies
 from sessions_app.sessionfiles.store import SessionFile
 

@@ -1,7 +1,7 @@
 """Real daphne processes: several of them sharing a Redis channel layer and one sessions folder, and
 a quick stop on SIGTERM with live sockets open. Replies stream at a tenth of a second a chunk or slower
 where it matters: the hangs channels_redis caused showed only when a reply's sends and reads overlapped
-its being written (sessions_app/live/layer.py)."""
+its being written (sessions_app/channel_layer/calls.py)."""
 
 from __future__ import annotations
 

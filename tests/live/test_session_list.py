@@ -6,6 +6,8 @@ import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 
+from pitree_web.asgi import application
+from sessions_app.live import listfeed
 from sessions_app.sessionfiles.fork import create_session
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -16,8 +18,6 @@ HOST = (b"host", b"testserver")
 
 
 async def _list_tab(hello: dict, cookie: tuple[bytes, bytes]) -> WebsocketCommunicator:
-    from pitree_web.asgi import application
-
     tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, cookie])
     connected, _ = await tab.connect(timeout=10)
     assert connected
@@ -67,8 +67,6 @@ async def test_a_search_tab_gets_its_own_listing(sessions, watch_mode, owner_coo
 async def test_a_tab_that_asks_only_to_be_told_gets_no_listing(sessions, watch_mode, owner_cookie, monkeypatch) -> None:
     """The sidebar fetches its own list: its socket is told that the folder changed, and no listing is
     rendered for it."""
-    from sessions_app.live import listfeed
-
     rendered: list[str] = []
     real = listfeed.render_listing
     monkeypatch.setattr(listfeed, "render_listing", lambda *args: rendered.append("listing") or real(*args))
@@ -83,8 +81,6 @@ async def test_a_tab_that_asks_only_to_be_told_gets_no_listing(sessions, watch_m
 
 
 async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_mode, owner_cookie) -> None:
-    from pitree_web.asgi import application
-
     sessions.copy(LINEAR)
     tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, owner_cookie])
     await tab.connect(timeout=10)
@@ -102,8 +98,6 @@ async def test_a_list_hello_without_a_search_closes_with_4400(sessions, owner_co
 
 
 async def _refused(hello: str, cookie: tuple[bytes, bytes]) -> dict:
-    from pitree_web.asgi import application
-
     tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, cookie])
     assert (await tab.connect(timeout=10))[0]
     await tab.send_to(text_data=hello)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from sessions_app.live.feed import MAX_PATCH_ROWS
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -106,8 +107,6 @@ async def test_a_cursor_beyond_the_file_asks_for_a_fresh_page(open_tab, sessions
 
 
 async def test_a_long_absence_asks_for_a_fresh_page_instead_of_hundreds_of_patches(open_tab, sessions) -> None:
-    from sessions_app.live.feed import MAX_PATCH_ROWS
-
     path = sessions.copy(LINEAR)
     cursor = sessions.size(path)
     writer = SessionFile(path, fsync=False)

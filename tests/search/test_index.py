@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from sessions_app.search import index as module
+from sessions_app.search import index as search_index
 from sessions_app.search.index import (
     PAGE_SIZE,
     SCHEMA_VERSION,
@@ -155,8 +157,6 @@ def test_catch_up_reads_only_the_appended_bytes(folder, index, catalog, find) ->
 def test_files_listed_unchanged_are_not_looked_at_again(folder, index, catalog, find, monkeypatch) -> None:
     """The listing already looked at every file: one it hands out unchanged (the same SessionInfo
     object) is not stat'ed again by the catch-up; one that changed is, and its new entry is found."""
-    from sessions_app.search import index as module
-
     paths = [folder.write(f"s{n}", folder.user(f"words {n}")) for n in range(5)]
     index.catch_up(catalog.sessions())
     looked: list[str] = []
@@ -189,8 +189,6 @@ def test_files_listed_unchanged_are_not_looked_at_again(folder, index, catalog, 
 
 
 def test_a_query_matching_very_many_entries_ranks_the_newest(folder, run, monkeypatch) -> None:
-    from sessions_app.search import index as module
-
     monkeypatch.setattr(module, "CANDIDATES", 25)
     old = [{"id": f"old{i:02d}", **folder.user("needle needle needle needle")} for i in range(10)]
     folder.write("old", *old)
@@ -437,8 +435,6 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_found(folder, root, index, 
 def test_one_file_that_fails_is_skipped_and_reported_and_the_others_are_found(
     folder, index, catalog, monkeypatch
 ) -> None:
-    from sessions_app.search import index as search_index
-
     folder.write("good", folder.user("needle in the good file"))
     bad = folder.write("bad", folder.user("needle in the file that fails"))
     real = search_index.searchable_text

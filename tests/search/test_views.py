@@ -4,11 +4,16 @@ form refuses."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
+
+from sessions_app.search import index as search_index
+from sessions_app.services.lookup import _catalog_for
+from sessions_app.views.search import _index_at
 
 URL = reverse("sessions:search")
 
@@ -16,9 +21,6 @@ URL = reverse("sessions:search")
 @pytest.fixture(autouse=True)
 def _web(settings, root: Path, tmp_path: Path):
     """The app pointed at the test folder and a fresh index; no cached catalog or index from elsewhere."""
-    from sessions_app.services.lookup import _catalog_for
-    from sessions_app.views.search import _index_at
-
     settings.PITREE_SESSIONS_DIR = root
     settings.PITREE_SEARCH_DB = tmp_path / "web-index.sqlite3"
     _catalog_for.cache_clear()
@@ -216,8 +218,6 @@ def test_the_session_list_has_a_box_that_searches_inside_sessions(client, folder
 
 
 def test_a_file_name_that_is_not_utf8_takes_nothing_down(client, folder) -> None:
-    import os
-
     folder.write("plain", folder.user("hello plain"))
     odd = Path(os.fsdecode(os.fsencode(folder.path("plain").parent) + b"/2026_badutf\xff.jsonl"))
     odd.write_bytes(folder.path("plain").read_bytes().replace(b'"plain"', b'"odd"', 1))
@@ -227,8 +227,6 @@ def test_a_file_name_that_is_not_utf8_takes_nothing_down(client, folder) -> None
 
 
 def test_a_file_that_cannot_be_indexed_is_named_to_the_owner_and_the_rest_found(client, folder, monkeypatch) -> None:
-    from sessions_app.search import index as search_index
-
     folder.write("good", folder.user("needle here"))
     folder.write("bad", folder.user("needle breaks"))
     real = search_index.searchable_text

@@ -11,13 +11,13 @@ from django.core.cache import caches
 from support.teams import World, build_world
 
 from sessions_app.access import scoped
+from sessions_app.services import replies
+from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.store import clear_cache
 
 
 @pytest.fixture(autouse=True)
 def _fresh(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    from sessions_app.services import replies
-
     monkeypatch.setattr(replies, "STOP_WAIT", 0.05)  # a Stop of a reply nobody writes answers at once
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # test passwords, quickly
     settings.PITREE_OFFLINE_DELAY = 0
@@ -27,7 +27,6 @@ def _fresh(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     scoped.clear_cache()
     caches["fragments"].clear()
     caches["default"].clear()  # what django-ratelimit counted
-    from sessions_app.services.lookup import _catalog_for
 
     _catalog_for.cache_clear()
     yield

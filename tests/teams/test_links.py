@@ -11,10 +11,12 @@ from typing import Any
 import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.test import Client
 from django.utils import timezone
 from support.described import Controls
 from support.teams import LEAF, World
 
+from pitree_web.asgi import application
 from sessions_app.models import Share
 
 ORIGIN = (b"origin", b"http://testserver")
@@ -119,15 +121,11 @@ def test_an_expired_user_share_is_404(world: World) -> None:
 
 
 def test_an_unknown_link_is_404_like_a_revoked_one(world: World) -> None:
-    from django.test import Client
-
     guess = Client().get("/l/" + "A" * 43 + "/")
     assert guess.status_code == 404
 
 
 def test_guessing_links_is_rate_limited(world: World, settings: Any) -> None:
-    from django.test import Client
-
     settings.PITREE_LINK_RATE = "3/m"
     guesser = Client()
     answers = [guesser.get(f"/l/guess-{n}/").status_code for n in range(4)]
@@ -145,8 +143,6 @@ def test_the_referrer_policy_keeps_tokens_on_the_site(world: World) -> None:
 
 
 async def _live_tab(world: World, cookie: tuple[bytes, bytes]) -> WebsocketCommunicator:
-    from pitree_web.asgi import application
-
     tab = WebsocketCommunicator(application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie])
     assert (await tab.connect(timeout=10))[0]
     await tab.send_json_to({"cursor": len(world.bytes())})
@@ -193,7 +189,6 @@ async def test_a_revoked_socket_cannot_come_back(world: World, role: str) -> Non
     share = world.link_share
     assert share is not None
     await asyncio.to_thread(world.client("owner").post, world.url(f"share/{share.pk}/revoke/"))
-    from pitree_web.asgi import application
 
     refused = WebsocketCommunicator(
         application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie("link")]
@@ -206,8 +201,6 @@ async def test_a_revoked_socket_cannot_come_back(world: World, role: str) -> Non
 
 async def test_the_list_socket_refuses_a_browser_whose_links_died(world: World) -> None:
     """As the list page sends it to sign in: no listing, not even an empty one."""
-    from pitree_web.asgi import application
-
     share = world.link_share
     assert share is not None
     await asyncio.to_thread(world.client("owner").post, world.url(f"share/{share.pk}/revoke/"))

@@ -13,12 +13,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from axes.models import AccessLog
+from django.test import Client
 from django.urls import reverse
 from support import accounts
 from support.daphne import free_port
 from support.teams import World
 
 from pitree_web.serve import redacted
+from sessions_app.access import signin
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "Zm9vYmFyLXNlY3JldC10b2tlbi10aGF0LW11c3Qtbm90LWxlYWs"
@@ -88,11 +91,6 @@ def test_the_server_s_access_log_shows_no_token(tmp_path: Path) -> None:
 
 
 def test_signing_in_leaves_no_path_in_the_database(world: World) -> None:
-    from axes.models import AccessLog
-    from django.test import Client
-
-    from sessions_app.access import signin
-
     client = Client()
     assert client.get(signin.link_path(signin.mint(world.users["owner"]))).status_code == 302
     assert client.session.get("_auth_user_id") == str(world.users["owner"].pk)

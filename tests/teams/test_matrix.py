@@ -22,11 +22,16 @@ from typing import Any
 import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
-from support.teams import BRANCH_A, CREW_CWD, LEAF, MEMBERS, READERS, ROLES, WRITERS, World, copy_sample
+from support.teams import BRANCH_A, CREW_CWD, LEAF, MEMBERS, READERS, ROLES, SAMPLES, WRITERS, World, copy_sample
 
+from pitree_web.asgi import application
 from sessions_app.access.shares import BRANCH, SNAPSHOT, revoke
+from sessions_app.access.workspaces import assign
 from sessions_app.models import Share
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
@@ -222,8 +227,6 @@ def _answer(response: Any) -> int | str:
 def people(world: World, django_user_model: Any) -> World:
     """The world with the matrix's further people (the module's docstring), and a copy of the session
     in a folder nobody owns."""
-    from django.test import Client
-
     made = {
         "branch_link": world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_A[0], link=True),
         "snapshot_link": world.share(Share.VIEWER, mode=SNAPSHOT, entry=LEAF, link=True),
@@ -279,8 +282,6 @@ def test_matrix(people: World, route: str) -> None:
 def _signed_in_again(world: World, role: str) -> Any:
     """A browser like ``role``'s again after signing out (the further link holders' without their link:
     no rule is asked after the sign-out's)."""
-    from django.test import Client
-
     if role in world.users:
         client = Client()
         client.force_login(world.users[role])
@@ -314,8 +315,6 @@ def test_a_stranger_sees_what_an_unknown_session_shows(world: World) -> None:
 
 
 def test_the_admin_is_for_superusers(world: World, django_user_model: Any) -> None:
-    from django.test import Client
-
     root = django_user_model.objects.create_superuser("root", password=None)
     client = Client()
     client.force_login(root)
@@ -330,8 +329,6 @@ HOST = (b"host", b"testserver")
 
 
 async def _socket(world: World, role: str, path: str, hello: dict[str, Any]) -> tuple[str, Any]:
-    from pitree_web.asgi import application
-
     headers = [ORIGIN, HOST] + ([world.cookie(role)] if role != "anonymous" else [])
     communicator = WebsocketCommunicator(application, path, headers=headers)
     connected, _ = await communicator.connect(timeout=10)
@@ -360,8 +357,6 @@ def _append(world: World, text: str, parent: str) -> str:
 async def test_the_session_socket(people: World, role: str) -> None:
     """Who may follow the session is pushed what they may see of what it gains: everything, branch A
     only, or (a snapshot) nothing; the others are closed with 4404."""
-    from pitree_web.asgi import application
-
     headers = [ORIGIN, HOST] + ([people.cookie(role)] if role != "anonymous" else [])
     tab = WebsocketCommunicator(application, f"/ws/s/{people.session_id}/", headers=headers)
     assert (await tab.connect(timeout=10))[0]
@@ -445,10 +440,6 @@ NEW_CELLS: dict[str, tuple[dict[str, str], Expected]] = {
 
 @pytest.fixture
 def readers_workspace(people: World) -> World:
-    from django.contrib.auth.models import Group
-
-    from sessions_app.access.workspaces import assign
-
     assign("--srv-readers-app--", team=Group.objects.get(name="readers"), cwd=READERS_CWD)
     return people
 
@@ -469,8 +460,6 @@ def test_new_sessions_go_only_where_their_maker_may_write(readers_workspace: Wor
 
 
 def _linear() -> bytes:
-    from support.teams import SAMPLES
-
     return (SAMPLES / "01-linear.jsonl").read_bytes()
 
 
@@ -492,8 +481,6 @@ UPLOAD_CELLS: dict[str, tuple[Callable[[World], bytes], str, Expected]] = {
 
 @pytest.mark.parametrize("cell", sorted(UPLOAD_CELLS))
 def test_uploads_go_only_where_their_maker_may_write_and_replace_nothing(readers_workspace: World, cell: str) -> None:
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     world = readers_workspace
     content, cwd, expected = UPLOAD_CELLS[cell]
     got: Expected = {}

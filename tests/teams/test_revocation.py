@@ -14,14 +14,18 @@ from typing import Any
 import orjson
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, update_last_login
 from django.core.management import call_command
 from django.utils import timezone
 from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
-from sessions_app.access import changes, sockets
-from sessions_app.live import layer
+from pitree_web.asgi import application
+from sessions_app.access import changes
+from sessions_app.access.changes import user_group
+from sessions_app.channel_layer import calls
+from sessions_app.live import sockets
 from sessions_app.models import Share, Workspace
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
@@ -31,8 +35,6 @@ HOST = (b"host", b"testserver")
 
 
 async def _tab(world: World, cookie: tuple[bytes, bytes], path: str = "", hello: Any = None) -> WebsocketCommunicator:
-    from pitree_web.asgi import application
-
     tab = WebsocketCommunicator(
         application, path or world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie]
     )
@@ -171,11 +173,6 @@ async def test_a_sign_in_tells_no_socket_and_another_change_to_the_user_does(
 ) -> None:
     """Every sign-in saves the user's ``last_login``, which no grant depends on: their open sockets are
     not all made to ask again; any other save of the user tells them."""
-    from channels.layers import get_channel_layer
-    from django.contrib.auth.models import update_last_login
-
-    from sessions_app.access.changes import user_group
-
     layer = get_channel_layer()
     user = await sync_to_async(django_user_model.objects.create_user)("signing-in", password="pw-123456789")
     channel = await layer.new_channel()
@@ -201,7 +198,6 @@ async def test_a_channel_layer_that_never_answers_does_not_hold_up_a_revocation(
     """The share's sockets are told through the channel layer, for a bounded time: under ASGI every sync
     view shares one thread, so a Redis that stops answering would stall every sync page. The share is
     revoked all the same."""
-    from channels.layers import get_channel_layer
 
     async def hanging(group: str, message: dict[str, Any]) -> None:
         await asyncio.Event().wait()
@@ -212,7 +208,7 @@ async def test_a_channel_layer_that_never_answers_does_not_hold_up_a_revocation(
     revoke = sync_to_async(world.client("owner").post)  # on the thread of sync views, as under ASGI
     started = time.monotonic()
     response = await asyncio.wait_for(revoke(world.url(f"share/{share.pk}/revoke/")), 10)
-    assert response.status_code == 302 and time.monotonic() - started < layer.TIMEOUT + 3
+    assert response.status_code == 302 and time.monotonic() - started < calls.TIMEOUT + 3
     await sync_to_async(share.refresh_from_db)()
     assert share.revoked_at is not None
 

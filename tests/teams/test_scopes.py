@@ -13,9 +13,11 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from support.teams import BRANCH_A, BRANCH_B, FIRST_ANSWER, LEAF, ROOT, World
 
+from pitree_web.asgi import application
 from sessions_app.access.shares import BRANCH, SNAPSHOT
 from sessions_app.assistants import OfflineAssistant
-from sessions_app.live.groups import session_group
+from sessions_app.channel_layer.groups import session_group
+from sessions_app.display import treepanel
 from sessions_app.models import Share
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
@@ -108,8 +110,6 @@ def test_search_finds_nothing_after_a_snapshot(world: World, snapshot: Any) -> N
 
 
 async def test_a_snapshot_s_socket_receives_nothing(world: World) -> None:
-    from pitree_web.asgi import application
-
     made = await asyncio.to_thread(world.share, Share.VIEWER, SNAPSHOT, SNAP_AT, link=True)
     holder = await asyncio.to_thread(world.holder, made.token)
     cookie = (b"cookie", f"sessionid={holder.cookies['sessionid'].value}".encode())
@@ -352,8 +352,6 @@ def test_a_branch_collaborator_moves_the_position_within_the_branch(world: World
 
 
 async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
-    from pitree_web.asgi import application
-
     await asyncio.to_thread(world.share, Share.VIEWER, BRANCH, BRANCH_A[0], user=world.users["stranger"])
     tab = WebsocketCommunicator(
         application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie("stranger")]
@@ -383,8 +381,6 @@ async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
 def test_whole_file_and_branch_readers_keep_a_tree_each(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tree panel's skeleton is cached per view of the file: readers of the whole file and of a
     branch taking turns each reuse their own, not build one afresh at every turn."""
-    from sessions_app.display import treepanel
-
     built: list[str] = []
 
     class Counted(treepanel.Skeleton):

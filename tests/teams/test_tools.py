@@ -14,8 +14,9 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from support.teams import LEAF, World
 
+from pitree_web.asgi import application
 from sessions_app.access.workspaces import personal_workspace
-from sessions_app.live.groups import session_group
+from sessions_app.channel_layer.groups import session_group
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -60,8 +61,6 @@ def test_an_entry_s_panel_offers_the_reader_s_forms_only(world: World, role: str
 
 
 async def _tab(world: World, role: str) -> WebsocketCommunicator:
-    from pitree_web.asgi import application
-
     tab = WebsocketCommunicator(
         application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie(role)]
     )

@@ -13,16 +13,17 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from support.described import Controls
 from support.hostile import build_hostile_folder
 from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 
-from sessions_app.access.transfer import TITLE_WIDTH
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import encode_cwd
 from sessions_app.sessionfiles.store import SessionFile
+from sessions_app.transfer.markdown import TITLE_WIDTH
 from sessions_app.views import transfer as transfer_views
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -147,8 +148,6 @@ def test_the_upload_form_ties_its_help_and_each_error_to_the_field(world: World)
 
 def test_an_instance_owner_s_upload_is_kept_byte_for_byte(world: World, django_user_model: Any) -> None:
     """Who sees every session learns nothing from an upload: their file keeps its id when none has it."""
-    from django.test import Client
-
     root = Client()
     root.force_login(django_user_model.objects.create_superuser("root", password=None))
     data = (SAMPLES / "01-linear.jsonl").read_bytes()

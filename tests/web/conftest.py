@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import caches
 
+from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
@@ -23,7 +24,6 @@ def _fresh_state(settings):
     settings.PITREE_ASSISTANT = "offline"
     settings.PITREE_FSYNC = False
     clear_cache()
-    from sessions_app.services.lookup import _catalog_for
 
     _catalog_for.cache_clear()
     caches["fragments"].clear()

@@ -7,13 +7,16 @@ import contextlib
 import io
 import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from support.fake_openai import running_fake
 
+from pitree_web.asgi import application
 from sessions_app.services import replies, summaries
 from sessions_app.views import chat as chat_views
 
@@ -142,8 +145,6 @@ def test_the_openai_backend_gets_the_branch_context_and_its_reply_is_stored(clie
 def test_a_reply_written_by_the_command_line_does_not_choose_the_next_reply_s_model(client, pi) -> None:
     """The CLI stores its assistant lines as provider "pitree", model "cli": the offline responder,
     also "pitree", offers only its own model, so it answers with that one, as its picker shows."""
-    from django.core.management import call_command
-
     path = pi.path(LINEAR)
     call_command("pitree", "append", str(path), "--role", "assistant", "--text", "from the agent", stdout=io.StringIO())
     written = pi.lines(path)[-1]
@@ -252,8 +253,6 @@ async def asgi(owner_session) -> AsyncIterator[httpx2.AsyncClient]:
     request runs in its own thread-sensitive context, so one request waiting for a reply does not hold
     up another (a Stop). CSRF is enforced, so the client carries the token a page gave it. It is
     signed in as the owner."""
-    from pitree_web.asgi import application
-
     transport = httpx2.ASGITransport(app=application)
     async with httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=HTMX_HEADERS) as client:
         client.cookies.set(*owner_session)
@@ -337,8 +336,6 @@ async def test_a_client_that_disconnects_does_not_lose_the_reply(asgi, pi, setti
 
 
 def test_read_only_sessions_refuse_writes(client, pi, tmp_path) -> None:
-    from pathlib import Path
-
     v1_input = Path(__file__).resolve().parents[2] / "sessions_app/samples/pi/05-legacy-v1.input.jsonl"
     v1 = pi.folder / "2025-11-20T08-00-00-000Z_22222222-1b7d-4c1e-9a43-2d8f6e1b0c77.jsonl"
     v1.write_bytes(v1_input.read_bytes().replace(b"5f0c2a9e-1b7d", b"22222222-1b7d"))

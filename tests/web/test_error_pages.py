@@ -9,6 +9,10 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
+from sessions_app.middleware import public_message
+from sessions_app.services.lookup import _catalog_for
+from sessions_app.views import pages
+
 TREE = "02-tree-branches"
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -67,8 +71,6 @@ def test_a_file_replaced_by_a_fifo_is_refused_without_naming_it(client, pi, sess
     ],
 )
 def test_messages_name_no_file_and_no_folder(message, settings, tmp_path) -> None:
-    from sessions_app.middleware import public_message
-
     settings.PITREE_SESSIONS_DIR = tmp_path / "sessions, with: odd/chars"
     shown = public_message(message.format(root=settings.PITREE_SESSIONS_DIR))
     for leak in ("srv", "2026_x", "odd", "name.jsonl", "elsewhere", "secret", str(tmp_path)):
@@ -97,8 +99,6 @@ def test_413_when_a_body_reaches_django_over_the_limit(client, pi, settings) -> 
 
 
 def test_500_pages_show_nothing_of_the_failure(pi, sessions_dir, monkeypatch, sign_in) -> None:
-    from sessions_app.views import pages
-
     def fail(*args, **kwargs):
         secret = f"{sessions_dir}/secret-variable"
         raise RuntimeError(secret)
@@ -140,7 +140,6 @@ def test_no_part_of_a_sessions_folder_path_shows_whatever_characters_it_holds(cl
         + b'{"type":"message","timestamp":"2026-03-02T09:00:01.000Z","message":{"role":"user","content":"v1"}}\n'
     )
     settings.PITREE_SESSIONS_DIR = root
-    from sessions_app.services.lookup import _catalog_for
 
     _catalog_for.cache_clear()
     answers = {

@@ -15,8 +15,9 @@ from django.test import Client
 from django.urls import reverse
 from support.hostile import FileReads, HostileFolder, build_hostile_folder
 
-from sessions_app.services.lookup import catalog
+from sessions_app.services.lookup import _catalog_for, catalog
 from sessions_app.sessionfiles.catalog import URL_SAFE_ID
+from sessions_app.sessionfiles.fork import fork_session
 from sessions_app.sessionfiles.store import HEADER_LIMIT, SessionFile
 
 SECONDS = 20  # generous on a loaded 2-core machine; a FIFO or /dev/zero would hang or grow for ever
@@ -109,9 +110,6 @@ def test_every_good_session_opens_with_its_tree_and_raw_lines(client: Client, ho
 def test_a_session_page_opens_no_file_but_its_own_its_parent_and_its_forks(
     client: Client, hostile: HostileFolder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sessions_app.services.lookup import _catalog_for
-    from sessions_app.sessionfiles.fork import fork_session
-
     parent = next(path for path, session_id in hostile.good.items() if session_id == "good-plain")
     child = fork_session(SessionFile.open(parent, max_line_bytes=hostile.line_limit), fsync=False)
     reads = FileReads(hostile.root, monkeypatch)

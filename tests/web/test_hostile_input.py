@@ -14,6 +14,9 @@ from django.utils.html import escape
 
 from sessions_app.converters import MAX_ID_CHARS
 from sessions_app.display.transcript import PAGE_SIZE
+from sessions_app.partials.listing import LIST_PAGE_SIZE
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.fork import create_session
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # Characters with a meaning in URLs, in paths, in query strings and in HTML.
@@ -42,8 +45,6 @@ HOSTILE = [
 
 def _write_chain(folder: Path, ids: list[str]) -> tuple[str, Path]:
     """A session whose path is ``ids`` in order, alternating user and assistant messages."""
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(folder, "/w", fsync=False)
     lines = []
     for n, entry_id in enumerate(ids):
@@ -195,10 +196,6 @@ def test_malformed_list_queries_are_400s(client, sessions_dir, query) -> None:
 
 
 def test_the_session_list_is_paged(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-    from sessions_app.views.pages import LIST_PAGE_SIZE
-
     for n in range(LIST_PAGE_SIZE + 5):
         create_session(sessions_dir, f"/w{n % 3}", fsync=False).append(E.user_message(f"session number {n}"))
     first = client.get("/").content.decode()

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from sessions_app.display import markdown
 from sessions_app.display.budget import PAGE_TEXT_CHARS
 from sessions_app.display.entries import BLOCKS_SHOWN, FIELD_CHARS
 from sessions_app.display.markdown import MARKDOWN_CHARS
@@ -181,8 +182,6 @@ def test_a_page_carries_its_newest_texts_whole_up_to_its_budget_and_folds_the_ol
 def test_markdown_a_page_renders_is_bounded_in_time(client, sessions_dir, monkeypatch) -> None:
     """Texts made to be slow for Markdown ("[" repeated costs about 20 µs a character): the newest is
     rendered, the page stops rendering when its time is spent, and the others load when opened."""
-    from sessions_app.display import markdown
-
     rendered: list[int] = []
     render = markdown._md.render
     monkeypatch.setattr(markdown._md, "render", lambda text: rendered.append(len(text)) or render(text))

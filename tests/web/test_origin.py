@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from channels.testing import WebsocketCommunicator
 
+from pitree_web.asgi import application
+
 
 async def _connects(path: str, headers: list[tuple[bytes, bytes]], scheme: str = "ws") -> bool:
-    from pitree_web.asgi import application
-
     communicator = WebsocketCommunicator(application, path, headers=headers)
     communicator.scope["scheme"] = scheme
     connected, _ = await communicator.connect()

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from django.test import Client
 from django.urls import reverse
+
+from sessions_app.display.treepanel import GUIDE_LEVELS, PIPE
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.fork import create_session
+from sessions_app.sessionfiles.store import SessionFile
 
 TREE = "02-tree-branches"
 
@@ -33,8 +39,6 @@ def test_list_search_filters_names_and_first_messages(client, pi) -> None:
 
 def test_a_listing_shown_again_follows_every_change_of_the_folder(client, pi) -> None:
     """The list and the sidebar reuse what they rendered while nothing changed; any change shows at once."""
-    from sessions_app.sessionfiles.store import SessionFile
-
     for _ in range(2):
         assert "Title validation experiments" in client.get("/").content.decode()
         assert "Title validation experiments" in client.get("/sidebar/", HTTP_HX_REQUEST="true").content.decode()
@@ -70,9 +74,6 @@ def test_session_page_shows_the_active_branch_with_a_navigator(client, pi) -> No
 def test_a_path_ending_in_a_label_below_a_fork_keeps_its_navigator(client, sessions_dir: Path) -> None:
     """Moved back to an answer, then labelled it: pi hangs the label under the answer, beside the
     branch that went on. The label is shown, as the path's last line, with the navigator back to it."""
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     first = session.append(E.user_message("one"), None)["id"]
     answer = session.append(E.assistant_message("reply one", provider="p", model="m", api="x"), first)["id"]
@@ -130,9 +131,6 @@ def test_v1_session_is_shown_read_only_with_a_way_to_continue(client, pi) -> Non
 
 
 def test_long_paths_are_paged_and_older_entries_load_on_request(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     for i in range(100):
         session.append(E.user_message(f"message number {i}"))
@@ -217,10 +215,6 @@ def test_the_tree_panel_fetched_again_draws_the_folds_its_reader_opened(client, 
 def test_a_conversation_asked_differently_at_many_points_stays_inside_the_tree_panel(client, sessions_dir) -> None:
     # Each branch point on the path nests what follows one level deeper, as pi's /tree does: guides drawn
     # whole would take the panel's width and push the rows' entries out of sight.
-    from sessions_app.display.treepanel import GUIDE_LEVELS, PIPE
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     parent = session.append(E.user_message("the start"), None)["id"]
     for n in range(12):
@@ -241,9 +235,6 @@ def test_a_conversation_asked_differently_at_many_points_stays_inside_the_tree_p
 
 
 def test_large_blocks_load_lazily_and_raw_lines_are_served_as_stored(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     big = "x" * 9000
     entry = session.append(
@@ -268,9 +259,6 @@ def test_large_blocks_load_lazily_and_raw_lines_are_served_as_stored(client, ses
 
 
 def test_unknown_entry_types_are_shown_raw_and_content_html_is_escaped(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     session.append(E.Draft("telemetry<script>", {"payload": "<img src=x onerror=alert(1)>"}))
     session.append(
@@ -285,8 +273,6 @@ def test_unknown_entry_types_are_shown_raw_and_content_html_is_escaped(client, s
 
 
 def test_entries_with_unusual_ids_render_and_open(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     with open(session.path, "ab") as handle:  # ids another tool might write: any string is an id
         handle.write(
@@ -323,9 +309,6 @@ def test_pages_are_kept_by_no_cache_and_asked_for_again(client, pi) -> None:
 
 
 def test_remote_markdown_images_become_links_and_inline_ones_show(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     session = create_session(sessions_dir, "/w", fsync=False)
     text = "![leak](https://tracker.invalid/p.png?key=sk-secret) ![dot](data:image/png;base64,iVBORw0KGgo=)"
     session.append(E.assistant_message(text, provider="p", model="m", api="a"))
@@ -343,8 +326,6 @@ def test_the_404_page_says_what_was_not_found_even_with_debug_on(client, pi, set
 
 
 def test_cached_entry_fragments_carry_each_requests_csrf_token(pi, sign_in) -> None:
-    from django.test import Client
-
     url = f"/s/{pi.id(TREE)}/"
     tokens = []
     for client in (sign_in(Client()), sign_in(Client())):

@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-from support.fake_openai import running_fake
+from support.fake_openai import running_fake, send_json
 
 from sessions_app.display.highlight_css import CODE_BG, MIN_CONTRAST, contrast, stylesheet
 from sessions_app.display.markdown import markdown_text, render_markdown, title_text
+from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.fork import create_session
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 TREE, LINEAR = "02-tree-branches", "01-linear"
@@ -35,9 +37,6 @@ def test_the_sidebar_lists_sessions_grouped_and_marks_the_current_one(client, pi
 
 
 def test_the_sidebar_pages_and_the_next_page_loads_when_reached(client, sessions_dir) -> None:
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     for n in range(55):
         create_session(sessions_dir, "/w", fsync=False).append(E.user_message(f"session {n}"), None)
     html = client.get("/sidebar/", **HTMX).content.decode()
@@ -50,9 +49,6 @@ def test_the_sidebar_pages_and_the_next_page_loads_when_reached(client, sessions
 
 def test_the_sidebar_fetched_again_keeps_the_pages_scrolled_in(client, sessions_dir) -> None:
     """``through=N``: every page up to N at once, offering page N + 1 next (and only that page)."""
-    from sessions_app.sessionfiles import entries as E
-    from sessions_app.sessionfiles.fork import create_session
-
     for n in range(120):
         create_session(sessions_dir, "/w", fsync=False).append(E.user_message(f"session {n}"), None)
     two = client.get("/sidebar/", {"through": 2, "q": "session"}, **HTMX).content.decode()
@@ -137,8 +133,6 @@ def test_a_model_of_the_server_is_written_as_model_change_under_the_position(cli
 
 
 def test_the_note_beside_the_pickers_names_the_model_the_branch_answers_with(client, pi, settings) -> None:
-    from support.fake_openai import send_json
-
     with running_fake() as fake:
         settings.PITREE_ASSISTANT = "openai"
         settings.PITREE_OPENAI_BASE_URL = fake.base_url

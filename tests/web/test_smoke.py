@@ -5,9 +5,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from channels.routing import ProtocolTypeRouter
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
+
+from pitree_web.asgi import application
 
 SETTINGS_FILE = Path(__file__).resolve().parents[2] / "pitree_web" / "settings.py"
 
@@ -23,10 +26,6 @@ def test_daphne_is_first_for_runserver_alone(
 
 
 def test_asgi_application_routes_http_and_websockets() -> None:
-    from channels.routing import ProtocolTypeRouter
-
-    from pitree_web.asgi import application
-
     assert isinstance(application, ProtocolTypeRouter)
     assert set(application.application_mapping) == {"http", "websocket"}
 

@@ -35,7 +35,6 @@ from sessions_app.access.grants import Access
 from sessions_app.access.imports import import_for
 from sessions_app.access.listing import search_scope, visible_sessions
 from sessions_app.access.scoped import SessionView
-from sessions_app.access.transfer import fork_for, tail_fork_for
 from sessions_app.access.workspaces import default_cwd, may_create_in
 from sessions_app.cli.imports import import_progress, outcome_lines
 from sessions_app.cli.inspect import inspect_json, summary_lines
@@ -58,6 +57,7 @@ from sessions_app.sessionfiles.instants import now_ms
 from sessions_app.sessionfiles.store import AT_LEAF, OUTSIDE
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
+from sessions_app.transfer.newfiles import fork_for, tail_fork_for
 
 CLI_PROVIDER, CLI_MODEL, CLI_API = "pitree", "cli", "pitree-cli"
 

@@ -1,20 +1,12 @@
-"""URL patterns of accounts (namespace "accounts") and of sharing and transfer (namespace "teams"),
-mounted by pitree_web.urls."""
+"""URL patterns of sharing and transfer (namespace "teams"): a session's share page and share links,
+downloads and uploads, and who wrote an entry; mounted by pitree_web.urls."""
 
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import urls as _sessions_urls  # noqa: F401 - registers the "sid" and "eid" converters
+from . import converters  # noqa: F401 - registers the "sid" and "eid" converters
 from .views import accounts, imports, shares, transfer
 
-accounts_patterns = [
-    path("login/", accounts.SignInView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("once/<str:token>/", accounts.once, name="once"),
-    path("password/", accounts.password, name="password"),
-]
-
-teams_patterns = [
+urlpatterns = [
     path("s/<sid:session_id>/share/", shares.share_page, name="share"),
     path("s/<sid:session_id>/share/<int:share_id>/revoke/", shares.revoke_share, name="revoke"),
     path("s/<sid:session_id>/download.jsonl", transfer.download_jsonl, name="download_jsonl"),

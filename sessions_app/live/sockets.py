@@ -1,14 +1,13 @@
-"""Websockets under a grant: a session's socket (``Guard``) and the session list's (``ListGuard``) ask the
-permission function again whenever their grant may have changed (``changes.py``: a share saved or
-deleted, team membership, a workspace's owner, the user, signing out) and when it expires. They hear
-of a change through the channel layer, or, for one made in another process, from the grants'
-generation, which ``recheck`` reads for all of the process's sockets before each pushed batch and
-every ``RECHECK`` seconds. A socket
-whose grant is gone closes with 4404; one whose grant changed otherwise (narrowed to a branch, say)
-closes with 1012, which the browser answers by connecting again, under the grant as it is now, from
-the cursor it reached. While the question is asked again nothing is sent.
+"""Websockets under a grant: a session's socket (``Guard``) and the session list's (``ListGuard``) ask
+the permission function again whenever their grant may have changed (``access/changes.py``: a share
+saved or deleted, team membership, a workspace's owner, the user, signing out) and when it expires.
+They hear of a change through the channel layer, or, for one made in another process, from the
+grants' generation, which ``recheck`` reads for all of the process's sockets before each pushed batch
+and every ``RECHECK`` seconds. A socket whose grant is gone closes with 4404; one whose grant changed
+otherwise (narrowed to a branch, say) closes with 1012, which the browser answers by connecting
+again, under the grant as it is now, from the cursor it reached. While the question is asked again nothing is sent.
 
-A feed renders what the file gained once for every tab of the process (``live/feed.py``). A tab of a
+A feed renders what the file gained once for every tab of the process (``feed.py``). A tab of a
 scoped grant takes only the batch's byte range from it and renders that range again from its own view
 (``SessionView``), so entries, "‹ 2/3 ›" counts, labels and the header it receives are those of its
 view, exactly as its page would render them; a snapshot's tab receives nothing at all (a snapshot does
@@ -34,16 +33,16 @@ from django.contrib.auth import get_user
 from django.http import Http404
 from django.utils import timezone
 
+from ..access import changes
+from ..access.changes import CHANGED, browser_group, folder_group, share_group, user_group
+from ..access.grants import Access, Actor, Grant, folder_of
+from ..access.scoped import SessionView, tools_of
+from ..access.web import has_working_link, links_of, open_for
+from ..channel_layer.calls import Inbox
 from ..display.tools import offered
-from ..live import fragments
-from ..live.fragments import Batch
-from ..live.layer import Inbox
 from ..sessionfiles.errors import SessionError
-from . import changes
-from .changes import CHANGED, browser_group, folder_group, share_group, user_group
-from .grants import Access, Actor, Grant, folder_of
-from .scoped import SessionView, tools_of
-from .web import has_working_link, links_of, open_for
+from . import fragments
+from .fragments import Batch
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +103,7 @@ class _Revocable:
     async def listen(self) -> None:
         """Follow the grants' generation with the process's other sockets (``recheck``), and join the
         groups on a channel read until ``stop`` tells it to end: never cancelled inside a channel-layer
-        call, and with the layer's default prefix (``live/layer.py`` says why)."""
+        call, and with the layer's default prefix (``channel_layer/calls.py`` says why)."""
         _Rechecks.current().add(self)
         layer = get_channel_layer()
         groups = self.groups()
@@ -328,7 +327,7 @@ class _Rechecks:
 
     async def discard(self, guard: _Revocable) -> None:
         """Forget ``guard``; the last one stops the timer, and waits for it (a task left pending at
-        exit crashed CPython: ``live.consumers`` says more)."""
+        exit crashed CPython: ``consumers`` says more)."""
         self.guards.pop(guard, None)
         if not self.guards and self._timer is not None:
             timer, self._timer = self._timer, None
