@@ -85,15 +85,22 @@ def fork_session(
                 copied["firstKeptEntryId"] = label_successor.get(first_kept, first_kept)
         kept.append(copied)
         previous = entry["id"]
+    return _written(source, kept, {entry["id"] for entry in kept}, fsync=fsync, into=into)
 
-    taken = {entry["id"] for entry in kept}
+
+def _written(
+    source: SessionFile, kept: list[dict[str, Any]], taken: set[str], *, fsync: bool, into: tuple[Path, str] | None
+) -> SessionFile:
+    """A fork's file: the ``kept`` entries, then the labels still set on them re-emitted after them
+    (fresh ids, not in ``taken``; their own timestamps), beside the source or ``into`` a workspace."""
+    copied = {entry["id"] for entry in kept}
+    previous = kept[-1]["id"] if kept else None
     for target, (text, timestamp) in source.index.labels.items():
-        if target in taken:
+        if target in copied:
             label = E.label(target, text, timestamp).build(E.new_entry_id(taken), previous, timestamp)
             taken.add(label["id"])
             kept.append(label)
             previous = label["id"]
-
     cwd, folder = (source.cwd, source.path.parent) if into is None else (into[1], into[0] / encode_cwd(into[1]))
     within = source.within if into is None else into[0]
     header = new_header(cwd, str(source.path.absolute()))
@@ -181,16 +188,4 @@ def tail_fork(
             continue
         out.append({**entry, "parentId": previous})
         previous = entry["id"]
-    kept = {entry["id"] for entry in out}
-    for target, (text, timestamp) in source.index.labels.items():
-        if target in kept:
-            label = E.label(target, text, timestamp).build(E.new_entry_id(taken), previous, timestamp)
-            taken.add(label["id"])
-            out.append(label)
-            previous = label["id"]
-    cwd, folder = (source.cwd, source.path.parent) if into is None else (into[1], into[0] / encode_cwd(into[1]))
-    within = source.within if into is None else into[0]
-    header = new_header(cwd, str(source.path.absolute()))
-    created = new_path(folder, header)
-    create_file(created, [header, *out], fsync=fsync, within=within)
-    return SessionFile.open(created, fsync=fsync, within=within)
+    return _written(source, out, taken, fsync=fsync, into=into)
