@@ -32,7 +32,12 @@ if "daphne.server" in sys.modules:
 
     from .bodylimit import install
 
-    install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
+    larger = settings.PITREE_MAX_UPLOAD_BODY_BYTES
+    install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): larger, reverse("teams:import"): larger})
+
+    from sessions_app.services import claude
+
+    claude.start()  # a server follows Claude Code's sessions when PITREE_CLAUDE_PROJECTS names them
 
 shutdown.install()
 
