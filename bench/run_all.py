@@ -35,6 +35,8 @@ SCRIPTS = [
     "worddiff",
     "treemap",
     "scoped_view",
+    "import_throughput",
+    "time_travel",
 ]
 
 

@@ -33,10 +33,12 @@ if "daphne.server" in sys.modules:
 
     from . import bodylimit, connections
 
-    bodylimit.install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): settings.PITREE_MAX_UPLOAD_BODY_BYTES})
+    larger = settings.PITREE_MAX_UPLOAD_BODY_BYTES
+    bodylimit.install(settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): larger, reverse("teams:import"): larger})
     per_address = None if settings.PITREE_BEHIND_TLS_PROXY else settings.PITREE_CONNECTIONS_PER_ADDRESS
     connections.install(settings.PITREE_REQUEST_SECONDS, per_address)
 
+    from sessions_app.services import claude
     from sessions_app.services.journal import recover
 
     from .private import tighten
@@ -44,6 +46,7 @@ if "daphne.server" in sys.modules:
     tighten()  # what an older start left readable by others
     # Replies a killed server was writing: stored now, as stopped replies.
     recover(settings.PITREE_JOURNAL_DIR, sessions=settings.PITREE_SESSIONS_DIR, fsync=settings.PITREE_FSYNC)
+    claude.start()  # a server follows Claude Code's sessions when PITREE_CLAUDE_PROJECTS names them
 
 shutdown.install()
 

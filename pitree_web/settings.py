@@ -320,6 +320,19 @@ PITREE_LIST_SOCKETS_PER_USER: int = env.int("PITREE_LIST_SOCKETS_PER_USER", 50, 
 PITREE_MAX_UPLOAD_BYTES: int = env.int("PITREE_MAX_UPLOAD_BYTES", 32 << 20, validate=validate.Range(min=1))
 PITREE_MAX_UPLOAD_BODY_BYTES: int = max(PITREE_MAX_BODY_BYTES, PITREE_MAX_UPLOAD_BYTES + 64 * 1024)
 
+# Largest export an import reads (the sum of what it holds, a zip's unpacked); the import page
+# receives it in pieces (PITREE_IMPORT_CHUNK_BYTES each, under PITREE_MAX_BODY_BYTES) into
+# PITREE_IMPORTS_DIR, a scratch folder emptied as imports end.
+PITREE_MAX_IMPORT_BYTES: int = env.int("PITREE_MAX_IMPORT_BYTES", 4 << 30, validate=validate.Range(min=1))
+PITREE_IMPORT_CHUNK_BYTES: int = max(4096, min(2 << 20, PITREE_MAX_BODY_BYTES - 64 * 1024))
+PITREE_IMPORTS_DIR: Path = env.path("PITREE_IMPORTS_DIR", VAR_DIR / "imports").expanduser()
+
+# Claude Code's projects folder (~/.claude/projects), followed as a read-only source of sessions by
+# the server (sessions_app/services/claude.py); unset: not followed.
+PITREE_CLAUDE_PROJECTS: Path | None = env.path("PITREE_CLAUDE_PROJECTS", None)
+if PITREE_CLAUDE_PROJECTS is not None:
+    PITREE_CLAUDE_PROJECTS = PITREE_CLAUDE_PROJECTS.expanduser()
+
 # Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
 PITREE_MAX_LINE_BYTES: int = env.int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES, validate=validate.Range(min=1))
 

@@ -39,6 +39,13 @@ class SessionIdConverter:
         return value
 
 
+class SessionStateIdConverter(SessionIdConverter):
+    """A session id, or a session as it was after a line of its file: ``<id>@<line>`` (time travel;
+    pi's ids hold no ``@``). Websockets follow sessions as they are, and take ``SessionIdConverter``."""
+
+    regex = SessionIdConverter.regex + r"(?:@[0-9]{1,12})?"
+
+
 class EntryIdConverter:
     """Any usable entry id, escaped so that it stays one path segment (see the module's docstring)."""
 
@@ -60,7 +67,7 @@ class EntryIdConverter:
 
 # The names the URL patterns use (urls.py, sharing_urls.py), registered with the converters themselves
 # so that every URL module finds them whichever loads first.
-register_converter(SessionIdConverter, "sid")
+register_converter(SessionStateIdConverter, "sid")
 register_converter(EntryIdConverter, "eid")
 
 

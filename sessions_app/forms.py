@@ -14,6 +14,7 @@ from .converters import MAX_ID_CHARS, SessionIdConverter, usable_id
 from .display.settings import THINKING_LEVELS
 from .display.treepanel import FILTERS
 from .sessionfiles.fork import encode_cwd
+from .sessionfiles.instants import iso_to_ms
 
 
 class EntryIdField(forms.CharField):
@@ -123,6 +124,29 @@ class RenameForm(forms.Form):
 
 class ForkForm(forms.Form):
     entry = EntryIdField()
+
+
+class TravelForm(forms.Form):
+    """A session as it was: after ``line`` of its file, or at ``time`` (ISO 8601, UTC unless it says)."""
+
+    line = forms.IntegerField(min_value=1, required=False)
+    time = forms.CharField(max_length=40, required=False)
+
+    def clean_time(self) -> int | None:
+        text = self.cleaned_data["time"].strip()
+        if not text:
+            return None
+        ms = iso_to_ms(text)
+        if ms is None:
+            raise forms.ValidationError("Give a date and time, e.g. 2026-03-02T10:30.")
+        return ms
+
+
+class TailForkForm(forms.Form):
+    """Fork the last ``turns`` turns of the branch through ``entry``, the history before them summarised."""
+
+    entry = EntryIdField()
+    turns = forms.IntegerField(min_value=1, max_value=10_000, initial=2)
 
 
 class CompactForm(forms.Form):

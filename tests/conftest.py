@@ -90,11 +90,12 @@ def sessions_dir(tmp_path: Path, settings) -> Path:
 
 @pytest.fixture(autouse=True)
 def _caches_beside_the_test(tmp_path: Path, settings) -> None:
-    """The listing cache, the search index and the replies' journals of every test live in its own
-    folder, never in var/."""
+    """The listing cache, the search index, the replies' journals and imports' scratch files of every
+    test live in its own folder, never in var/."""
     settings.PITREE_CACHE_DIR = tmp_path / "cache"
     settings.PITREE_SEARCH_DB = tmp_path / "cache" / "search.sqlite3"
     settings.PITREE_JOURNAL_DIR = tmp_path / "cache" / "replies"
+    settings.PITREE_IMPORTS_DIR = tmp_path / "imports"
 
 
 # --- a real server ---------------------------------------------------------------------------------

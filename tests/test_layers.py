@@ -14,7 +14,7 @@ APP = Path(__file__).resolve().parents[1] / "sessions_app"
 
 FLOORS = {
     "sessionfiles": 0,
-    **dict.fromkeys(["search", "display", "assistants", "channel_layer", "models", "converters"], 1),
+    **dict.fromkeys(["search", "display", "assistants", "channel_layer", "imports", "models", "converters"], 1),
     **dict.fromkeys(["cli", "forms", "services"], 2),
     "access": 3,
     **dict.fromkeys(["transfer", "partials"], 4),
@@ -23,7 +23,7 @@ FLOORS = {
         ["urls", "accounts_urls", "sharing_urls", "middleware", "templatetags", "management", "apps", "admin"], 6
     ),
 }
-WITHOUT_DJANGO = ("sessionfiles", "search", "cli", "channel_layer")
+WITHOUT_DJANGO = ("sessionfiles", "search", "cli", "channel_layer", "imports")
 DJANGO = ("django", "channels", "daphne", "django_htmx", "django_ratelimit", "axes")
 
 

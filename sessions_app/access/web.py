@@ -20,6 +20,7 @@ from ..sessionfiles.catalog import AmbiguousId, UnknownSession
 from ..sessionfiles.errors import NotASession
 from ..sessionfiles.store import SessionFile
 from .grants import Access, Actor
+from .past import PastView
 from .scoped import SessionView
 
 LINKS_KEY = "pitree_links"  # the ids of the share links this browser opened (in its Django session)
@@ -65,7 +66,14 @@ def open_session(request: HttpRequest, session_id: str, *, write: bool = False) 
 
 
 def open_for(access: Access, session_id: str, *, write: bool = False) -> SessionView:
-    """``open_session`` for any actor (a socket's, the command line's)."""
+    """``open_session`` for any actor (a socket's, the command line's). ``<id>@<line>`` is the session as
+    it was after that line of its file (``access.past``), for readers of the whole session: read-only."""
+    present_id, at, line = session_id.partition("@")
+    if at:
+        view = open_for(access, present_id)
+        if not view.grant.whole or not line.isdigit() or write:
+            raise PermissionDenied("A past state of a session is read-only.") if write else not_found(session_id)
+        return PastView(view, max(int(line), 1))
     try:
         path = catalog().locate(session_id)
     except UnknownSession as error:

@@ -11,6 +11,7 @@ from ..display.entries import EntryView
 from ..display.markdown import markdown_text
 from ..display.transcript import transcript_page
 from ..forms import MessageForm
+from ..services import claude
 from ..sessionfiles.cursor import cursor_id, cursor_of
 from ..sessionfiles.store import SessionFile
 
@@ -34,6 +35,7 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
         "position": position_id,
         "composer": form or MessageForm(initial={"parent": position_id}),
         "at_file_leaf": position == index.leaf_row,
+        "claude_code": claude.is_mirrored(session.path),
         "read_only": index.read_only,
         **write_context(session),
         "assistant": get_assistant().info(),

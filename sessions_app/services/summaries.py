@@ -1,21 +1,28 @@
-"""Summaries the assistant writes into the file: a compaction of older history, and the summary of a
-branch the user leaves (pi's ``navigateTree`` with ``summarize``)."""
+"""Summaries the assistant writes: a compaction of older history, the summary of a branch the user
+leaves (pi's ``navigateTree`` with ``summarize``), and the history a tail fork leaves out."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..assistants import get_assistant
 from ..sessionfiles.context import Message, build_session_context, convert_to_llm, estimate_tokens
 from ..sessionfiles.errors import SessionError
+from ..sessionfiles.fork import tail_start
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
 
 
 class SummaryFailed(SessionError):
     """The assistant could not write the summary; nothing was appended."""
+
+
+class Summary(NamedTuple):
+    text: str
+    tokens_before: int  # the branch's context before it was folded
+    usage: dict[str, Any] | None  # what writing the summary cost
 
 
 # What the assistant is asked to summarise is read and built in a worker thread, in one hop: decoding a
@@ -81,3 +88,21 @@ async def summarize_abandoned_branch(
     if not reply.ok or not reply.text.strip():
         raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")
     return await asyncio.to_thread(session.branch_summary, target, reply.text, left_leaf=left, usage=reply.usage)
+
+
+async def summarize_before_tail(session: SessionFile, at: str | None, turns: int) -> Summary:
+    """The assistant's summary of the branch through ``at`` up to its last ``turns`` turns (a tail
+    fork's), with the branch's tokens before it was folded."""
+
+    def read() -> tuple[list[Message], int]:
+        path = session.path_entries(at)
+        start = tail_start(path, turns)
+        return convert_to_llm(build_session_context(path[:start]).messages), estimate_tokens(
+            build_session_context(path).messages
+        )
+
+    messages, tokens_before = await asyncio.to_thread(read)
+    reply = await get_assistant().summarize(messages, None).collect()
+    if not reply.ok or not reply.text.strip():
+        raise SummaryFailed(f"The assistant could not write the summary: {reply.error_message or 'empty reply'}")
+    return Summary(reply.text, tokens_before, reply.usage)

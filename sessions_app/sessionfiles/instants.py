@@ -22,6 +22,7 @@ MAX_MS = 8_640_000_000_000_000
 """JS Date's range: 100,000,000 days either side of 1970-01-01 (``TimeClip``)."""
 
 _DAY_MS = 86_400_000
+_YEAR_10000_MS = 253_402_300_800_000
 
 # The ISO forms V8 reads (checked against node): a 4-digit or signed 6-digit year, optional month and
 # day; optional time (``T`` or ``t``) with optional seconds and a fraction of any length; ``Z`` or an
@@ -62,6 +63,9 @@ def iso_to_ms(value: Any) -> int | None:
 
 def format_iso(ms: int) -> str:
     """``new Date(ms).toISOString()``: UTC, milliseconds, ``Z``; years outside 0..9999 with a sign and six digits."""
+    if 0 <= ms < _YEAR_10000_MS:  # the C library's calendar, a few times faster (imports format one per entry)
+        seconds, millis = divmod(ms, 1000)
+        return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
     days, rest = divmod(ms, _DAY_MS)
     year, month, day = _civil_from_days(days)
     hours, rest = divmod(rest, 3_600_000)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Container, Generator, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
 
 from . import entries as E
 from .context import SessionContext, build_session_context
@@ -58,6 +58,7 @@ HEADER_LIMIT = 64 << 10
 """The header line must end within a file's first 64 KiB (docs/format.md §8.1): pi's headers take a few
 hundred bytes, and so a file that is no session is refused after 64 KiB read, never after the whole
 file (a 100 MB file without a newline was read whole looking for its header)."""
+_T = TypeVar("_T")
 _PREFIX_CHECK = 64  # bytes before the read position compared on refresh to notice a rewritten file
 PRIVATE_FILE = 0o600  # what pitree creates is its owner's alone (sessions hold whatever was said in them)
 PRIVATE_FOLDER = 0o700
@@ -457,6 +458,17 @@ class SessionFile:
             self.row_of(parent)
         return parent
 
+    def extend(self, plan: Callable[[SessionIndex], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Append whole entries that ``plan`` builds, all in one write: they land together or not at all
+        (an import's new entries). ``plan`` runs under the lock after catching up, like ``_append``'s,
+        and sets each entry's id (unique in the file) and parent; it may return none."""
+
+        def lines(index: SessionIndex) -> tuple[list[dict[str, Any]], bytes] | None:
+            entries = plan(index)
+            return (entries, b"".join(map(E.dump_line, entries))) if entries else None
+
+        return self._write(lines) or []
+
     def _append(
         self,
         plan: Callable[[SessionIndex], tuple[Draft, str | None] | None],
@@ -464,9 +476,32 @@ class SessionFile:
         position_then: Parent = AT_LEAF,
         entry_id: str | None = None,
     ) -> dict[str, Any] | None:
-        """The one write path. ``plan`` runs under the lock, after catching up, and decides what to write
-        (after it, a ``leaf`` marker when the position moved since ``position_then``; the entry's id:
-        ``append``)."""
+        """One entry (after it, a ``leaf`` marker when the position moved since ``position_then``; the
+        entry's id: ``append``) that ``plan`` decides on under the lock, after catching up."""
+
+        def lines(index: SessionIndex) -> tuple[dict[str, Any], bytes] | None:
+            planned = plan(index)
+            if planned is None:
+                return None
+            draft, parent_id = planned
+            now = E.now_iso()
+            taken = index.by_id
+            fresh = entry_id if entry_id is not None and entry_id not in taken else E.new_entry_id(taken)
+            entry = draft.build(fresh, parent_id, now)
+            data = E.dump_line(entry)
+            position = index.leaf_id
+            if position_then is not AT_LEAF and position not in (position_then, parent_id):
+                also = _Taken(taken, entry["id"])
+                marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(also), entry["id"], now)
+                data += E.dump_line(marker)
+            return entry, data
+
+        return self._write(lines)
+
+    def _write(self, lines: Callable[[SessionIndex], tuple[_T, bytes] | None]) -> _T | None:
+        """The one write path: under the file's lock, after catching up, ``lines`` decides what to write
+        from the fresh index (or that nothing is written), and it goes out in one ``os.write`` (taken
+        back when it fails or falls short: ``_write_line``)."""
         if self.index.read_only:
             raise ReadOnlySession(
                 f"{self.path}: a version {self.index.version} session is read-only; fork it to continue"
@@ -482,23 +517,13 @@ class SessionFile:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
                     self.refresh()
-                    planned = plan(self.index)
+                    planned = lines(self.index)
                     if planned is None:
                         return None
-                    draft, parent_id = planned
-                    now = E.now_iso()
-                    taken = self.index.by_id
-                    fresh = entry_id if entry_id is not None and entry_id not in taken else E.new_entry_id(taken)
-                    entry = draft.build(fresh, parent_id, now)
-                    lines = E.dump_line(entry)
-                    position = self.index.leaf_id
-                    if position_then is not AT_LEAF and position not in (position_then, parent_id):
-                        also = _Taken(taken, entry["id"])
-                        marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(also), entry["id"], now)
-                        lines += E.dump_line(marker)
-                    _write_line(fd, lines, fsync=self.fsync, path=self.path)
+                    written, data = planned
+                    _write_line(fd, data, fsync=self.fsync, path=self.path)
                     self.refresh()
-                    return entry
+                    return written
                 finally:
                     fcntl.flock(fd, fcntl.LOCK_UN)
             finally:

@@ -1,9 +1,11 @@
-"""New session files made for an actor: a new session, or a fork of the branch it sees. Each goes where
+"""New session files made for an actor: a new session, a fork of the branch it sees, or a fork of its
+last turns after a summary of the rest. Each goes where
 the actor may write (a fork of a session in someone else's workspace goes into the actor's own), and
 the app remembers who made it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from django.conf import settings
@@ -12,9 +14,11 @@ from django.core.exceptions import PermissionDenied
 from ..access.authorship import FILE, record
 from ..access.grants import Access, folder_of
 from ..access.scoped import SessionView
-from ..access.workspaces import may_create_in, personal_workspace
+from ..access.workspaces import default_cwd, may_create_in, personal_workspace
+from ..services import summaries
 from ..services.lookup import catalog
-from ..sessionfiles.fork import create_session, fork_session
+from ..sessionfiles.context import build_session_context, estimate_tokens
+from ..sessionfiles.fork import create_session, fork_session, tail_fork
 from ..sessionfiles.store import SessionFile
 
 
@@ -31,17 +35,50 @@ def fork_for(view: SessionView, entry_id: str | None) -> SessionFile:
     """Fork the branch through ``entry_id`` of what ``view`` shows: next to the session when the actor
     may write its workspace, else into the actor's own workspace (its ``parentSession`` still names the
     source, so both sides see the lineage)."""
+    forked = fork_session(view, entry_id, fsync=settings.PITREE_FSYNC, into=_fork_target(view))
+    if view.access is not None:
+        created_by(view.access, forked.session_id)
+    return forked
+
+
+async def tail_fork_for(view: SessionView, entry_id: str | None, turns: int, summary: str | None = None) -> SessionFile:
+    """Fork only the last ``turns`` turns of the branch through ``entry_id``, the history before them
+    folded into a summary (the assistant writes it unless ``summary`` is given), where ``fork_for``
+    puts a fork."""
+    into = await asyncio.to_thread(_fork_target, view)
+    if summary is None:
+        written = await summaries.summarize_before_tail(view, entry_id, turns)
+    else:
+        path = await asyncio.to_thread(view.path_entries, entry_id)
+        written = summaries.Summary(summary, estimate_tokens(build_session_context(path).messages), None)
+    forked = await asyncio.to_thread(
+        tail_fork,
+        view,
+        entry_id,
+        turns,
+        written.text,
+        written.tokens_before,
+        usage=written.usage,
+        fsync=settings.PITREE_FSYNC,
+        into=into,
+    )
+    if view.access is not None:
+        await asyncio.to_thread(created_by, view.access, forked.session_id)
+    return forked
+
+
+def _fork_target(view: SessionView) -> tuple[Path, str] | None:
+    """Where a fork of ``view`` goes: next to it (None) when the actor may write its workspace, else
+    into the actor's own workspace (``format.md`` §7.2)."""
     access = view.access
     root = catalog().root
-    into: tuple[Path, str] | None = None
-    if access is not None and not access.may_write_folder(folder_of(view.path, root)):
-        if not access.actor.signed_in:
-            raise PermissionDenied("Sign in to fork: a fork goes into your own workspace.")
-        into = (root, personal_workspace(access.actor.user).cwd)
-    forked = fork_session(view, entry_id, fsync=settings.PITREE_FSYNC, into=into)
-    if access is not None:
-        created_by(access, forked.session_id)
-    return forked
+    if view.outside:  # seen through a link out of the sessions folder (Claude Code's): nothing is written there
+        return root, default_cwd(access) if access is not None else settings.PITREE_DEFAULT_CWD
+    if access is None or access.may_write_folder(folder_of(view.path, root)):
+        return None
+    if not access.actor.signed_in:
+        raise PermissionDenied("Sign in to fork: a fork goes into your own workspace.")
+    return root, personal_workspace(access.actor.user).cwd
 
 
 def created_by(access: Access, session_id: str) -> None:

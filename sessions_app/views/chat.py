@@ -19,12 +19,13 @@ from django_htmx.http import reswap, retarget
 from ..access.scoped import SessionView, can_write
 from ..access.web import open_session
 from ..display.entries import preview
-from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm
+from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm, TailForkForm
 from ..services import chat, replies, summaries
 from ..sessionfiles import entries as E
 from ..sessionfiles.errors import EntryNotFound, WriteFailed
 from ..sessionfiles.tree import latest_position_under
-from .responses import form_error, is_htmx, moved_to
+from ..transfer.newfiles import tail_fork_for
+from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
 
 @require_POST
@@ -113,6 +114,18 @@ async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
         session, at, form.cleaned_data["keep_from"], form.cleaned_data["instructions"] or None
     )
     return await _moved(request, session, written["id"])
+
+
+@require_POST
+async def tail_fork(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Fork only the branch's last turns into a new session, the assistant's summary of the history
+    before them in its place, and open it (a long session's current state, to hand on)."""
+    session = await asyncio.to_thread(open_session, request, session_id)
+    form = TailForkForm(request.POST)
+    if not form.is_valid():
+        return form_error(request, form)
+    forked = await tail_fork_for(session, form.cleaned_data["entry"], form.cleaned_data["turns"])
+    return go_to(request, permalink(forked, None))
 
 
 @require_POST

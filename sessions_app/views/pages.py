@@ -7,11 +7,12 @@ import asyncio
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from ..access.page import page_context
-from ..access.scoped import can_write, may_fork, tools_of, trunk_of
+from ..access.past import PastView
+from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
@@ -27,6 +28,7 @@ from ..forms import (
     OlderForm,
     PositionForm,
     SidebarForm,
+    TravelForm,
     TreeFilterForm,
     TreePanelForm,
     TreeRunForm,
@@ -37,6 +39,7 @@ from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.index import NO_PARENT
+from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
 from ..transfer.downloads import download_name
@@ -100,11 +103,38 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
         "session": session,
         "info": info,
         "read_only": session.index.read_only,
+        "past": session if isinstance(session, PastView) else None,
+        "travel": _travel(session),
         **page_context(session, cat.parent_of(info), cat.forks_of(info)),
         "download_name": download_name(session, None, "jsonl"),
         **transcript_context(session, position),
         **extra,
     }
+
+
+def _travel(session: SessionFile) -> dict[str, Any] | None:
+    """What the time-travel box needs (a reader of the whole session: the present id, the file's line
+    count now, the state shown), or None (a share of part of it has no past to show)."""
+    if isinstance(session, PastView):
+        return {"id": session.present_id, "lines": session.lines, "line": session.line}
+    if not isinstance(session, SessionView) or not session.grant.whole:
+        return None
+    lines = last_line(session.index)
+    return {"id": session.session_id, "lines": lines, "line": lines}
+
+
+@require_GET
+def travel(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The session as it was after ``?line=`` or at ``?time=`` (ISO, UTC): a permalink of that state."""
+    session = open_session(request, session_id.partition("@")[0])
+    if not session.grant.whole:  # a share of part of it: its states are not the file's
+        raise Http404("No past states of a part of a session.")
+    form = TravelForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    when = form.cleaned_data["time"]
+    line = line_at(session.index, when) if when is not None else form.cleaned_data["line"] or last_line(session.index)
+    return redirect("sessions:session", f"{session.session_id}@{line}")
 
 
 @require_GET

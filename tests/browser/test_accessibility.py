@@ -310,3 +310,24 @@ def test_at_phone_width_an_entry_s_small_controls_are_targets_of_at_least_24_px(
     )
     assert small == []
     assert page.locator("#entries .navigator button").count() > 0
+
+
+def test_the_import_pages(axe_context, axe, ui, sessions, server, tmp_path) -> None:
+    page = axe_context.new_page()
+    ui.open(page, "/import/")
+    axe.check_themes(page, "import page")
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        '[{"id": "c", "user_id": "u", "title": "Hi", "chat": {"history": {"messages": {"m": {"id": "m", "parentId": null, "role": "user", "content": "Hi", "timestamp": 1760000000}}, "currentId": "m"}}}]'
+    )
+    page.locator("input[name=file]").set_input_files(str(chat))
+    page.locator("#import-form button[type=submit]").click()
+    expect(page.locator("#import-status")).to_contain_text("Imported from Open WebUI: 1 conversation.")
+    axe.check_themes(page, "an import's status page")
+    ui.open(page, "/import/")
+    page.locator("input[name=file]").set_input_files(
+        {"name": "x.json", "mimeType": "application/json", "buffer": b"[1, 2]"}
+    )
+    page.locator("#import-form button[type=submit]").click()
+    expect(page.get_by_role("alert")).to_contain_text("Not imported")
+    axe.check_themes(page, "an import refused")

@@ -286,7 +286,7 @@ def test_the_last_panel_asked_for_is_the_one_shown_whatever_order_the_forms_arri
 
     _ask_held(tools.locator("[data-panel=label]"), held)  # its form held on the way
     tools.locator("[data-panel=fork]").click()
-    expect(panel.locator("form")).to_be_visible()
+    expect(panel.locator("form.fork-form")).to_be_visible()
     expect(panel).to_have_attribute("data-action", "fork")
     _let_through(held)  # too late: the fork panel was asked for since
     expect(panel).to_have_attribute("data-action", "fork")

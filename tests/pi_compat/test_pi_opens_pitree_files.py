@@ -23,7 +23,7 @@ import pytest
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.context import convert_to_llm
-from sessions_app.sessionfiles.fork import create_session, fork_session
+from sessions_app.sessionfiles.fork import create_session, fork_session, tail_fork
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 CWD = "/home/alice/projects/todo-api"
@@ -214,6 +214,18 @@ def fork_of_a_tree(root: Path) -> SessionFile:
     return forked
 
 
+def tail_fork_of_a_long_chat(root: Path) -> SessionFile:
+    """Only the last two turns, after a summary; the model and thinking level the dropped part chose."""
+    source = linear_chat(root)
+    source.append(E.thinking_level_change("medium"))
+    for turn in range(3):
+        source.append(E.user_message(f"question {turn}"))
+        source.append(_reply(f"answer {turn}", model="claude-opus-4-5"))
+    forked = tail_fork(source, source.leaf_id, 2, "The user asked about endpoints; all answered.", 1234, fsync=False)
+    forked.append(E.user_message("and then?"))
+    return forked
+
+
 def custom_messages(root: Path) -> SessionFile:
     session = create_session(root, CWD, fsync=False)
     session.append(E.user_message("hi"))
@@ -242,6 +254,7 @@ SCENARIOS: dict[str, Callable[[Path], SessionFile]] = {
     "compaction": compaction,
     "branch_summary": branch_summary,
     "fork_of_a_tree": fork_of_a_tree,
+    "tail_fork_of_a_long_chat": tail_fork_of_a_long_chat,
     "custom_messages": custom_messages,
     "unusual_text": unusual_text,
 }

@@ -118,6 +118,7 @@ RULES: dict[str, Rule] = {
     "sessions:sidebar": Rule("get", fixed("/sidebar/"), signed_in(200, link=200)),
     "sessions:session": Rule("get", session(""), each(200)),
     "sessions:entry": Rule("get", session(f"e/{BRANCH_A[0]}/"), each(200)),
+    "sessions:travel": Rule("get", session("travel/?line=3"), each(302, hidden_from_scopes(404)), htmx=False),
     "sessions:older": Rule("get", session("older/?before=c2ecb522"), each(200)),
     "sessions:tree": Rule("get", session("tree/"), each(200)),
     "sessions:tree_run": Rule("get", session("tree/run/?first=97690895&last=8aabce23&filter=all"), each(200)),
@@ -145,6 +146,12 @@ RULES: dict[str, Rule] = {
     "sessions:fork": Rule(
         "post", session("fork/"), each(200, dict.fromkeys(ANONYMOUS_LINKS, 403)), data=lambda w: {"entry": "c2ecb522"}
     ),
+    "sessions:tail_fork": Rule(
+        "post",
+        session("tail-fork/"),
+        each(200, dict.fromkeys(ANONYMOUS_LINKS, 403)),
+        data=lambda w: {"entry": "c2ecb522", "turns": 1},
+    ),
     "sessions:compare": Rule(
         "get", session("compare/?e=97690895&e=07721729"), each(200, hidden_from_scopes(404)), htmx=False
     ),
@@ -157,6 +164,18 @@ RULES: dict[str, Rule] = {
     "teams:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
     "teams:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
     "teams:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
+    "teams:import": Rule("get", fixed("/import/"), signed_in(200), htmx=False),
+    "teams:import_start": Rule(
+        "post",
+        fixed("/import/start/"),
+        {**signed_in(403), "owner": 200, "member": 200, "root": 200},
+        data=lambda w: {"name": "chat.json", "size": 10, "cwd": CREW_CWD},
+        htmx=False,
+    ),
+    # Someone's import (an id of 22 characters) is theirs alone: anyone else, owner included, finds none.
+    "teams:import_status": Rule("get", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/"), signed_in(404)),
+    "teams:import_piece": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/piece/?offset=0"), signed_in(404)),
+    "teams:import_run": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/run/"), signed_in(404)),
     "accounts:login": Rule(
         "get",
         fixed("/accounts/login/"),

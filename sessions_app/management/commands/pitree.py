@@ -2,7 +2,8 @@
 
 Reading: ``ls``, ``show``, ``tree``, ``inspect``, ``search``. Writing (each prints only the new entry id, or the new
 file's path): ``new``, ``append``, ``navigate``, ``label``, ``rename``, ``fork``, ``compact``. ``seed``
-fills an empty sessions folder with pi's sample sessions.
+fills an empty sessions folder with pi's sample sessions; ``import`` brings in other products' chat
+histories (``sessions_app.imports``).
 
 FILE is a path to a ``.jsonl`` file, or a session id / unique id prefix looked up in
 ``PITREE_SESSIONS_DIR``. Every failure is one line on stderr and a non-zero exit; a failed write leaves
@@ -17,6 +18,7 @@ line is the unrestricted local owner (``sessions_app.access.cli``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -24,14 +26,17 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app.access.authorship import FILE, record
 from sessions_app.access.cli import actor_named, open_as
 from sessions_app.access.grants import Access
+from sessions_app.access.imports import import_for
 from sessions_app.access.listing import search_scope, visible_sessions
 from sessions_app.access.scoped import SessionView
-from sessions_app.access.workspaces import may_create_in
+from sessions_app.access.workspaces import default_cwd, may_create_in
+from sessions_app.cli.imports import import_progress, outcome_lines
 from sessions_app.cli.inspect import inspect_json, summary_lines
 from sessions_app.cli.listing import ls_json, ls_lines
 from sessions_app.cli.resolve import entry_or_root
@@ -39,6 +44,7 @@ from sessions_app.cli.search import search_json, search_lines
 from sessions_app.cli.seed import seed
 from sessions_app.cli.transcript import printable, printable_json, render_transcript, terminal_line
 from sessions_app.cli.treeview import tree_lines
+from sessions_app.imports.run import REFUSED
 from sessions_app.search.index import SearchIndex, SearchUnavailable
 from sessions_app.search.query import fts_query, only_excluded
 from sessions_app.search.results import search
@@ -51,7 +57,7 @@ from sessions_app.sessionfiles.instants import now_ms
 from sessions_app.sessionfiles.store import AT_LEAF, OUTSIDE
 from sessions_app.sessionfiles.tree import path as tree_path
 from sessions_app.sessionfiles.tree import path_tail
-from sessions_app.transfer.newfiles import fork_for
+from sessions_app.transfer.newfiles import fork_for, tail_fork_for
 
 CLI_PROVIDER, CLI_MODEL, CLI_API = "pitree", "cli", "pitree-cli"
 
@@ -170,6 +176,13 @@ class Command(BaseCommand):
         )
         p.add_argument("file", metavar="FILE", help=file_help)
         p.add_argument("target", metavar="ID", nargs="?")
+        p.add_argument(
+            "--tail",
+            metavar="N",
+            type=_positive,
+            help="keep only the last N turns; the history before them is folded into a summary (a compaction)",
+        )
+        p.add_argument("--summary", help="with --tail: the summary to use (default: the assistant writes it)")
 
         p = sub.add_parser("compact", help="append a compaction; prints its id")
         p.add_argument("file", metavar="FILE", help=file_help)
@@ -183,6 +196,18 @@ class Command(BaseCommand):
         )
 
         sub.add_parser("seed", help="copy pi's sample sessions into PITREE_SESSIONS_DIR if it has no .jsonl file")
+
+        p = sub.add_parser(
+            "import",
+            help="bring in chat histories from ChatGPT, Open WebUI, LibreChat and Claude Code, branches kept",
+            description=(
+                "Import each FILE: ChatGPT's export (.zip, or its conversations.json), an Open WebUI or LibreChat "
+                "JSON export, a Claude Code session (.jsonl) or project folder. One session per conversation, "
+                "in your workspace; importing again adds only what is new. Prints a line per session written."
+            ),
+        )
+        p.add_argument("files", metavar="FILE", nargs="+")
+        p.add_argument("--cwd", metavar="DIR", help="the workspace to import into (default: your own)")
 
         p = sub.add_parser(
             "search",
@@ -211,7 +236,7 @@ class Command(BaseCommand):
             getattr(self, "do_" + command)(**options)
         except BrokenPipeError:
             _silence_stdout()
-        except SessionError as error:
+        except (SessionError, PermissionDenied) as error:
             raise CommandError(terminal_line(str(error))) from None
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
@@ -328,11 +353,17 @@ class Command(BaseCommand):
         session = self.open_writable(file)
         self.out(session.rename(name)["id"])
 
-    def do_fork(self, *, file: str, target: str | None, **_: Any) -> None:
+    def do_fork(self, *, file: str, target: str | None, tail: int | None, summary: str | None, **_: Any) -> None:
         session = self.open(file)
         if target is not None:
             session.row_of(target)
-        fork = fork_for(session, session.leaf_id if target is None else target)
+        entry = session.leaf_id if target is None else target
+        if tail is None:
+            if summary is not None:
+                raise CommandError("--summary goes with --tail")
+            fork = fork_for(session, entry)
+        else:
+            fork = asyncio.run(tail_fork_for(session, entry, tail, summary))
         self.out(str(fork.path))
 
     def do_compact(self, *, file: str, keep_from: str, summary: str, tokens_before: int | None, **_: Any) -> None:
@@ -352,6 +383,23 @@ class Command(BaseCommand):
         for path in written:
             self.out(f"seeded {path}")
         self.out(f"{len(written)} sample sessions copied into {written[0].parent}")
+
+    def do_import(self, *, files: list[str], cwd: str | None, **_: Any) -> None:
+        workspace = os.path.abspath(os.path.expanduser(cwd)) if cwd else default_cwd(self.access)
+        failed = False
+        for file in files:
+            with import_progress(file, sys.stderr) as progress:
+                report = import_for(self.access, Path(file).expanduser(), workspace, self.catalog(), progress=progress)
+            for note in report.notes:
+                self.stderr.write(terminal_line(f"note: {note}"))
+            for line in outcome_lines(report):
+                self.out(line)
+            for outcome in report.outcomes:
+                if outcome.status == REFUSED:
+                    failed = True
+                    self.stderr.write(terminal_line(f"not written: {outcome.title}: {outcome.reason}"))
+        if failed:
+            raise CommandError("some conversations were not written (see above)")
 
     def do_search(self, *, query: str, session: str | None, page: int, json: bool, **_: Any) -> None:
         if only_excluded(query):
