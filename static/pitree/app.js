@@ -595,9 +595,13 @@
     focusBack = inside ? (entry ? entry.dataset.entry : "composer") : null;
     // A pick answers with the transcript, pickers and all: the focus goes back to the picker once they
     // have loaded again (a keyboard user goes on choosing there).
+    // The picker is the request's element, or the one holding the focus: a refetch of the pickers that
+    // lands before this answer has already replaced the request's element, out of the page.
     const picker = elt && elt.closest && elt.closest("#composer-settings form");
-    if (inside && picker && picker.querySelector("select")) {
-      settingsFocus = picker.querySelector("select").name;
+    const held = active && active.closest && active.closest("#composer-settings") ? active : null;
+    const select = (picker && picker.querySelector("select")) || (held && held.name ? held : null);
+    if ((inside || held) && select) {
+      settingsFocus = select.name;
       focusBack = null;
     }
   });
