@@ -2,13 +2,21 @@
 server process follows it (``imports.mirror``), its mirror kept in ``PITREE_CACHE_DIR/claude-code``
 and linked into the sessions folder as ``--claude-code--`` (a folder nobody owns: superusers see it
 until it is assigned, as any agent's folder). Through the link it is read-only, and a fork of one of
-its sessions goes into the forker's workspace: that is how one continues in pi's format."""
+its sessions goes into the forker's workspace: that is how one continues in pi's format.
+
+Every server process starts a follower, and one of them writes the mirror: the others wait on the
+mirror's lock and the first of them to get it takes over when that process ends. Several writers
+would lose nothing (each write goes through the store) but would each read every changed Claude Code
+file again."""
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -48,7 +56,26 @@ def start() -> Mirror | None:
     return mirror
 
 
+@contextmanager
+def one_follower(folder: Path) -> Iterator[None]:
+    """Hold the mirror's lock: wait while another process of this machine follows into ``folder``.
+
+    The lock is ``flock``'s, so the kernel releases it when its process ends, however it ends."""
+    with (folder / ".follower.lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another process follows Claude Code's sessions into %s: this one takes over if it ends", folder)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def _follow(mirror: Mirror) -> None:
+    with one_follower(mirror.folder):
+        _look_on(mirror)
+
+
+def _look_on(mirror: Mirror) -> None:
     while True:
         try:
             mirror.look()

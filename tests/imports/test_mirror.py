@@ -4,11 +4,13 @@ mirrored, and brought up to date as Claude Code writes more, appending only what
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from support import exports as X
 
 from sessions_app.imports.mirror import Mirror
+from sessions_app.services.claude import one_follower
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 
@@ -43,3 +45,20 @@ def test_a_malformed_line_leaves_that_session_as_it_was_and_says_why(tmp_path: P
     assert mirror.look() == []
     assert made.path.read_bytes() == before
     assert "line 5: not valid JSON" in next(iter(mirror.problems.values()))
+
+
+def test_one_process_follows_and_another_takes_over_when_it_ends(tmp_path: Path) -> None:
+    # Every server process starts a follower; two writing the same mirror would each read every changed
+    # Claude Code file again.
+    following = threading.Event()
+
+    def second() -> None:
+        with one_follower(tmp_path):
+            following.set()
+
+    with one_follower(tmp_path):
+        waiting = threading.Thread(target=second, daemon=True)
+        waiting.start()
+        assert not following.wait(0.5)
+    assert following.wait(10)
+    waiting.join(10)
