@@ -18,6 +18,8 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
 
+pytest_plugins = ["support.tiers"]  # the quick tier's rule: tests that start processes are marked
+
 # Child processes (the CLI, daphne) inherit these: their caches and journals stay out of the project's
 # var/ too.
 _CHILD_CACHES = tempfile.mkdtemp(prefix="pitree-test-caches-")

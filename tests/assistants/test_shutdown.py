@@ -42,6 +42,7 @@ def layer_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[s
             yield {"PITREE_REDIS_URL": url}
 
 
+@pytest.mark.processes
 def test_sigterm_with_a_reply_being_written_and_tabs_open_stops_quickly_and_stores_it_aborted(
     tmp_path: Path, layer_env: dict[str, str]
 ) -> None:

@@ -439,6 +439,7 @@ def _summary(problems: list[tuple[int, Problem]]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_pitree_reads_random_files_as_pi_does(pi: Any, tmp_path: Path, shard: int) -> None:
     numbers = list(range(shard, FILES, SHARDS))
