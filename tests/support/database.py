@@ -1,10 +1,10 @@
-"""Copies of the test database, for rows a module builds once and each of its tests starts from.
+"""Copies of the test database: the database as migrated, put back after each test that commits
+(tests/conftest.py's ``transactional_db``), and rows a module builds once and each of its tests starts
+from (the permission tests' people and shares, tests/teams/conftest.py).
 
-pytest-django's ``transactional_db`` empties every table after each test, so rows a test needs were
-built again for each (the permission tests' people and shares: most of their time). A test that
-starts by writing back a copy taken with SQLite's backup API has them again, committed and seen by
-every thread (views, sockets and replies read from threads of their own), in a few milliseconds.
-The test database is SQLite in memory, as pytest-django makes it from the settings.
+A copy taken with SQLite's backup API and written back takes a fraction of a millisecond, and what
+it writes back is committed: every thread sees it (views, sockets and replies read from threads of
+their own). The test database is SQLite in memory, as pytest-django makes it from the settings.
 """
 
 from __future__ import annotations

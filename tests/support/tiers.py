@@ -6,11 +6,15 @@ child, a writer in another process — carries ``@pytest.mark.processes`` (or it
 --quick`` runs the others, which need nothing but this process: they stay quick and cannot hang on a
 server. A test without the mark that starts a process fails at once, naming the mark, so nothing slow
 or flaky joins the quick tier unnoticed.
+
+The standard library's own look at the machine is no process of the test's: ``platform`` runs
+``uname -p`` (the openai SDK asks it once per process) and ``ctypes.util`` runs ``ldconfig`` to find a
+C library (asyncinotify's libc), whichever test happens to ask first.
 """
 
 from __future__ import annotations
 
-import ctypes.util
+import inspect
 import multiprocessing.process
 import subprocess
 from collections.abc import Iterator
@@ -21,6 +25,7 @@ import pytest
 
 MARK = "processes"
 BROWSER = Path(__file__).resolve().parents[1] / "browser"
+SYSTEM_LOOKS = ("platform", "ctypes.util")  # standard modules that run a system tool to learn the machine
 
 _running: list[pytest.Item] = []  # the test being set up, run or torn down: one, or none between tests
 
@@ -41,26 +46,24 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def _refuse_unmarked(what: str) -> None:
-    if _running and not _finding_library and _running[0].get_closest_marker(MARK) is None:
+    if _running and _running[0].get_closest_marker(MARK) is None and not _a_system_look():
         pytest.fail(
             f"{_running[0].nodeid} starts {what}: mark it @pytest.mark.{MARK} (tests/support/tiers.py)",
             pytrace=False,
         )
 
 
-_finding_library: list[str] = []  # the C libraries ctypes is looking for (it may run ldconfig to find them)
-_find_library = ctypes.util.find_library
+def _a_system_look() -> bool:
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_globals.get("__name__") in SYSTEM_LOOKS:
+            return True
+        frame = frame.f_back
+    return False
+
+
 _popen_init = subprocess.Popen.__init__
 _process_start = multiprocessing.process.BaseProcess.start
-
-
-def _find_library_unchecked(name: str) -> str | None:
-    """A library that loads a C library (asyncinotify finds libc so) is no process the test starts."""
-    _finding_library.append(name)
-    try:
-        return _find_library(name)
-    finally:
-        _finding_library.pop()
 
 
 def _checked_popen_init(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> None:
@@ -73,6 +76,5 @@ def _checked_process_start(self: multiprocessing.process.BaseProcess) -> None:
     _process_start(self)
 
 
-ctypes.util.find_library = _find_library_unchecked
 subprocess.Popen.__init__ = _checked_popen_init  # type: ignore[method-assign]
 multiprocessing.process.BaseProcess.start = _checked_process_start  # type: ignore[method-assign]

@@ -2,7 +2,7 @@
 no cached file, view, fragment or rate count left from another test.
 
 The world is built once per module (``built_world``) and each test gets it as built (``world``): its
-rows written back into the database (which pytest-django empties after the test), its files copied
+rows written back into the database (put back as migrated after the test), its files copied
 into the test's own sessions folder, each person a browser of its own holding the cookies it was
 signed in with."""
 
