@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
@@ -60,10 +61,11 @@ def transactional_db(_migrated: Saved, django_db_blocker: Any) -> Iterator[None]
 
 
 @pytest.fixture
-def owner(django_user_model, transactional_db):
+def owner(transactional_db):
     """The instance's owner (a superuser), as ``./scripts/run`` makes on the first start. The database is
-    transactional: views, sockets and reply tasks read it from threads of their own."""
-    return django_user_model.objects.create_superuser("owner", password=None)
+    transactional: views, sockets and reply tasks read it from threads of their own. (Not through
+    pytest-django's ``django_user_model``, which asks for its ``db`` and so for its ``flush``.)"""
+    return get_user_model().objects.create_superuser("owner", password=None)
 
 
 @pytest.fixture
