@@ -24,7 +24,8 @@ class Saved:
 
     def __init__(self) -> None:
         name = str(connection.settings_dict["NAME"])
-        assert connection.is_in_memory_db() or name.startswith("test_"), f"not a test database: {name}"
+        in_memory = connection.vendor == "sqlite" and connection.is_in_memory_db()
+        assert in_memory or name.startswith("test_"), f"not a test database: {name}"
         self._rows: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
         with connection.cursor() as cursor:
             for table in sorted(connection.introspection.django_table_names(only_existing=True)):
