@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
@@ -25,6 +26,12 @@ atexit.register(shutil.rmtree, _CHILD_CACHES, ignore_errors=True)
 os.environ.setdefault("PITREE_CACHE_DIR", _CHILD_CACHES)
 os.environ.setdefault("PITREE_SEARCH_DB", os.path.join(_CHILD_CACHES, "search.sqlite3"))
 os.environ.setdefault("PITREE_JOURNAL_DIR", os.path.join(_CHILD_CACHES, "replies"))
+
+# With PostgreSQL (the permission matrix's second run) the tests connect without settings.py's pool:
+# each test's event loop closes with its worker threads, and a pooled connection such a thread held
+# would never go back (daphne's loop gives them back after each call, pitree_web/dbthreads.py; the
+# two-machine tests run it so).
+django_settings.DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
