@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.cache import caches
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
@@ -93,6 +94,14 @@ def sessions_dir(tmp_path: Path, settings) -> Path:
     path.mkdir()
     settings.PITREE_SESSIONS_DIR = path
     return path
+
+
+@pytest.fixture(autouse=True)
+def _nothing_counted_or_marked_by_another_test() -> None:
+    """The default cache (this process's memory without Redis) holds rate counts and the marks of replies
+    being written (sessions_app.services.replies), keyed by session and entry ids the samples share: a
+    reply a test left running would refuse another test's message."""
+    caches["default"].clear()
 
 
 @pytest.fixture(autouse=True)
