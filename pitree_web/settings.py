@@ -259,7 +259,8 @@ if _redis_url:
     CACHES["default"] = {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": _redis_url}
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels_redis's layer, its calls waiting for one of a bounded set of connections.
+            "BACKEND": "pitree_web.redislayer.RedisLayer",
             # redis-py 8 gives up on a read after 5 s by default, just when channels_redis's 5 s blocking
             # pop returns: an idle listener would fail with "Timeout reading". Wait longer than the pop.
             "CONFIG": {"hosts": [{"address": _redis_url, "socket_timeout": 30}]},

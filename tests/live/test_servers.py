@@ -178,6 +178,23 @@ async def test_a_message_under_an_entry_another_process_is_answering_is_refused(
     assert await asyncio.to_thread(_send_through, second, sid, "Me too", reply["id"], "busy3") == 200
 
 
+async def test_a_crowd_of_tabs_opening_at_once_all_go_live_with_redis(sessions, daphne, redis_url) -> None:
+    """Each socket joins its channel-layer groups as it opens (to hear of grant changes): sixty tabs
+    opening together make a few hundred joins at once (a restart's reconnections, many more), which
+    took more Redis connections than redis-py's pool gives a process, and the joins past them failed."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    server = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
+    tabs = await asyncio.gather(*(open_tab(server, sid, sessions.size(path)) for _ in range(60)))
+    try:
+        written = sessions.append(path, "to everyone")
+        for socket, seen in tabs:
+            await until_entry(socket, seen, written["id"])
+    finally:
+        for socket, _ in tabs:
+            await socket.close()
+
+
 @pytest.mark.parametrize("mode", ["auto", "poll"])
 async def test_sigterm_stops_a_server_with_live_tabs_within_two_seconds(sessions, daphne, mode) -> None:
     path = sessions.copy(LINEAR)
