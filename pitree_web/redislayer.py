@@ -6,7 +6,7 @@ socket joins its channel-layer groups as it opens, so hundreds of tabs opening t
 reconnections) made hundreds of connections at once, each a TCP handshake on a busy machine, and the
 calls past a hundred failed, closing their sockets (tests/live/test_servers.py, bench/capacity.py). A
 blocking pool keeps at most ``MAX_CONNECTIONS`` and lets the other calls wait their turn; each call is
-bounded by its caller anyway (sessions_app/live/layer.py).
+bounded by its caller anyway (sessions_app/channel_layer/calls.py).
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 USER = "pitree"  # the cluster's superuser, trusted from 127.0.0.1 without a password
 DATABASE = "pitree"
 START_SECONDS = 30
@@ -119,8 +121,6 @@ def postgres_server() -> Iterator[str]:
 
 
 def _wait_and_create(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    import psycopg
-
     deadline = time.monotonic() + START_SECONDS
     while True:
         if process.poll() is not None:
