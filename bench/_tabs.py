@@ -44,6 +44,7 @@ class Tab:
         self.seen: dict[str, float] = {}
         self.waiting: set[str] = set()
         self.got = asyncio.Event()
+        self.retries = 0  # handshakes refused before this one was accepted
         self.reader = asyncio.create_task(self.read())
 
     async def read(self) -> None:
@@ -57,23 +58,36 @@ class Tab:
                     self.got.set()
 
 
-async def open_tab(server: Any, session_id: str, cursor: int) -> Tab:
+async def open_tab(server: Any, session_id: str, cursor: int, attempts: int = 10) -> Tab:
     """A tab of ``session_id`` on ``server`` (tests/support/daphne.py's ``Daphne``), signed in as its owner,
-    that has shown the file's first ``cursor`` bytes."""
+    that has shown the file's first ``cursor`` bytes. A socket refused as it opens is tried again a
+    second later, as the browser does (``Tab.retries`` counts them)."""
     from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidHandshake
     from websockets.typing import Origin
 
-    socket = await connect(
-        f"{server.ws}/ws/s/{session_id}/",
-        origin=Origin(server.url),
-        additional_headers={"Cookie": server.cookie},
-        open_timeout=TIMEOUT,
-        max_queue=None,
-        max_size=None,
-    )
+    retries = 0
+    while True:
+        try:
+            socket = await connect(
+                f"{server.ws}/ws/s/{session_id}/",
+                origin=Origin(server.url),
+                additional_headers={"Cookie": server.cookie},
+                open_timeout=TIMEOUT,
+                max_queue=None,
+                max_size=None,
+            )
+            break
+        except (InvalidHandshake, OSError):
+            retries += 1
+            if retries == attempts:
+                raise
+            await asyncio.sleep(1.0)
     # The page's hello (what it has shown so far): the one part of the protocol a tab must speak.
     await socket.send(json.dumps({"cursor": cursor}))
-    return Tab(server, session_id, socket)
+    tab = Tab(server, session_id, socket)
+    tab.retries = retries
+    return tab
 
 
 async def close_tabs(tabs: list[Tab]) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import secrets
 import shutil
 import signal
@@ -29,16 +28,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the suite's daphne, PostgreSQL, Redis
-import _accounts
 import _common as C
+import live_push
 import load
 from _tabs import Tab, close_tabs, cpu_seconds, deliver, open_tab
 from support.daphne import Daphne, launch_daphne
@@ -49,15 +46,11 @@ from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
 HERE = Path(__file__).resolve().parent
-CLIENTS = 50
-SECONDS = 6.0
-ROUNDS = 3
+CLIENTS, SECONDS, ROUNDS = load.CLIENTS, load.SECONDS, load.ROUNDS  # load.py's load, on each setup
 TABS = 1000
 PUSH_ROUNDS = 30
-TIMEOUT = 60.0
 SAMPLE = C.ROOT / "sessions_app" / "samples" / "pi" / "01-linear.jsonl"
-PUSHED_ID = "019cadd4-5bfc-74dd-b0a5-3da46bf1f75f"  # sample 01-linear's session
-LABELLED = "358d8704"  # an entry of it
+PUSHED_ID = live_push.SESSION_ID  # sample 01-linear's session, labelled as live_push.py labels it
 
 
 def start_servers(folder: Path, scratch: Path, database: str, redis: str) -> tuple[Daphne, Daphne, Daphne]:
@@ -148,30 +141,6 @@ async def _open_tabs(report: C.Report, servers: tuple[Daphne, Daphne], path: Pat
     raise RuntimeError("some tabs never received a line")
 
 
-class LabelWriter:
-    """Sets a label through the first process's form post, as a browser does."""
-
-    def __init__(self, server: Daphne) -> None:
-        self.server = server
-        self.opener = _accounts.signed_in_opener(server.cookie)
-        page = self.opener.open(f"{server.url}/s/{PUSHED_ID}/", timeout=TIMEOUT).read().decode()
-        found = re.search(r'"x-csrftoken": "([^"]+)"', page)
-        assert found is not None
-        self.token = found.group(1)
-
-    def write(self, marker: str) -> float:
-        body = urllib.parse.urlencode({"entry": LABELLED, "label": marker}).encode()
-        request = urllib.request.Request(
-            f"{self.server.url}/s/{PUSHED_ID}/label/",
-            data=body,
-            headers={"X-CSRFToken": self.token, "HX-Request": "true"},
-        )
-        started = time.perf_counter()
-        with self.opener.open(request, timeout=TIMEOUT) as response:
-            assert response.status in (200, 302), response.status
-        return started
-
-
 def _external_write(path: Path, marker: str) -> float:
     started = time.perf_counter()
     SessionFile(path, fsync=False).append(E.user_message(f"an external write {marker}"))
@@ -181,7 +150,7 @@ def _external_write(path: Path, marker: str) -> float:
 async def push(report: C.Report, servers: tuple[Daphne, Daphne], path: Path) -> None:
     tabs = await _open_tabs(report, servers, path)
     try:
-        writer = LabelWriter(servers[0])
+        writer = live_push.AppWriter(servers[0].url, servers[0].cookie)
         worst = 0.0
         for kind, write in (
             ("app", writer.write),

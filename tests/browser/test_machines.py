@@ -130,6 +130,18 @@ def _share_link(page: Any, machine: Daphne, session_id: str) -> str:
     return link.removeprefix(machine.url)
 
 
+def _link_holder(machines: Machines, browsers: Any, session_id: str, *, share_on: Daphne, follow_on: Daphne) -> Any:
+    """An owner signed in on ``share_on``, who shares the session there by link, and a stranger's tab
+    of that link on ``follow_on``, live: (the owner's page, the stranger's)."""
+    owner = browsers().new_page()
+    owner.goto(share_on.url + machines.sign_in_link(f"ada-{uuid.uuid4().hex[:6]}"))
+    link = _share_link(owner, share_on, session_id)
+    holder = browsers().new_page()
+    holder.goto(follow_on.url + link)
+    _live(holder)
+    return owner, holder
+
+
 def test_signed_in_on_one_machine_a_link_shared_on_the_other_opens_on_either(
     machines: Machines, sessions: Any, browsers: Any
 ) -> None:
@@ -157,12 +169,7 @@ def test_a_reply_one_machine_writes_streams_into_a_tab_of_the_other(
     machines: Machines, sessions: Any, browsers: Any
 ) -> None:
     seeded = sessions.seed("01-linear")
-    owner = browsers().new_page()
-    owner.goto(machines.one.url + machines.sign_in_link(f"ada-{uuid.uuid4().hex[:6]}"))
-    link = _share_link(owner, machines.one, seeded.id)
-    reader = browsers().new_page()
-    reader.goto(machines.two.url + link)
-    _live(reader)
+    owner, reader = _link_holder(machines, browsers, seeded.id, share_on=machines.one, follow_on=machines.two)
 
     owner.goto(f"{machines.one.url}/s/{seeded.id}/")
     _live(owner)
@@ -191,12 +198,7 @@ def test_revoking_on_one_machine_ends_the_link_holder_s_tab_on_the_other(
     machines: Machines, sessions: Any, browsers: Any
 ) -> None:
     seeded = sessions.seed("01-linear")
-    owner = browsers().new_page()
-    owner.goto(machines.two.url + machines.sign_in_link(f"ada-{uuid.uuid4().hex[:6]}"))
-    link = _share_link(owner, machines.two, seeded.id)
-    holder = browsers().new_page()
-    holder.goto(machines.one.url + link)
-    _live(holder)
+    owner, holder = _link_holder(machines, browsers, seeded.id, share_on=machines.two, follow_on=machines.one)
 
     owner.get_by_role("button", name="Revoke").first.click()  # on the second machine's share page
     holder.wait_for_function("() => document.getElementById('live')?.dataset.live === 'stopped'")
