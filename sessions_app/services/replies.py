@@ -34,7 +34,10 @@ or another.
 While it runs, a reply is also marked in Django's default cache (``answering``), shared by every
 process when ``PITREE_REDIS_URL`` is set: a message sent under the entry it answers is refused in any
 process, not only in the one writing it. The mark is a lease, renewed while the reply runs, so a
-process that dies leaves it for ``ANSWERING_LEASE`` seconds at most.
+process that dies leaves it for ``ANSWERING_LEASE`` seconds at most. While that Redis does not answer,
+the default cache answers from each process's memory (``pitree_web/cache.py``): each process then
+knows its own replies only, as with one process, and the tabs' guard (Stop instead of Send while a
+reply streams on their branch) holds for the others.
 """
 
 from __future__ import annotations
@@ -75,7 +78,6 @@ STOPS_KEPT = 256  # Stops that came before their reply started, remembered for i
 STOP_KEPT_FOR = 60.0  # seconds such a Stop is remembered
 SHUTDOWN_GRACE = 1.0  # seconds a server shutting down gives running replies to be stored
 ANSWERING_LEASE = 30.0  # seconds a reply's mark lasts unless renewed (every third of it while it runs)
-CACHE_WAIT = 1.0  # seconds a call to the shared cache may take before it is given up
 REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 _running: dict[str, RunningReply] = {}
@@ -238,8 +240,7 @@ def running(session_id: str) -> list[RunningReply]:
 
 async def answering(session_id: str, parent_id: str) -> bool:
     """Whether a reply to ``parent_id`` is being written: by this process, or, as the shared cache says
-    (Redis), by another. A cache that does not answer leaves this process's own replies: the tabs' guard
-    (Stop instead of Send while a reply streams on their branch) holds for the others."""
+    (Redis), by another."""
     if any(reply.parent_id == parent_id for reply in running(session_id)):
         return True
     return await _shared(cache.get, _answering_key(session_id, parent_id)) is not None
@@ -252,14 +253,8 @@ def _answering_key(session_id: str, parent_id: str) -> str:
 
 
 async def _shared(method: Any, *args: Any) -> Any:
-    """``method(*args)`` of the default cache, in a worker thread (Redis is a network call), given up
-    after ``CACHE_WAIT`` seconds or when it fails: the mark it reads or writes is a guard, never what
-    stores a reply. None when given up."""
-    try:
-        return await asyncio.wait_for(asyncio.to_thread(method, *args), CACHE_WAIT)
-    except Exception:
-        logger.warning("the shared cache did not answer (%s)", getattr(method, "__name__", method), exc_info=True)
-        return None
+    """``method(*args)`` of the default cache, in a worker thread: with Redis, a network call."""
+    return await asyncio.to_thread(method, *args)
 
 
 async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
