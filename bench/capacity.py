@@ -303,6 +303,8 @@ def main() -> int:
                 "PITREE_REDIS_URL": redis,
                 "PITREE_SECRET_KEY": secrets.token_urlsafe(40),
                 "PITREE_OFFLINE_DELAY": "0.1",
+                # Every tab comes from this one address, as from a proxy in front of the server.
+                "PITREE_CONNECTIONS_PER_ADDRESS": str(10 * TABS),
             }
             (root / "inotify").mkdir()
             (root / "poll").mkdir()

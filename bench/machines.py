@@ -56,7 +56,13 @@ PUSHED_ID = live_push.SESSION_ID  # sample 01-linear's session, labelled as live
 def start_servers(folder: Path, scratch: Path, database: str, redis: str) -> tuple[Daphne, Daphne, Daphne]:
     """The two machines, and for comparison one process as ``./scripts/run`` starts it (SQLite, no
     Redis), all serving ``folder``."""
-    env = {"PITREE_SESSIONS_DIR": str(folder), "PITREE_FSYNC": "0", "PITREE_DEBUG": "0"}
+    # Every tab comes from this one address, as from a proxy in front of the machines.
+    env = {
+        "PITREE_SESSIONS_DIR": str(folder),
+        "PITREE_FSYNC": "0",
+        "PITREE_DEBUG": "0",
+        "PITREE_CONNECTIONS_PER_ADDRESS": str(10 * TABS),
+    }
     shared = {
         "PITREE_DATABASE_URL": database,
         "PITREE_REDIS_URL": redis,
