@@ -99,6 +99,7 @@ def throughput(report: C.Report, servers: tuple[Daphne, Daphne], alone: Daphne, 
         _load(urls, 2.0, cookie)  # warm-up: caches filled, code paths imported
     watched = [*servers, alone]
     runs: dict[str, list[float]] = {name: [] for name in setups}
+    cpu_per_page: dict[str, list[float]] = {name: [] for name in setups}
     errors = 0
     for round_no in range(ROUNDS):
         order = list(setups.items()) if round_no % 2 == 0 else list(reversed(setups.items()))
@@ -109,6 +110,7 @@ def throughput(report: C.Report, servers: tuple[Daphne, Daphne], alone: Daphne, 
             elapsed = time.perf_counter() - started
             cores = [(cpu_seconds(s.process.pid) - b) / elapsed for s, b in zip(watched, before)]
             runs[name].append(result["rps"])
+            cpu_per_page[name].append(sum(cores) / result["rps"])
             errors += result["error_count"]
             report.line(
                 f"round {round_no + 1} {name:<13} {result['rps']:7.1f} pages/s  p50 {C.fmt_time(result['p50']):>8}  "
@@ -119,6 +121,10 @@ def throughput(report: C.Report, servers: tuple[Daphne, Daphne], alone: Daphne, 
         report.figure(f"session page through {name}", f"{C.median(values):.0f} pages/s")
     sqlite = C.median([pg / lite for pg, lite in zip(runs["one process"], runs["one, SQLite"])])
     report.figure("one process on PostgreSQL / on SQLite", f"{sqlite:.2f}×")
+    # What a page costs the servers' CPU, whichever way they are set up: when it is the same for two
+    # processes as for one, pages per second grow with the cores the processes are given.
+    cost = C.median([two / one for one, two in zip(cpu_per_page["one process"], cpu_per_page["two processes"])])
+    report.figure("servers' CPU per page, two processes / one", f"{cost:.2f}×")
     ratio = C.median([two / one for one, two in zip(runs["one process"], runs["two processes"])])
     report.figure("page throughput, two processes / one", f"{ratio:.2f}×", "≥ 1.8×", ratio >= 1.8 and not errors)
     return ratio
