@@ -199,9 +199,10 @@ if env.str("PITREE_DATABASE_URL", ""):
     # Under ASGI each request runs in a thread of its own: a connection kept per thread would be a new
     # one per request, which costs PostgreSQL more than a page costs pitree. Each process keeps a pool
     # (psycopg's) that a request's connection goes back to when it ends, checked before it is lent
-    # again; at most 20 connections a process (pitree_web/dbthreads.py: the event
-    # loop's worker threads give theirs back too).
+    # again; at most 20 connections a process (pitree_web/dbthreads.py: the event loop's worker threads
+    # give theirs back after each call, a request's thread before an async view, which may last minutes).
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 20, "timeout": 30}
+    MIDDLEWARE.append("pitree_web.dbthreads.ConnectionGivenBack")  # runs last, right before the view
     # Every machine must sign the same way, or a browser signed in on one is signed out by the next.
     if not env.str("PITREE_SECRET_KEY", ""):
         raise ImproperlyConfigured("PITREE_DATABASE_URL is set: set PITREE_SECRET_KEY too, the same on every machine")
