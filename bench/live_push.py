@@ -100,9 +100,10 @@ class AppWriter:
         self.token = found.group(1)
         self.count = 0
 
-    def write(self) -> float:
+    def write(self, label: str = "") -> float:
+        """Set the label (by default ``round N``); returns when the clock started."""
         self.count += 1
-        body = urllib.parse.urlencode({"entry": "358d8704", "label": f"round {self.count}"}).encode()
+        body = urllib.parse.urlencode({"entry": "358d8704", "label": label or f"round {self.count}"}).encode()
         request = urllib.request.Request(
             f"{self.server}/s/{SESSION_ID}/label/",
             data=body,

@@ -50,6 +50,15 @@ if "daphne.server" in sys.modules:
     recover(settings.PITREE_JOURNAL_DIR, sessions=settings.PITREE_SESSIONS_DIR, fsync=settings.PITREE_FSYNC)
     claude.start()  # a server follows Claude Code's sessions when PITREE_CLAUDE_PROJECTS names them
 
+    if settings.DATABASES["default"].get("OPTIONS", {}).get("pool"):
+        # daphne's event loop (the one it serves on) lends pooled connections to its worker threads
+        # only for each call they run.
+        from daphne.server import twisted_loop
+
+        from .dbthreads import DatabaseThreads
+
+        twisted_loop.set_default_executor(DatabaseThreads(thread_name_prefix="asyncio"))
+
 shutdown.install()
 
 application = ProtocolTypeRouter(

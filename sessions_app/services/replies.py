@@ -30,12 +30,21 @@ process. A Stop may also come before its reply has started (the page shows Stop 
 it is remembered here for a while, and the reply stops as it starts; meanwhile Stop waits, listening
 to the session's group, and asks again when the reply's first event shows it started, in this process
 or another.
+
+While it runs, a reply is also marked in Django's default cache (``answering``), shared by every
+process when ``PITREE_REDIS_URL`` is set: a message sent under the entry it answers is refused in any
+process, not only in the one writing it. The mark is a lease, renewed while the reply runs, so a
+process that dies leaves it for ``ANSWERING_LEASE`` seconds at most. While that Redis does not answer,
+the default cache answers from each process's memory (``pitree_web/cache.py``): each process then
+knows its own replies only, as with one process, and the tabs' guard (Stop instead of Send while a
+reply streams on their branch) holds for the others.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import re
 import secrets
@@ -46,6 +55,7 @@ from typing import Any
 
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
+from django.core.cache import cache
 
 from ..assistants import Reply
 from ..channel_layer.calls import Inbox, call
@@ -67,6 +77,7 @@ STOP_WAIT = 1.0  # seconds Stop waits for the process that runs (or starts) the 
 STOPS_KEPT = 256  # Stops that came before their reply started, remembered for it (the oldest dropped first)
 STOP_KEPT_FOR = 60.0  # seconds such a Stop is remembered
 SHUTDOWN_GRACE = 1.0  # seconds a server shutting down gives running replies to be stored
+ANSWERING_LEASE = 30.0  # seconds a reply's mark lasts unless renewed (every third of it while it runs)
 REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 _running: dict[str, RunningReply] = {}
@@ -125,6 +136,7 @@ class RunningReply:
             else None
         )
         entry: dict[str, Any] | None = None
+        marking = asyncio.create_task(self._keep_marked())
         try:
             if requests is not None:
                 await self._listen(requests)
@@ -142,11 +154,26 @@ class RunningReply:
         finally:
             self.journal.close(stored=entry is not None)
             _running.pop(self.id, None)
+            marking.cancel()
+            await self._unmark()
             await self._send(layer, self._progress())  # the last text, for tabs that show the reply elsewhere
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
             if requests is not None:
                 await requests.close()
+
+    async def _keep_marked(self) -> None:
+        """Mark the reply in the shared cache (``answering``) and renew the mark until cancelled."""
+        key = _answering_key(self.session_id, self.parent_id)
+        while True:
+            await _shared(cache.set, key, self.id, ANSWERING_LEASE)
+            await asyncio.sleep(ANSWERING_LEASE / 3)
+
+    async def _unmark(self) -> None:
+        """Remove the mark, unless another reply to the same entry (a regeneration) marked it since."""
+        key = _answering_key(self.session_id, self.parent_id)
+        if await _shared(cache.get, key) == self.id:
+            await _shared(cache.delete, key)
 
     def _progress(self) -> dict[str, Any]:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
@@ -211,11 +238,23 @@ def running(session_id: str) -> list[RunningReply]:
     return [reply for reply in _running.values() if reply.session_id == session_id]
 
 
-def answering(session_id: str, parent_id: str) -> bool:
-    """Whether this process is writing a reply to ``parent_id``. (With several server processes, a
-    reply another one writes is not seen here: the tabs' own guard, Stop instead of Send while a reply
-    streams on their branch, is what keeps a message from starting a sibling of it there.)"""
-    return any(reply.parent_id == parent_id for reply in running(session_id))
+async def answering(session_id: str, parent_id: str) -> bool:
+    """Whether a reply to ``parent_id`` is being written: by this process, or, as the shared cache says
+    (Redis), by another."""
+    if any(reply.parent_id == parent_id for reply in running(session_id)):
+        return True
+    return await _shared(cache.get, _answering_key(session_id, parent_id)) is not None
+
+
+def _answering_key(session_id: str, parent_id: str) -> str:
+    # Entry ids may be 1,024 characters of anything: cache keys are short and plain.
+    digest = hashlib.sha256(f"{session_id}\n{parent_id}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"pitree-answering:{digest}"
+
+
+async def _shared(method: Any, *args: Any) -> Any:
+    """``method(*args)`` of the default cache, in a worker thread: with Redis, a network call."""
+    return await asyncio.to_thread(method, *args)
 
 
 async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:

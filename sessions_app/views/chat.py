@@ -34,14 +34,14 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
     to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch. A
     message from a page that missed how the conversation went on after ``parent`` is refused (409),
     with a choice: continue from the latest entry, or send as a new branch here (``MessageForm``); so
-    is one that answers an entry whose reply this process is still writing."""
+    is one that answers an entry whose reply is still being written (by any process, with Redis)."""
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = MessageForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
     parent = form.cleaned_data["parent"] or None
     cursor = form.cleaned_data["cursor"]
-    if parent is not None and not form.cleaned_data["branch"] and replies.answering(session.session_id, parent):
+    if parent is not None and not form.cleaned_data["branch"] and await replies.answering(session.session_id, parent):
         # The message would become a sibling of the reply being written (its page shows Stop for it).
         return form_error(
             request,

@@ -7,11 +7,14 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
+from support.redisserver import redis_server, shut_down
 
+from pitree_web import cache as fallback
 from sessions_app.assistants import OfflineAssistant, Reply
 from sessions_app.channel_layer.groups import session_group
 from sessions_app.services import chat, replies
@@ -272,3 +275,34 @@ async def test_shutdown_stores_every_running_reply_as_aborted(session: SessionFi
         assert on_file[entry["id"]] == entry and entry["parentId"] == parent
         assert entry["message"]["stopReason"] == "aborted"
         assert entry["message"]["content"] == [{"type": "text", "text": running.reply.text}]
+
+
+async def test_a_reply_started_while_the_caches_redis_is_dead_is_marked_there_once_it_answers(
+    session: SessionFile, tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark that refuses a message under a reply in every process (``replies.answering``) lives in
+    the default cache, whose dead Redis the process's memory stands in for (pitree_web/cache.py): the
+    reply is written all the same, and its next renewal puts the mark where the other processes look."""
+    monkeypatch.setattr(replies, "ANSWERING_LEASE", 3.0)  # renewed every second (Redis counts whole seconds)
+    monkeypatch.setattr(fallback, "RETRY_SECONDS", 0.0)
+    with redis_server(tmp_path) as url:
+        settings.CACHES = {
+            **settings.CACHES,
+            "default": {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": url},
+        }
+        port = shut_down(url)
+    parent = session.leaf_id
+    running = replies.start(session, parent, offline_reply(session, SLOW))
+    await written(running)
+    assert await replies.answering(session.session_id, parent)
+    key = replies._answering_key(session.session_id, parent)
+    with redis_server(tmp_path, port):
+        other_process = fallback.FallbackRedisCache(url, {})
+        deadline = asyncio.get_running_loop().time() + 10
+        while other_process.get(key) != running.id:
+            assert asyncio.get_running_loop().time() < deadline, "the mark never reached Redis"
+            await asyncio.sleep(0.05)
+        running.stop()
+        assert (await running.join())["message"]["stopReason"] == "aborted"
+        assert other_process.get(key) is None  # gone with the reply
+        assert not await replies.answering(session.session_id, parent)

@@ -10,6 +10,7 @@ import json
 import re
 import signal
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
@@ -147,6 +148,53 @@ async def test_stop_in_one_process_stops_the_reply_another_process_writes(sessio
         ]
     finally:
         await socket.close()
+
+
+async def test_a_message_under_an_entry_another_process_is_answering_is_refused(sessions, daphne, redis_url) -> None:
+    """The refusal a process gives for its own replies (two user messages in a row would follow), given
+    by every process while any writes the reply: the reply's mark is in Redis."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Busy?", "db26dc72", "busy1"))
+    deadline = time.monotonic() + TIMEOUT
+    while (user := json.loads(path.read_bytes().splitlines()[-1]))["type"] != "message":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    while user.get("message", {}).get("content") != "Busy?":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+        user = json.loads(path.read_bytes().splitlines()[-1])
+    await asyncio.sleep(0.5)  # the reply has started on the first process, and marked itself
+    before = path.read_bytes()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        await asyncio.to_thread(_send_through, second, sid, "Me too", user["id"], "busy2")
+    assert refused.value.code == 409
+    assert "still being written" in refused.value.read().decode()
+    assert not sending.done() and path.read_bytes() == before  # nothing written by the refused send
+    assert await sending == 200
+    # Once the reply is stored, the same message goes through on the second process.
+    reply = json.loads(path.read_bytes().splitlines()[-1])
+    assert reply["parentId"] == user["id"] and reply["message"]["role"] == "assistant"
+    assert await asyncio.to_thread(_send_through, second, sid, "Me too", reply["id"], "busy3") == 200
+
+
+async def test_a_crowd_of_tabs_opening_at_once_all_go_live_with_redis(sessions, daphne, redis_url) -> None:
+    """Each socket joins its channel-layer groups as it opens (to hear of grant changes): sixty tabs
+    opening together make a few hundred joins at once (a restart's reconnections, many more), which
+    took more Redis connections than redis-py's pool gives a process, and the joins past them failed."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    server = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
+    tabs = await asyncio.gather(*(open_tab(server, sid, sessions.size(path)) for _ in range(60)))
+    try:
+        written = sessions.append(path, "to everyone")
+        for socket, seen in tabs:
+            await until_entry(socket, seen, written["id"])
+    finally:
+        for socket, _ in tabs:
+            await socket.close()
 
 
 @pytest.mark.parametrize("mode", ["auto", "poll"])
