@@ -277,6 +277,7 @@ async def test_shutdown_stores_every_running_reply_as_aborted(session: SessionFi
         assert entry["message"]["content"] == [{"type": "text", "text": running.reply.text}]
 
 
+@pytest.mark.processes
 async def test_a_reply_started_while_the_caches_redis_is_dead_is_marked_there_once_it_answers(
     session: SessionFile, tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
