@@ -54,7 +54,7 @@ __all__ = [
     "Catalog",
     "SessionInfo",
     "UnknownSession",
-    "describe",
+    "info_fields",
     "session_info",
 ]
 
@@ -695,7 +695,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def describe(info: SessionInfo) -> dict[str, Any]:
+def info_fields(info: SessionInfo) -> dict[str, Any]:
     """pi's SessionInfo as JSON-ready fields (the names pi's ``list()`` uses)."""
     return {
         "path": os.fsencode(info.path).decode("utf-8", "replace"),  # JSON holds no undecodable name
