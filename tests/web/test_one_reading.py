@@ -34,7 +34,7 @@ def test_a_content_that_is_no_list_is_shown_raw_everywhere(client, sessions_dir)
     page = client.get(f"/s/{session.session_id}/").content.decode()
     assert "an object where blocks were expected" in _article(page, entry["id"])
     assert '  {"note":"an object where blocks were expected"}' in render_entry(entry)
-    markdown = client.get(f"/s/{session.session_id}/download.md").content.decode()
+    markdown = b"".join(client.get(f"/s/{session.session_id}/download.md")).decode()
     assert '{"note":"an object where blocks were expected"}' in markdown
 
 
@@ -43,7 +43,7 @@ def test_a_text_that_is_a_number_reads_as_its_digits_everywhere(client, sessions
     page = client.get(f"/s/{session.session_id}/").content.decode()
     assert '<div class="plain">0</div>' in _article(page, entry["id"])
     assert render_entry(entry)[1:] == ["  0"]
-    assert "## You\n\n0\n" in client.get(f"/s/{session.session_id}/download.md").content.decode()
+    assert "## You\n\n0\n" in b"".join(client.get(f"/s/{session.session_id}/download.md")).decode()
     assert searchable_text(entry) == ("user", "0")
 
 
@@ -55,6 +55,6 @@ def test_a_tool_call_reads_as_a_tool_call_whichever_message_holds_it(client, ses
         {"role": "assistant", "content": [call], "stopReason": "toolUse"},
     )
     assert render_entry(user)[1:] == render_entry(answer)[1:] == ['  → read(path="app.py")']
-    markdown = client.get(f"/s/{session.session_id}/download.md").content.decode()
+    markdown = b"".join(client.get(f"/s/{session.session_id}/download.md")).decode()
     assert '## You\n\n→ read(path="app.py")\n' in markdown
     assert searchable_text(user) == ("user", "read\npath: app.py")
