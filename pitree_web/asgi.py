@@ -35,7 +35,7 @@ if "daphne.server" in sys.modules:
 
     larger = settings.PITREE_MAX_UPLOAD_BODY_BYTES
     bodylimit.install(
-        settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): larger, reverse("teams:import"): larger}
+        settings.PITREE_MAX_BODY_BYTES, {reverse("sharing:upload"): larger, reverse("sharing:import"): larger}
     )
     per_address = None if settings.PITREE_BEHIND_TLS_PROXY else settings.PITREE_CONNECTIONS_PER_ADDRESS
     connections.install(settings.PITREE_REQUEST_SECONDS, per_address)

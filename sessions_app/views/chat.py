@@ -22,6 +22,7 @@ from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm, TailForkForm
 from ..services import chat, replies, summaries
 from ..sessionfiles import entries as E
+from ..sessionfiles.description import describe
 from ..sessionfiles.errors import EntryNotFound, WriteFailed
 from ..sessionfiles.tree import latest_position_under
 from ..transfer.newfiles import tail_fork_for
@@ -177,11 +178,10 @@ def _moved_on(request: HttpRequest, session: Any, form: MessageForm, moved: chat
 
 def _label(entry: dict[str, Any]) -> str:
     """The entry to continue from, as the choice names it: who wrote it and how it begins."""
-    message = entry.get("message")
-    role = message.get("role") if isinstance(message, dict) else None
-    who = {"user": "a message: ", "assistant": "an answer: "}.get(str(role), "")
+    described = describe(entry)
+    who = {"user": "a message: ", "assistant": "an answer: "}.get(described.kind, "")
     words = preview(entry, 60)
-    return f"{who}“{words}”" if words else f"{who}{entry.get('type')}"
+    return f"{who}“{words}”" if words else f"{who}{described.type}"
 
 
 async def _moved(request: HttpRequest, session: Any, position: str | None) -> HttpResponse:

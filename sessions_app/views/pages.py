@@ -16,7 +16,7 @@ from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
-from ..display.entries import Block, content_blocks, entry_kind, present
+from ..display.entries import Block, content_blocks, present
 from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import resumed_at, transcript_page
 from ..display.treepanel import FILTERS, earlier_rows, run_rows, tree_rows
@@ -38,6 +38,7 @@ from ..partials.transcript import transcript_context
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
+from ..sessionfiles.description import describe
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
@@ -179,17 +180,15 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     long for Markdown (``markdown.MARKDOWN_CHARS``) is plain text too, escaped: markdown-it takes up to
     25 µs a character, on the thread every sync view shares."""
     session = open_session(request, session_id)
-    entry = session.entries([entry_row(session, entry_id)])[0]
-    found = entry.get("message")
-    message: dict[str, Any] = found if isinstance(found, dict) else {}
-    if message.get("role") == "bashExecution":
-        blocks = [Block("raw", text=str(message.get("output") or ""))]
+    described = describe(session.entries([entry_row(session, entry_id)])[0])
+    if described.shell is not None:
+        blocks = [Block("raw", text=described.shell.output or "")]
     else:
-        blocks = content_blocks(message.get("content") if message else entry.get("content"))
+        blocks = content_blocks(described.parts)
     found = next((b for b in blocks if b.index == block), None)
     if found is None:
         raise Http404("No such block")
-    plain = entry_kind(entry) != "assistant"  # an answer's text too long for Markdown is plain too
+    plain = described.kind != "assistant"  # an answer's text too long for Markdown is plain too
     found.lazy = False
     return render(request, "sessions_app/partials/_block_body.html", {"block": found, "plain": plain})
 

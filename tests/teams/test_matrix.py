@@ -170,15 +170,15 @@ RULES: dict[str, Rule] = {
     ),
     "sessions:map": Rule("get", session("map/"), each(200), htmx=False),
     "sessions:map_data": Rule("get", session("map/data/"), each(200), htmx=False),
-    "teams:share": Rule("get", session("share/"), members(200), htmx=False),
-    "teams:revoke": Rule("post", _revocable, members(302), htmx=False),
-    "teams:download_jsonl": Rule("get", session("download.jsonl"), each(200), htmx=False),
-    "teams:download_md": Rule("get", session("download.md"), each(200), htmx=False),
-    "teams:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
-    "teams:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
-    "teams:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
-    "teams:import": Rule("get", fixed("/import/"), signed_in(200), htmx=False),
-    "teams:import_start": Rule(
+    "sharing:share": Rule("get", session("share/"), members(200), htmx=False),
+    "sharing:revoke": Rule("post", _revocable, members(302), htmx=False),
+    "sharing:download_jsonl": Rule("get", session("download.jsonl"), each(200), htmx=False),
+    "sharing:download_md": Rule("get", session("download.md"), each(200), htmx=False),
+    "sharing:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
+    "sharing:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
+    "sharing:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
+    "sharing:import": Rule("get", fixed("/import/"), signed_in(200), htmx=False),
+    "sharing:import_start": Rule(
         "post",
         fixed("/import/start/"),
         {**signed_in(403), "owner": 200, "member": 200, "root": 200},
@@ -186,9 +186,9 @@ RULES: dict[str, Rule] = {
         htmx=False,
     ),
     # Someone's import (an id of 22 characters) is theirs alone: anyone else, owner included, finds none.
-    "teams:import_status": Rule("get", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/"), signed_in(404)),
-    "teams:import_piece": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/piece/?offset=0"), signed_in(404)),
-    "teams:import_run": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/run/"), signed_in(404)),
+    "sharing:import_status": Rule("get", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/"), signed_in(404)),
+    "sharing:import_piece": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/piece/?offset=0"), signed_in(404)),
+    "sharing:import_run": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/run/"), signed_in(404)),
     "accounts:login": Rule(
         "get",
         fixed("/accounts/login/"),
@@ -313,7 +313,7 @@ def _signed_in_again(world: World, role: str) -> Any:
     return world.holder(world.token) if role == "link" else Client()
 
 
-@pytest.mark.parametrize("route", sorted(name for name in RULES if name != "teams:revoke"))
+@pytest.mark.parametrize("route", sorted(name for name in RULES if name != "sharing:revoke"))
 def test_a_folder_nobody_owns_is_the_superusers_only(people: World, route: str) -> None:
     """The same session in a folder nobody owns: the superuser gets what the owner gets of the crew's
     session, everyone else 404 (sign-in for the anonymous)."""
