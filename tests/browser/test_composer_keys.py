@@ -51,11 +51,15 @@ def test_enter_that_ends_an_input_method_composition_never_sends(page, ui, sessi
     cdp = page.context.new_cdp_session(page)
     # A Japanese input method composing "にほん": its Enter picks the word (isComposing is true)…
     cdp.send("Input.imeSetComposition", {"text": "にほん", "selectionStart": 3, "selectionEnd": 3})
-    cdp.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13})
+    cdp.send(
+        "Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}
+    )
     cdp.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13})
     cdp.send("Input.insertText", {"text": "日本"})
     # …and the Enter some browsers send once the word is in (keyCode 229, the input method's) neither.
-    cdp.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 229})
+    cdp.send(
+        "Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 229}
+    )
     page.wait_for_timeout(500)
     expect(page.locator(BOX)).to_have_value("日本")
     assert not [url for url in record.requests if "/send/" in url]
