@@ -1078,7 +1078,7 @@
     const list = document.getElementById("sidebar-list");
     const elt = ev.detail.elt;
     if (!list || !elt) return;
-    if (elt.id === "sidebar-filter") delete list.dataset.pages;
+    if (elt.id === "sidebar-filter" || elt.id === "sidebar-workspace") delete list.dataset.pages;
     else if (elt.classList.contains("sidebar__more") && list.contains(elt)) list.dataset.pages = elt.dataset.page;
   });
 
