@@ -21,8 +21,9 @@ from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.fork import encode_cwd
-from sessions_app.sessionfiles.store import SessionFile
+from sessions_app.sessionfiles.store import SessionFile, read_header
 from sessions_app.transfer.markdown import TITLE_WIDTH
 from sessions_app.views import transfer as transfer_views
 
@@ -261,3 +262,19 @@ def test_the_owner_leaf_is_what_a_plain_download_resumes_at(world: World, tmp_pa
     copy = tmp_path / "whole.jsonl"
     copy.write_bytes(b"".join(world.client("owner").get(world.url("download.jsonl"))))
     assert SessionFile(copy, fsync=False).leaf_id == LEAF
+
+
+def test_an_upload_whose_first_line_is_not_json_is_told_so(world: World) -> None:
+    # pi passes over lines before the header that are not JSON; the error named only the next line
+    # ("line 2 is not a session header") for a file whose first line was already wrong.
+    data = b"garbage first\n" + (SAMPLES / "01-linear.jsonl").read_bytes().splitlines()[1] + b"\n"
+    response = _upload(world.client("member"), data)
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "line 1 is not JSON" in html and "line 2 is not a session header either" in html
+    path = world.root / "first-line.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(NotASession, match=r"line 1 is not JSON: .*; line 2 is not a session header"):
+        read_header(path)
+    with pytest.raises(NotASession, match=r"line 1 is not JSON: .*; line 2 is not a session header"):
+        SessionFile.open(path)
