@@ -227,6 +227,8 @@ def test_every_route_has_a_rule() -> None:
 
 
 def _answer(response: Any) -> int | str:
+    if response.status_code == 302 and response["Location"].startswith("/s/"):
+        return 200  # a write that takes its maker to the session it made (an upload)
     if response.status_code == 302:
         location = response["Location"]
         if location.startswith("/accounts/login/"):

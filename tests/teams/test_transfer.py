@@ -28,7 +28,6 @@ from sessions_app.transfer.markdown import TITLE_WIDTH
 from sessions_app.views import transfer as transfer_views
 
 HX = {"HTTP_HX_REQUEST": "true"}
-CSRF = re.compile(r'"x-csrftoken": "[^"]+"|name="csrfmiddlewaretoken" value="[^"]+"')
 
 
 def _files(root: Path) -> dict[Path, bytes]:
@@ -122,13 +121,19 @@ def test_a_download_whose_file_became_a_fifo_is_refused_at_once(world: World, mo
 
 
 def _upload(client: Any, data: bytes, cwd: str = CREW_CWD, name: str = "from-pi.jsonl") -> Any:
-    return client.post("/upload/", {"file": SimpleUploadedFile(name, data), "cwd": cwd})
+    """The answer to an upload; a saved one takes the uploader to the new session (its page, then)."""
+    response = client.post("/upload/", {"file": SimpleUploadedFile(name, data), "cwd": cwd})
+    if response.status_code != 302 or not response["Location"].startswith("/s/"):
+        return response
+    return client.get(response["Location"])
 
 
 def test_an_upload_becomes_a_new_file_under_an_id_of_its_own(world: World) -> None:
     data = (SAMPLES / "01-linear.jsonl").read_bytes()
     response = _upload(world.client("member"), data)
-    assert response.status_code == 200 and "Saved as a new session" in response.content.decode()
+    # The upload takes the uploader to the new session, which says it was saved (it stayed on the upload page).
+    assert response.status_code == 200 and "Uploaded: saved as a new session." in response.content.decode()
+    assert 'id="composer-text"' in response.content.decode()
     (path,) = [p for p in (world.root / CREW_FOLDER).glob("*.jsonl") if p != world.path]
     sent, stored = json.loads(data.splitlines()[0]), json.loads(path.read_bytes().splitlines()[0])
     assert stored["id"] != sent["id"] and stored == {**sent, "id": stored["id"]}
@@ -178,8 +183,8 @@ def test_an_upload_does_not_tell_whether_a_session_it_may_not_see_exists(world: 
         data = json.dumps(header).encode() + b"\n" + world.bytes().split(b"\n", 1)[1]
         response, stored = _stranger_uploads(world, data)
         assert response.status_code == 200 and stored["id"] != session_id and "parentSession" not in stored
-        answers.append(CSRF.sub("", response.content.decode()).replace(stored["id"], "ID"))
-    assert answers[0] == answers[1]
+        answers.append(re.findall(r'<div class="notices card" role="status">(.*?)</div>', response.content.decode()))
+    assert answers[0] == answers[1] == ["<p>Uploaded: saved as a new session.</p>"]
 
 
 def test_an_upload_cannot_claim_to_fork_a_session_the_uploader_may_not_see(world: World) -> None:
