@@ -183,7 +183,6 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "sessions_app.views.pages.sidebar_context",
             ],
         },
     },

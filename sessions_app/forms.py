@@ -158,11 +158,16 @@ class CompactForm(forms.Form):
 
 
 class NewSessionForm(forms.Form):
-    cwd = forms.CharField(max_length=4096, label="Workspace")
+    """A new session: in the workspace named (an absolute path), or, named none, the reader's own (*New
+    chat*)."""
+
+    cwd = forms.CharField(max_length=4096, label="Workspace", required=False)
     name = forms.CharField(max_length=500, required=False)
 
     def clean_cwd(self) -> str:
         cwd: str = self.cleaned_data["cwd"].strip()
+        if not cwd:
+            return ""
         if not cwd.startswith("/") or "\x00" in cwd:
             raise forms.ValidationError("Give the workspace as an absolute path, e.g. /home/me/project.")
         if len(encode_cwd(cwd).encode()) > 255:  # pi's folder for it is one file name: at most 255 bytes
@@ -257,9 +262,11 @@ class OlderForm(forms.Form):
 
 
 class ListForm(forms.Form):
-    """The session list: a search (``q``) and which page of the result."""
+    """The session list: a search (``q``), the workspace it keeps (a folder of the sessions folder,
+    by name; empty: all) and which page of the result."""
 
     q = forms.CharField(max_length=500, required=False)
+    workspace = forms.RegexField(r"^[^/\x00]{1,255}$", required=False)
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 

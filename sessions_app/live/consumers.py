@@ -29,11 +29,12 @@ from django.http import Http404
 
 from ..access.web import has_working_link
 from ..channel_layer.health import health
+from ..display.dates import ZONE_COOKIE
 from ..forms import ListForm
 from ..sessionfiles.errors import SessionError
 from . import fragments
 from .feed import Batch, SessionFeed, feed_for
-from .listfeed import ListFeed, list_feed
+from .listfeed import ListFeed, Shown, list_feed
 from .sockets import Guard, ListGuard, actor_for_list, open_for_socket
 
 NOT_FOUND = 4404
@@ -215,7 +216,6 @@ class SessionListConsumer(_Outbox):
         if hello is None or self.feed is not None:
             await self.close(code=BAD_REQUEST)
             return
-        query, page = hello
         actor, generation = await sync_to_async(actor_for_list, thread_sensitive=False)(self.scope)
         if not actor.signed_in and not await sync_to_async(has_working_link, thread_sensitive=False)(actor.links):
             await self.close(code=NOT_FOUND)  # as the list page sends such a browser to sign in
@@ -236,7 +236,8 @@ class SessionListConsumer(_Outbox):
         if _flag(text_data, "notify"):  # told that the folder changed, not what it lists
             await self.feed.notify(self, send_now=resume)
         else:
-            await self.feed.join(self, actor, query, page, send_now=resume)
+            zone = self.scope.get("cookies", {}).get(ZONE_COOKIE, "")
+            await self.feed.join(self, actor, hello._replace(zone=zone), send_now=resume)
         self.outbox.put_nowait(fragments.LIVE)
         self.start_pump()
 
@@ -278,18 +279,20 @@ def _hello(text: str | None) -> tuple[int, str | None] | None:
     return cursor, line_id
 
 
-def _list_hello(text: str | None) -> tuple[str, int] | None:
-    """A list tab's first message: its search and page, checked as the list page checks its query
-    (``ListForm``: a search of at most 500 characters, a page from 1 to 1,000,000, absent or null for
-    the first); None when malformed (not a string, a number that is no whole number in range)."""
+def _list_hello(text: str | None) -> Shown | None:
+    """A list tab's first message: its search, page and workspace, checked as the list page checks its
+    query (``ListForm``: a search of at most 500 characters, a page from 1 to 1,000,000, absent or null
+    for the first, a workspace's folder name, absent for all); None when malformed (not a string, a
+    number that is no whole number in range)."""
     message = _object(text)
-    query, page = message.get("q"), message.get("page")
-    if not isinstance(query, str) or isinstance(page, bool):
+    query, page, workspace = message.get("q"), message.get("page"), message.get("workspace", "")
+    if not isinstance(query, str) or isinstance(page, bool) or not isinstance(workspace, str):
         return None
-    form = ListForm({"q": query, "page": "" if page is None else page})
+    form = ListForm({"q": query, "page": "" if page is None else page, "workspace": workspace})
     if not form.is_valid():
         return None
-    return form.cleaned_data["q"].strip(), form.cleaned_data["page"] or 1
+    asked = form.cleaned_data
+    return Shown(asked["q"].strip(), asked["page"] or 1, asked["workspace"])
 
 
 def _flag(text: str | None, name: str) -> bool:

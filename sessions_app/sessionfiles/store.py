@@ -623,6 +623,7 @@ def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> di
     fd, st = open_regular(path)
     try:
         lineno = 0
+        skipped: tuple[int, str] | None = None  # the first line that was not JSON
         stop = min(st.st_size, HEADER_LIMIT)
         for piece in read_chunks(fd, 0, stop, max_line_bytes):
             if isinstance(piece, LongLine):
@@ -641,10 +642,11 @@ def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> di
                     continue
                 try:
                     value = loads_line(line)
-                except BadLine:
+                except BadLine as bad:
+                    skipped = skipped or (lineno, bad.reason)
                     continue
                 if isinstance(value, dict):
-                    return header_of(value, str(path), lineno)
+                    return header_of(value, str(path), lineno, skipped)
     finally:
         os.close(fd)
     raise NotASession(_no_header(path, st.st_size))

@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from ..access.web import access_of, open_session
+from ..access.workspaces import default_cwd
 from ..assistants import AssistantError, get_assistant
 from ..forms import ForkForm, LabelForm, ModelForm, NewSessionForm, RenameForm, ThinkingForm
 from ..sessionfiles import entries as E
@@ -100,12 +101,15 @@ def fork(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_POST
 def new_session(request: HttpRequest) -> HttpResponse:
-    """Start an empty session in a workspace (pi's folder layout under the sessions root)."""
+    """Start an empty session in a workspace (pi's folder layout under the sessions root): the one named,
+    or the reader's own (*New chat* names none)."""
     form = NewSessionForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
+    access = access_of(request)
+    cwd = form.cleaned_data["cwd"] or default_cwd(access)
     try:
-        created = new_session_for(access_of(request), form.cleaned_data["cwd"], form.cleaned_data["name"] or None)
+        created = new_session_for(access, cwd, form.cleaned_data["name"] or None)
     except OSError as error:
         return form_error(request, f"The session file could not be created: {error.strerror}.", status=409)
     return go_to(request, permalink(created, None))

@@ -16,6 +16,7 @@ from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
+from ..display.dates import ZONE_COOKIE, reader_zone
 from ..display.entries import Block, content_blocks, present
 from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import resumed_at, transcript_page
@@ -46,24 +47,23 @@ from ..sessionfiles.tree import ancestors
 from ..transfer.downloads import download_name
 from .responses import form_error, is_htmx
 
-
-def sidebar_context(request: HttpRequest) -> dict[str, Any]:
-    """A context processor: the workspace the sessions sidebar's *New session* proposes, the reader's
-    own (every page but the list's has that form; looked up only when a page shows it)."""
-    return {"new_session_cwd": lambda: default_cwd(access_of(request))}
+WORKSPACE_COOKIE = "pitree_workspace"
 
 
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
-    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``, a page
-    of ``LIST_PAGE_SIZE`` at a time (``?page=``) so a folder of thousands renders as fast as a few."""
+    """Sessions newest first, grouped by last activity in the reader's time zone, forks nested under
+    their parent, filtered by ``?q=`` and ``?workspace=``, a page of ``LIST_PAGE_SIZE`` at a time
+    (``?page=``) so a folder of thousands renders as fast as a few."""
     form = ListForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
     access = access_of(request)
-    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access)
+    asked = form.cleaned_data
+    zone = reader_zone(request.COOKIES.get(ZONE_COOKIE))
+    context = list_context(asked["q"].strip(), asked["page"], access, workspace=asked["workspace"], zone=zone)
     context["new_form"] = NewSessionForm(initial={"cwd": default_cwd(access)})
-    context["workspaces"] = writable(access)
+    context["writable_workspaces"] = writable(access)
     context["listing"] = listing_html(GROUPS_TEMPLATE, context)
     return render(request, "sessions_app/list.html", context)
 
@@ -75,11 +75,32 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     form = SidebarForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
-    through = form.cleaned_data["through"]
-    page = through or form.cleaned_data["page"]
-    context = list_context(form.cleaned_data["q"].strip(), page, access_of(request), from_start=bool(through))
+    asked = form.cleaned_data
+    through = asked["through"]
+    # The workspace chosen is kept for every page's sidebar: asked for, or as last chosen.
+    chosen = "workspace" in request.GET
+    workspace = asked["workspace"] if chosen else _kept_workspace(request)
+    context = list_context(
+        asked["q"].strip(),
+        through or asked["page"],
+        access_of(request),
+        from_start=bool(through),
+        workspace=workspace,
+        zone=reader_zone(request.COOKIES.get(ZONE_COOKIE)),
+    )
     context["current"] = form.cleaned_data["current"]
-    return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
+    context["first_page"] = bool(through) or context["page"].number == 1
+    response = HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
+    if chosen:
+        response.set_cookie(WORKSPACE_COOKIE, workspace, max_age=365 * 24 * 3600, samesite="Lax", httponly=True)
+    return response
+
+
+def _kept_workspace(request: HttpRequest) -> str:
+    """The sidebar's workspace as last chosen in this browser, when it still names a folder a form
+    accepts (the cookie is the client's to write)."""
+    form = ListForm({"workspace": request.COOKIES.get(WORKSPACE_COOKIE, "")})
+    return form.cleaned_data["workspace"] if form.is_valid() else ""
 
 
 @require_GET

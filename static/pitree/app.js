@@ -6,7 +6,7 @@
 //   the sidebar following the sessions folder (through the session list's socket) and its ages;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
 // - a search result's permalink: the entry found, its words marked, the fold holding them open;
-// - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
+// - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch (enter.js: a message box's keys), and the
 //   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
 (function () {
   "use strict";
@@ -1078,7 +1078,7 @@
     const list = document.getElementById("sidebar-list");
     const elt = ev.detail.elt;
     if (!list || !elt) return;
-    if (elt.id === "sidebar-filter") delete list.dataset.pages;
+    if (elt.id === "sidebar-filter" || elt.id === "sidebar-workspace") delete list.dataset.pages;
     else if (elt.classList.contains("sidebar__more") && list.contains(elt)) list.dataset.pages = elt.dataset.page;
   });
 
@@ -1211,17 +1211,6 @@
     const panel = ev.key === "Escape" && target.closest && target.closest(".entry__panel");
     if (panel && panel.querySelector("[data-close-panel]")) {
       closePanel(panel, true); // focus goes back to the tool that opened it
-      return;
-    }
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
-      ev.preventDefault();
-      // While a reply is written on this branch, asked here or in another tab, what is typed stays in
-      // the box: Send is Stop meanwhile.
-      const send = target.form.querySelector("button.send");
-      if (!target.form.dataset.pending && !(send && send.hidden)) target.form.requestSubmit();
-      else if (target.form.id === "composer" && target.value.trim()) {
-        flash("A reply is being written on this branch: your message stays in the box until it ends (or until you stop it).", "reply-ends");
-      }
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {

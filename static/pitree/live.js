@@ -729,7 +729,8 @@
     const groups = document.getElementById("session-groups");
     if (ev.target !== groups) return;
     const page = Number(groups.dataset.page || 1);
-    ev.detail.socketWrapper.send(JSON.stringify({ q: groups.dataset.query || "", page, resume: listOpened }));
+    const workspace = groups.dataset.workspace || "";
+    ev.detail.socketWrapper.send(JSON.stringify({ q: groups.dataset.query || "", page, workspace, resume: listOpened }));
     listOpened = true;
   });
 

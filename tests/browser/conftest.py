@@ -292,6 +292,21 @@ def _reset(ctx: Any, site: str) -> None:
 
 
 @pytest.fixture
+def phone(chromium: Any, server: Server) -> Iterator[Any]:
+    """A page in a phone's browser (390 × 844, a touch screen and no mouse), signed in as the owner."""
+    ctx = chromium.new_context(
+        base_url=server.url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    name, _, value = server.daphne.cookie.partition("=")
+    ctx.add_cookies([{"name": name, "value": value, "url": server.url}])
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
+
+
+@pytest.fixture
 def new_page(context: Any, record: PageRecord) -> Any:
     """Open another page (tab) in this test's browser context, with the same recording as ``page``."""
 

@@ -42,7 +42,8 @@ async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode,
     try:
         created = create_session(sessions.root, "/home/bob/elsewhere", name="Brand new session", fsync=False)
         html = await _listing(tab, "Brand new session")
-        assert "<code>/home/bob/elsewhere</code>" in html and "Todo API endpoints" in html
+        assert '<span title="/home/bob/elsewhere">bob/elsewhere</span>' in html and "Todo API endpoints" in html
+        assert html.index("Brand new session") < html.index("Todo API endpoints")  # newest first
         SessionFile(created.path, fsync=False).rename("Renamed <right> away")
         html = await _listing(tab, "Renamed &lt;right&gt; away")
         assert "Brand new session" not in html

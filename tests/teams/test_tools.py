@@ -127,14 +127,16 @@ def test_compacting_and_summarizing_a_branch_left_are_offered_to_writers_only(wo
 
 
 @pytest.mark.parametrize("role", sorted(OFFERED))
-def test_the_sidebar_starts_a_new_session_in_the_reader_s_own_workspace(world: World, role: str) -> None:
-    # It proposed the instance's default workspace to everyone, where only its owner may start one (the
-    # press was refused), and to a link holder without an account, who has no workspace at all.
+def test_new_chat_starts_a_session_in_the_reader_s_own_workspace(world: World, role: str) -> None:
+    # Every page's top bar has "New chat", which names no workspace: the session goes into the reader's
+    # own. A link holder without an account has no workspace, and no button.
     page = world.client(role).get(world.url()).content.decode()
-    proposed = re.search(r'<details class="new-session">.*?name="cwd" value="([^"]*)"', page, re.S)
+    button = re.search(r'<form class="new-chat" method="post" action="([^"]*)">', page)
     if role == "link":
-        assert proposed is None
+        assert button is None
     else:
-        assert proposed is not None and proposed.group(1) == personal_workspace(world.users[role]).cwd
-        response = world.client(role).post("/new/", {"cwd": proposed.group(1)}, **HX)
+        assert button is not None and 'name="cwd"' not in page[button.start() : page.index("</form>", button.start())]
+        response = world.client(role).post(button.group(1), {}, **HX)
         assert response.status_code == 200 and response["HX-Redirect"].startswith("/s/")
+        created = world.client(role).get(response["HX-Redirect"]).content.decode()
+        assert personal_workspace(world.users[role]).cwd in created
