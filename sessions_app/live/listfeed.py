@@ -17,7 +17,6 @@ import weakref
 from pathlib import Path
 from typing import Protocol
 
-import orjson
 from django.conf import settings
 
 from ..access.grants import Access, Actor
@@ -25,7 +24,9 @@ from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
-CHANGED = orjson.dumps({"t": "list"}).decode()  # the message of a tab that asked for no listing
+# What a tab that asked for no listing is told: the sidebar fetches its own list (``live/tabs.py`` says
+# what the comment at the start of a message means).
+CHANGED = "<!--pitree do=sidebar-->"
 
 
 class ListTab(Protocol):
@@ -90,11 +91,12 @@ class ListFeed:
 
 
 def render_listing(actor: Actor, query: str, page: int) -> str:
-    """The ``list`` message: the listing partial for a search and page, as the page renders it for
-    ``actor`` (whose access is read afresh: a share made or revoked since shows)."""
+    """The listing message: the listing partial for a search and page, as the page renders it for
+    ``actor`` (whose access is read afresh: a share made or revoked since shows), swapped whole into
+    the list, whose sidebar fetches its own list too."""
     context = list_context(query, page, Access(actor, settings.PITREE_SESSIONS_DIR))
     html = listing_html(GROUPS_TEMPLATE, context)
-    return orjson.dumps({"t": "list", "html": html}).decode()
+    return CHANGED + '<div id="session-groups" hx-swap-oob="innerHTML">' + html + "</div>"
 
 
 _feeds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, ListFeed]] = weakref.WeakKeyDictionary()
