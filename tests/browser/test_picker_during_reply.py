@@ -103,6 +103,28 @@ class HeldSocket:
         self.held.clear()
 
 
+class HeldAnswer:
+    """The answer to the page's send, fetched from the server but handed to the page only at ``release``:
+    it comes once the reply is stored, and would tell the page that the reply ended as the socket does."""
+
+    def __init__(self, page: Any) -> None:
+        self.holding = True
+        self.held: list[tuple[Any, Any]] = []
+        page.route(re.compile(r"/send/$"), self._route)
+
+    def _route(self, route: Any) -> None:
+        if self.holding:
+            self.held.append((route, route.fetch(timeout=90_000)))
+        else:
+            route.continue_()
+
+    def release(self) -> None:
+        self.holding = False
+        for route, response in self.held:
+            route.fulfill(response=response)
+        self.held.clear()
+
+
 def _ask(page: Any, ui: Any, seeded: Any, fake: FakeOpenAI, assistant: str) -> tuple[Gated, dict[str, Any]]:
     """Send a message and wait until its reply is being written (its first words shown, Stop offered);
     the gate ends it (for the fake server; the offline responder ends in its own time)."""
@@ -182,6 +204,7 @@ def test_a_pick_right_after_a_reply_ended_is_not_lost(page, ui, sessions, fake, 
     seeded = sessions.seed("01-linear")
     picker = Picker(assistant)
     socket = HeldSocket(page)
+    answer = HeldAnswer(page)
     gated, asked = _ask(page, ui, seeded, fake, assistant)
     socket.hold()
     gated.gate.set()
@@ -192,6 +215,7 @@ def test_a_pick_right_after_a_reply_ended_is_not_lost(page, ui, sessions, fake, 
         picker.locator(page).select_option(picker.picked)
     assert answered.value.status == 200
     socket.release()
+    answer.release()
     (change,) = [line for line in seeded.lines() if picker.says(line)]
     assert change["parentId"] == reply["id"]
     ui.wait_position(page, change["id"])
