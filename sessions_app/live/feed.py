@@ -54,14 +54,16 @@ ENDED_KEPT = 256  # replies remembered as ended, to drop their late pieces
 class Tab(Protocol):
     """What a feed needs of an open tab (the websocket consumer)."""
 
-    def deliver(self, item: Batch | str) -> None:
+    def deliver(self, item: Batch | Piece | Gone) -> None:
         """Queue something to send; never blocks (the tab sends in its own order, in its own time)."""
-
-    def end(self, code: int) -> None:
-        """Close the socket (the session is gone)."""
 
 
 Batch = fragments.Batch
+Piece = fragments.Piece
+
+
+class Gone:
+    """The session's file cannot be read any more: its tabs say so and close."""
 
 
 class SessionFeed:
@@ -71,7 +73,7 @@ class SessionFeed:
         self.path = path
         self.session_id = session_id
         self.tabs: set[Tab] = set()
-        self.replies: dict[str, str] = {}  # reply id -> its latest ``reply`` message, for tabs opening mid-reply
+        self.replies: dict[str, Piece] = {}  # reply id -> its latest piece, for tabs that come to its parent
         self._session: SessionFile | None = None
         self._epoch = 0
         self._offset = 0  # bytes of the file pushed to tabs so far
@@ -98,18 +100,37 @@ class SessionFeed:
                 else:
                     await self._pull()
                 self.tabs.add(tab)
-                for message in list(self.replies.values()):
-                    tab.deliver(message)
                 return await asyncio.to_thread(self._backlog, cursor, line_id)
         finally:
             self._joining -= 1
+
+    async def catch_up(self, cursor: int, line_id: str | None) -> Batch | None:
+        """What a tab already taken in missed since ``cursor`` (its page is another one now: it moved).
+        Under the lock, after a look at the file, as ``join``: what follows comes as batches."""
+        async with self._lock:
+            await self._pull()
+            return await asyncio.to_thread(self._backlog, cursor, line_id)
+
+    @property
+    def index(self) -> SessionIndex:
+        """The file as this feed has read it (what its batches were cut from)."""
+        assert self._session is not None
+        return self._session.index
+
+    def running(self) -> list[Piece]:
+        """The latest piece of each reply being written."""
+        return list(self.replies.values())
+
+    def ended(self) -> list[str]:
+        """The replies seen ending lately (``ENDED_KEPT``)."""
+        return list(self._ended)
 
     async def leave(self, tab: Tab) -> None:
         self.tabs.discard(tab)
         if not self.tabs and not self._joining:
             await self._stop()
 
-    def _broadcast(self, item: Batch | str) -> None:
+    def _broadcast(self, item: Batch | Piece | Gone) -> None:
         for tab in list(self.tabs):
             tab.deliver(item)
 
@@ -144,9 +165,7 @@ class SessionFeed:
             batch = await asyncio.to_thread(self._read)
         except (OSError, SessionError) as error:
             log.info("live: %s cannot be read any more: %s", self.path, error)
-            self._broadcast(fragments.GONE)
-            for tab in list(self.tabs):
-                tab.end(4404)
+            self._broadcast(Gone())
             return
         if batch is not None:
             await recheck()  # a grant changed in another process holds the batch back from its tabs
@@ -218,41 +237,36 @@ class SessionFeed:
 
     async def _relay(self, event: dict[str, Any]) -> None:
         """Render a piece of a reply being written once, and hand it to every tab."""
-        message = await asyncio.to_thread(self._render_reply_event, event)
-        if message is not None and self._note_reply(event, message):
-            self._broadcast(message)
+        piece = await asyncio.to_thread(self._render_reply_event, event)
+        if piece is not None and self._note_reply(piece):
+            self._broadcast(piece)
 
-    def _render_reply_event(self, event: dict[str, object]) -> str | None:
+    def _render_reply_event(self, event: dict[str, object]) -> Piece | None:
         kind, reply, parent = event.get("type"), event.get("reply"), event.get("parent")
         if not isinstance(reply, str):
             return None
+        parent = parent if isinstance(parent, str) else None
         if kind == "reply.progress":
             text = event.get("text")
-            return fragments.reply_message(
-                reply,
-                parent if isinstance(parent, str) else None,
-                text if isinstance(text, str) else "",
-                self.session_id,
-            )
+            return fragments.render_piece(self.session_id, reply, parent, text if isinstance(text, str) else "")
         if kind == "reply.finished":
             entry = event.get("entry")
-            return fragments.reply_end_message(reply, entry if isinstance(entry, str) else None)
+            return fragments.ended_piece(reply, parent, entry if isinstance(entry, str) else None)
         return None
 
-    def _note_reply(self, event: dict[str, object], message: str) -> bool:
-        """Keep the latest piece of each reply in progress, for tabs that open while it is written.
+    def _note_reply(self, piece: Piece) -> bool:
+        """Keep the latest piece of each reply in progress, for tabs that come to where it answers.
         False for a piece that comes after its reply's end (a send that timed out and went through
-        late): it is dropped, or tabs opened later would show a reply that has ended."""
-        reply = str(event.get("reply"))
-        if event.get("type") != "reply.progress":
-            self.replies.pop(reply, None)
-            self._ended[reply] = None
+        late): it is dropped, or tabs would show a reply that has ended."""
+        if piece.ended:
+            self.replies.pop(piece.reply, None)
+            self._ended[piece.reply] = None
             if len(self._ended) > ENDED_KEPT:
                 del self._ended[next(iter(self._ended))]
             return True
-        if reply in self._ended:
+        if piece.reply in self._ended:
             return False
-        self.replies[reply] = message
+        self.replies[piece.reply] = piece
         return True
 
     async def _stop(self) -> None:

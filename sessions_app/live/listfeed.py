@@ -17,7 +17,6 @@ import weakref
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-import orjson
 from django.conf import settings
 
 from ..access.grants import Access, Actor
@@ -26,7 +25,9 @@ from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
-CHANGED = orjson.dumps({"t": "list"}).decode()  # the message of a tab that asked for no listing
+# What a tab that asked for no listing is told: the sidebar fetches its own list (``live/tabs.py`` says
+# what the comment at the start of a message means).
+CHANGED = "<!--pitree do=sidebar-->"
 
 
 class Shown(NamedTuple):
@@ -101,14 +102,15 @@ class ListFeed:
 
 
 def render_listing(actor: Actor, shown: Shown) -> str:
-    """The ``list`` message: the listing partial ``shown``, as the page renders it for ``actor`` (whose
-    access is read afresh: a share made or revoked since shows)."""
+    """The listing message: the listing partial ``shown``, as the page renders it for ``actor`` (whose
+    access is read afresh: a share made or revoked since shows), swapped whole into the list, whose
+    sidebar fetches its own list too."""
     access = Access(actor, settings.PITREE_SESSIONS_DIR)
     context = list_context(
         shown.query, shown.page, access, workspace=shown.workspace, zone=reader_zone(shown.zone or None)
     )
     html = listing_html(GROUPS_TEMPLATE, context)
-    return orjson.dumps({"t": "list", "html": html}).decode()
+    return CHANGED + '<div id="session-groups" hx-swap-oob="innerHTML">' + html + "</div>"
 
 
 _feeds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, ListFeed]] = weakref.WeakKeyDictionary()

@@ -23,7 +23,11 @@ Each running reply listens on a channel of its own in the session's "replies" gr
   session opened, or opened again): the reply sends its text so far now, rather than with its next
   words, which may be long in coming;
 - ``{"type": "reply.stop", "reply": id, "reply_to": channel}``: it answers
-  ``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops.
+  ``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops;
+- ``{"type": "reply.then", "reply": id, "entry": {"type", "fields"}, "reply_to": channel}``: a model or
+  thinking level (or a label, a name) picked in a tab while this reply was written where the tab
+  stands: it goes below the reply, in the write that stores it (``chain``), and the reply answers
+  ``{"type": "reply.chained", "reply": id, "chained": bool}`` on ``reply_to`` (False: its write has begun).
 
 With Redis as the channel layer, that reaches the process that runs the reply; in memory, this
 process. A Stop may also come before its reply has started (the page shows Stop as soon as it sends):
@@ -53,13 +57,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from channels.layers import BaseChannelLayer, get_channel_layer
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
 
 from ..assistants import Reply
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
+from ..sessionfiles.entries import Draft
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 from .journal import Journal
@@ -81,6 +86,7 @@ ANSWERING_LEASE = 30.0  # seconds a reply's mark lasts unless renewed (every thi
 REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 _running: dict[str, RunningReply] = {}
+_ended_here: dict[str, None] = {}  # the latest replies this process wrote to their end, oldest first
 _early_stops: dict[tuple[str, str], float] = {}  # (session id, reply id) -> when Stop came, oldest first
 _hooked: set[int] = set()  # the reactors told to store running replies before they shut down
 
@@ -106,6 +112,7 @@ class RunningReply:
         self.position_then = session.file_position  # moved by the time it ends: it stays moved (``append``)
         # Its text as it streams, for the next start should this process be killed before the append.
         self.journal = Journal(Path(settings.PITREE_JOURNAL_DIR), session, parent_id, self.position_then, reply)
+        self.then: list[Draft] | None = []  # written below the reply when it is stored (``chain``); None once it is
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
         self.task = asyncio.create_task(self._live(session))
@@ -117,6 +124,13 @@ class RunningReply:
         """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended).
         Only the assistant's stream is cancelled, never a channel-layer call."""
         self._stream.cancel()
+
+    def chain(self, draft: Draft) -> bool:
+        """Write ``draft`` below this reply, in the write that stores it; False once that write began."""
+        if self.then is None:
+            return False
+        self.then.append(draft)
+        return True
 
     async def join(self) -> dict[str, Any]:
         """The appended entry. Shielded: a caller cancelled meanwhile (a client gone) leaves the reply be."""
@@ -143,19 +157,25 @@ class RunningReply:
             await self._send(layer, self._progress())
             self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
+            then, self.then = self.then or [], None
             entry = await asyncio.to_thread(
                 session.append,
                 self.reply.draft(),
                 self.parent_id,
                 position_then=self.position_then,
                 entry_id=self.journal.entry_id,
+                then=then,
             )
             return entry
         finally:
+            self.then = None
             self.journal.close(stored=entry is not None)
             _running.pop(self.id, None)
             marking.cancel()
             await self._unmark()
+            _ended_here[self.id] = None
+            while len(_ended_here) > STOPS_KEPT:
+                del _ended_here[next(iter(_ended_here))]
             await self._send(layer, self._progress())  # the last text, for tabs that show the reply elsewhere
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
@@ -209,6 +229,14 @@ class RunningReply:
     async def _on_request(self, message: dict[str, Any]) -> None:
         if message.get("type") == "reply.resend":
             self._changed.set()  # the announcer sends the text so far at its next turn
+        elif message.get("type") == "reply.then" and message.get("reply") == self.id:
+            entry = message.get("entry")
+            chained = isinstance(entry, dict) and self.chain(
+                Draft(str(entry.get("type")), dict(entry.get("fields") or {}))
+            )
+            if isinstance(message.get("reply_to"), str):
+                answer = {"type": "reply.chained", "reply": self.id, "chained": chained}
+                await call(get_channel_layer().send(message["reply_to"], answer))
         elif message.get("type") == "reply.stop" and message.get("reply") == self.id:
             self.stop()
             if isinstance(message.get("reply_to"), str):
@@ -274,6 +302,63 @@ async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
     if layer is not None and await _stopped_anywhere(layer, session_id, reply_id):
         return None
     raise ReplyNotRunning(f"No reply {reply_id} is being written in this session: it may have just ended.")
+
+
+async def chain(session_id: str, parent_id: str | None, draft: Draft, reply_id: str | None = None) -> bool:
+    """Write ``draft`` below the reply being written to ``parent_id``, in the write that stores it, so
+    that a tab's pick while a reply streams where it stands applies from the next message on and never
+    starts a branch beside that reply. The reply is this process's, or ``reply_id`` (the one the tab
+    shows) in any process, asked through the replies group as Stop asks. True when a reply took it;
+    False when none is being written there (any more): the caller writes it now, and once the reply
+    that was being written is stored, so that the write, following the tab, goes below it."""
+    found = next((reply for reply in running(session_id) if reply.parent_id == parent_id), None)
+    if found is None and reply_id is not None:
+        found = _running.get(reply_id)
+    if found is not None and found.session_id == session_id:
+        if found.chain(draft):
+            return True
+        with contextlib.suppress(Exception):  # however it ended, the draft is written after it
+            await found.join()  # being stored: the draft follows it
+        return False
+    layer = get_channel_layer()
+    if reply_id is None or layer is None or reply_id in _ended_here or isinstance(layer, InMemoryChannelLayer):
+        return False  # a reply written here ended, or every reply is written here
+    return await _chained_elsewhere(layer, session_id, reply_id, draft)
+
+
+async def _chained_elsewhere(layer: BaseChannelLayer, session_id: str, reply_id: str, draft: Draft) -> bool:
+    """Ask the process writing ``reply_id`` to chain ``draft`` below it. When that reply's write has
+    begun, wait (``STOP_WAIT``) for it to be stored; False then, and when no process answered."""
+    answered = asyncio.Event()
+    chained = stored = False
+
+    async def on_message(message: dict[str, Any]) -> None:
+        nonlocal chained, stored
+        if message.get("reply") != reply_id:
+            return
+        if message.get("type") == "reply.chained":
+            chained = message.get("chained") is True
+            answered.set()
+        elif message.get("type") == "reply.finished":
+            stored = True
+            answered.set()
+
+    inbox = Inbox(layer, on_message, f"pitree-then {reply_id}", [session_group(session_id)])
+    try:
+        await inbox.open()
+        entry = {"type": draft.type, "fields": dict(draft.fields)}
+        request = {"type": "reply.then", "reply": reply_id, "entry": entry, "reply_to": inbox.channel}
+        await call(layer.group_send(replies_group(session_id), request))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(answered.wait(), STOP_WAIT)
+            if not chained and not stored:  # its write has begun: it is stored within moments
+                answered.clear()
+                await asyncio.wait_for(answered.wait(), STOP_WAIT)
+    except Exception:
+        logger.warning("could not ask other processes to write below reply %s", reply_id, exc_info=True)
+    finally:
+        await inbox.close()
+    return chained
 
 
 def _remember_stop(session_id: str, reply_id: str) -> None:

@@ -366,7 +366,8 @@ class UI:
             page.locator("#tree-panel .tree-filters").wait_for()  # beside the conversation: it loads at once
 
     def position(self, page: Any) -> str:
-        return page.locator("#transcript").get_attribute("data-position") or ""
+        """The entry the tab stands on, as the server keeps it for the tab (``#tab-state``)."""
+        return page.locator("#tab-state").get_attribute("data-position") or ""
 
     def path_ids(self, page: Any) -> list[str]:
         """Entry ids shown in the transcript, top to bottom."""
@@ -374,13 +375,13 @@ class UI:
 
     def wait_position(self, page: Any, entry_id: str) -> None:
         page.wait_for_function(
-            "(id) => { const t = document.getElementById('transcript'); return t && t.dataset.position === id && !document.querySelector('.htmx-request'); }",
+            "(id) => { const t = document.getElementById('tab-state'); return t && t.dataset.position === id && !document.querySelector('.htmx-request'); }",
             arg=entry_id,
         )
 
     def wait_position_change(self, page: Any, old: str) -> str:
         page.wait_for_function(
-            "(old) => { const t = document.getElementById('transcript'); return t && t.dataset.position !== old && !document.querySelector('.is-pending') && !document.querySelector('.htmx-request'); }",
+            "(old) => { const t = document.getElementById('tab-state'); return t && t.dataset.position !== old && !document.querySelector('.is-pending') && !document.querySelector('.htmx-request'); }",
             arg=old,
         )
         return self.position(page)

@@ -20,7 +20,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group, User
@@ -28,6 +27,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
+from support.pushes import Push, parse
 from support.teams import (
     BRANCH_A,
     CREW_CWD,
@@ -361,8 +361,7 @@ async def _socket(world: World, role: str, path: str, hello: dict[str, Any]) -> 
             output = await communicator.receive_output(timeout=10)
             if output["type"] == "websocket.close":
                 return "closed", output["code"]
-            message = orjson.loads(output["text"])
-            if message["t"] == "live":
+            if parse(output["text"]).live:
                 return "live", None
     finally:
         await communicator.disconnect()
@@ -382,24 +381,28 @@ async def test_the_session_socket(people: World, role: str) -> None:
     headers = [ORIGIN, HOST] + ([people.cookie(role)] if role != "anonymous" else [])
     tab = WebsocketCommunicator(application, f"/ws/s/{people.session_id}/", headers=headers)
     assert (await tab.connect(timeout=10))[0]
-    await tab.send_json_to({"cursor": len(people.bytes())})
+    await tab.send_json_to(people.hello())
     first = await tab.receive_output(timeout=10)
     if role not in (*WHOLE_READERS, *SCOPED_LINKS):
         assert first["type"] == "websocket.close" and first["code"] == 4404
         return
-    assert orjson.loads(first["text"]) == {"t": "live"}
-    on_b = await asyncio.to_thread(_append, people, "pushed on branch B", "de4f0d3a")
+    while not parse(first["text"]).live:  # what its page missed (nothing), then that it is live
+        first = await tab.receive_output(timeout=10)
     on_a = await asyncio.to_thread(_append, people, "pushed on branch A", LEAF)
+    on_b = await asyncio.to_thread(_append, people, "pushed on branch B", "de4f0d3a")
     if role == "snapshot_link":
         assert await tab.receive_nothing(timeout=0.5)
     else:
-        received: list[str] = []
-        while not any(on_a in message for message in received):
-            received.append(await tab.receive_from(timeout=10))
-        while role in WHOLE_READERS and not any(on_b in message for message in received):
-            received.append(await tab.receive_from(timeout=10))
+        received: list[Push] = []
+        while not any(on_a in message.entries for message in received):  # where the tab stands
+            received.append(parse(await tab.receive_from(timeout=10)))
+        # A reader of the whole file is told it grew past branch B's line too (its page reflects it).
+        size = str(len(people.bytes()))
+        while role in WHOLE_READERS and not any(message.state.get("cursor") == size for message in received):
+            received.append(parse(await tab.receive_from(timeout=10)))
         if role == "branch_link":
-            assert not any(on_b in message or "branch B" in message for message in received)
+            assert await tab.receive_nothing(timeout=0.5)
+            assert not any(on_b in message.raw or "branch B" in message.raw for message in received)
     await tab.disconnect()
 
 

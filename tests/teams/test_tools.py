@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import re
 
-import orjson
 import pytest
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
+from support.pushes import Push, parse
 from support.teams import LEAF, World
 
 from pitree_web.asgi import application
@@ -65,8 +65,9 @@ async def _tab(world: World, role: str) -> WebsocketCommunicator:
         application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie(role)]
     )
     assert (await tab.connect(timeout=10))[0]
-    await tab.send_json_to({"cursor": len(world.bytes())})
-    assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+    await tab.send_json_to(world.hello())
+    while not parse(await tab.receive_from(timeout=10)).live:
+        pass
     return tab
 
 
@@ -86,16 +87,12 @@ async def test_pushes_offer_each_tab_its_reader_s_tools(world: World) -> None:
         session_group(world.session_id), {"type": "reply.progress", "reply": "r1", "parent": answer, "text": "more"}
     )
     for role, tab in tabs.items():
-        received: list[str] = []
-        while not (
-            any('"t":"reply"' in message for message in received)
-            and any(message.startswith('{"t":"batch"') and answer in message for message in received)
-        ):
-            received.append(await tab.receive_from(timeout=10))
-        batches = [orjson.loads(m) for m in received if m.startswith('{"t":"batch"')]
-        html = "".join(entry["html"] for batch in batches for entry in batch["entries"])
+        received: list[Push] = []
+        while not (any(m.placeholders for m in received) and any(answer in m.entries for m in received)):
+            received.append(parse(await tab.receive_from(timeout=10)))
+        html = "".join(m.raw for m in received if m.entries)
         assert answer in html and _tools(html) == OFFERED[role], role
-        reply = next(orjson.loads(m)["html"] for m in received if '"t":"reply"' in m)
+        reply = next(m.raw for m in received if m.placeholders)
         assert ("reply-stop" in reply) is OFFERED[role][0], role
         await tab.disconnect()
 
