@@ -182,7 +182,7 @@ async def test_a_crowd_of_tabs_opening_at_once_all_go_live_with_redis(sessions, 
     path = sessions.copy(LINEAR)
     sid = sessions.id(LINEAR)
     server = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
-    tabs = await asyncio.gather(*(open_tab(server, sid, sessions.size(path)) for _ in range(60)))
+    tabs = await asyncio.gather(*(open_tab(server, sid, sessions.size(path), "db26dc72") for _ in range(60)))
     try:
         written = sessions.append(path, "to everyone")
         for socket, seen in tabs:
