@@ -770,6 +770,9 @@
     area.setAttribute("readonly", "");
     area.className = "visually-hidden";
     document.body.append(area);
+    // Selected in a task of its own: a text known at once (a kept one), selected in the click's own
+    // task right after the box was added, left Chromium's copy command with nothing to copy.
+    await new Promise((resolve) => setTimeout(resolve));
     area.select();
     let copied = false;
     try {
