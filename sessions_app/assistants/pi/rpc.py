@@ -17,6 +17,7 @@ import ctypes
 import itertools
 import logging
 import os
+import secrets
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ import orjson
 log = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
+RUN_VARIABLE = "PITREE_PI_RUN"  # in pi's environment, and so in its tools': which pi started a process
 READ_CHUNK = 1 << 16
 STDERR_LINE = 4000  # characters of one stderr line kept for the log
 _ids = itertools.count(1)
@@ -65,7 +67,8 @@ class PiProcess:
         on_exit: Callable[[int], None],
         name: str,
     ) -> None:
-        self.argv, self.cwd, self.env, self.name = list(argv), cwd, dict(env), name
+        self.argv, self.cwd, self.name = list(argv), cwd, name
+        self.env = {**env, RUN_VARIABLE: secrets.token_hex(12)}
         self._on_record, self._on_exit = on_record, on_exit
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -155,6 +158,14 @@ class PiProcess:
                 return
         await self.exited.wait()
 
+    def _end_leftovers(self) -> None:
+        """What pi started and left behind when it ended (a tool's command, when pi itself was killed)
+        goes too. pi runs its tools' commands in sessions of their own, which do not end with pi's
+        group; but they inherit ``RUN_VARIABLE``, whose value is this process's alone."""
+        for pid in _processes_with(RUN_VARIABLE, self.env[RUN_VARIABLE]):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
     def kill(self) -> None:
         """SIGKILL pi's whole group at once (a pi that no longer answers)."""
         self._signal(signal.SIGKILL)
@@ -180,6 +191,7 @@ class PiProcess:
                     self._take(line)
         finally:
             code = await process.wait()
+            await asyncio.to_thread(self._end_leftovers)
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(*self._tasks[1:], return_exceptions=True)
             self.exited.set()
@@ -229,3 +241,23 @@ class PiProcess:
         text = line.decode("utf-8", "replace").rstrip()
         if text:
             log.info("pi (%s): %s", self.name, text[:STDERR_LINE])
+
+
+def _processes_with(variable: str, value: str) -> list[int]:
+    """The processes of this user whose environment, as they started, holds ``variable=value`` (Linux)."""
+    wanted = f"{variable}={value}".encode()
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc here
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as environ:
+                if wanted in environ.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:  # gone meanwhile, or another user's
+            continue
+    return found
