@@ -37,6 +37,7 @@ import orjson
 from django.core.exceptions import PermissionDenied
 
 from ..display.tools import FORK, SIBLING, WRITE
+from ..services import pi
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
 from ..sessionfiles.store import AT_LEAF, Parent, SessionFile, feed_file, reopen_regular
@@ -128,7 +129,8 @@ class SessionView(SessionFile):
                 raise _outside(self._part.scope)
             return planned
 
-        written = self.full._append(within_view, position_then=position_then, entry_id=entry_id)
+        with pi.writing(self.full.path):  # never among the lines of pi's turn
+            written = self.full._append(within_view, position_then=position_then, entry_id=entry_id)
         self.index = self._current()
         if written is not None and self.author is not None and not self.author.unrestricted:
             record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)

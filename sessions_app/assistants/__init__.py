@@ -1,4 +1,5 @@
-"""Who writes the assistant's replies: the offline responder or an OpenAI-compatible server.
+"""Who writes the assistant's replies: the offline responder or an OpenAI-compatible server; or pi itself,
+which writes its own (``pi/``).
 (Selection lives here: a ``select.py`` next to scripts would shadow the standard library's module.)
 """
 
@@ -18,8 +19,12 @@ def get_assistant() -> Assistant:
     choice = settings.PITREE_ASSISTANT
     if choice == "offline":
         return OfflineAssistant(delay=settings.PITREE_OFFLINE_DELAY)
+    if choice == "pi":
+        from .pi.assistant import PiAssistant
+
+        return PiAssistant()
     if choice != "openai":
-        raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline' or 'openai'")
+        raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline', 'openai' or 'pi'")
     # Imported here, not above: the SDK takes tens of milliseconds and pydantic to import, a cost every
     # command and server process would pay at start-up, even those that never talk to a model.
     from .openai_compat import OpenAICompatAssistant  # noqa: PLC0415

@@ -35,6 +35,7 @@ from ..forms import (
 )
 from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
 from ..partials.transcript import transcript_context
+from ..services import pi
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
@@ -43,6 +44,7 @@ from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
 from ..transfer.downloads import download_name
+from . import pi as pi_views
 from .responses import form_error, is_htmx
 
 
@@ -228,6 +230,8 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     (asked of an OpenAI-compatible server, so this view is async) and what the branch is set to."""
     if request.method != "GET":
         return HttpResponse(status=405, headers={"Allow": "GET"})
+    if pi.enabled():
+        return await pi_views.composer_settings(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id)
     form = PositionForm(request.GET)
     if not form.is_valid():

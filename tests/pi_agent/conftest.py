@@ -73,13 +73,6 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sessions_dir(tmp_path: Path) -> Path:
-    folder = tmp_path / "sessions"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def session(sessions_dir: Path, workspace: Path) -> SessionFile:
     """A new session (header only) whose cwd is the workspace."""
     clear_cache()

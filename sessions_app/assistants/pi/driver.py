@@ -82,7 +82,8 @@ class PiSettings:
 
 class PiDriver:
     """pi for one session file. ``listeners`` get every record pi prints that is not an answer to a
-    command of ours (its events, in order), and pitree's own ``pitree_*`` records: ``pitree_exit``
+    command of ours (its events, in order), and pitree's own ``pitree_*`` records: ``pitree_start``
+    (``pid``: pi runs and answers), ``pitree_exit``
     (``code``, ``turn``: whether pi was working, ``asked``: whether pitree stopped it),
     ``pitree_silent`` (``seconds`` without news mid-turn)."""
 
@@ -315,6 +316,7 @@ class PiDriver:
             process.kill()
             await self._wait_exit_handled()
             raise PiFailed("pi did not start (the server's log says why).") from error
+        self._publish({"type": "pitree_start", "pid": process.pid})
         return process
 
     async def _ask(self, process: PiProcess, command: dict[str, Any]) -> Any:

@@ -1,0 +1,153 @@
+"""pi through the web app (``PITREE_ASSISTANT=pi``): a message sent from a page is answered by a real pi
+1.6.0, which writes the file; Stop reaches it; pitree's own writes wait for its turn; its output is text;
+it runs only where the operator allows and for those who may write the session's folder.
+
+Requests go through the async test client, so that every request of a test runs on its event loop,
+as every request of one daphne process does (a process's pi drivers belong to its loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.fake_openai import FakeOpenAI, call_tool, hang, say, scripted
+from support.pi_agent import agent_environment
+
+from sessions_app.services import pi
+from sessions_app.services.lookup import _catalog_for
+from sessions_app.sessionfiles.store import SessionFile, clear_cache
+
+HTMX = {"headers": {"HX-Request": "true"}}
+
+
+@pytest.fixture
+async def pi_on(settings, tmp_path: Path, fake: FakeOpenAI, workspace: Path, monkeypatch) -> AsyncIterator[None]:
+    """pi is the assistant, may work in the workspace, and is configured with the fake's agent folder."""
+    settings.PITREE_ASSISTANT = "pi"
+    settings.PITREE_PI_ROOTS = [workspace]
+    settings.PITREE_FSYNC = False
+    for name, value in agent_environment(tmp_path, fake).items():
+        if name.startswith("PI_"):  # the server keeps its HOME (where pi is installed)
+            monkeypatch.setenv(name, value)
+    clear_cache()
+    _catalog_for.cache_clear()
+    yield
+    await pi.registry().stop_all()
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
+def _texts(path: Path) -> list[tuple[str, str]]:
+    found = []
+    for line in _lines(path)[1:]:
+        message = line.get("message")
+        if line["type"] == "message" and message["role"] in ("user", "assistant"):
+            content = message["content"]
+            text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+            found.append((message["role"], text))
+    return found
+
+
+async def test_a_message_from_the_page_is_answered_by_pi(async_client, pi_on, session, fake) -> None:
+    fake.respond = say("Answered by pi.")
+    response = await async_client.post(f"/s/{session.session_id}/send/", {"text": "Hello pi", "parent": ""}, **HTMX)
+    assert response.status_code == 200
+    assert _texts(session.path) == [("user", "Hello pi"), ("assistant", "Answered by pi.")]
+    answer = SessionFile(session.path).leaf_id
+    assert response["HX-Push-Url"] == f"/s/{session.session_id}/e/{answer}/"
+    assert "Answered by pi." in response.content.decode()
+
+
+async def test_pis_output_is_shown_as_text(async_client, pi_on, session, fake) -> None:
+    hostile = '<script>alert("pi")</script><img src=x onerror=alert(1)>'
+    fake.respond = scripted(call_tool("bash", {"command": f"printf '%s' '{hostile}'"}), say(hostile))
+    response = await async_client.post(f"/s/{session.session_id}/send/", {"text": "Be hostile", "parent": ""}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert" in html
+
+
+async def test_stop_reaches_pi_mid_tool_and_the_send_ends(async_client, pi_on, session, workspace, fake) -> None:
+    fake.respond = scripted(call_tool("bash", {"command": "echo started; sleep 30"}), say("never"))
+    url = f"/s/{session.session_id}/"
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Run", "parent": ""}, **HTMX))
+    await _until(lambda: any(line.get("message", {}).get("stopReason") == "toolUse" for line in _lines(session.path)))
+    await asyncio.sleep(0.5)  # the command is running
+
+    stopped = await async_client.post(url + "stop/", {"reply": "pi"}, **HTMX)
+    assert stopped.status_code == 204
+    answered = await asyncio.wait_for(sending, 30)
+    assert answered.status_code == 200
+    again = await async_client.post(url + "stop/", {"reply": "pi"}, **HTMX)
+    assert again.status_code == 409 and "not working" in again.content.decode()
+
+
+async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(async_client, pi_on, session, fake) -> None:
+    fake.respond = scripted(say("First."), hang())
+    url = f"/s/{session.session_id}/"
+    await async_client.post(url + "send/", {"text": "One", "parent": ""}, **HTMX)
+    first = SessionFile(session.path).leaf_id
+    assert first is not None
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Two", "parent": first}, **HTMX))
+    await _until(lambda: ("user", "Two") in _texts(session.path))
+    size = session.path.stat().st_size
+
+    labelled = await async_client.post(url + "label/", {"entry": first, "label": "mine", "at": first}, **HTMX)
+    assert labelled.status_code == 409 and "pi is working" in labelled.content.decode()
+    moved = await async_client.post(url + "navigate/", {"to": first, "at": first}, **HTMX)
+    assert moved.status_code == 200
+    busy = await async_client.post(url + "send/", {"text": "Three", "parent": first, "branch": "1"}, **HTMX)
+    assert busy.status_code == 409 and "steer" in busy.content.decode()
+    assert session.path.stat().st_size == size  # nothing of pitree's among pi's lines
+
+    queued = await async_client.post(url + "send/", {"text": "And this", "parent": first, "queue": "follow_up"}, **HTMX)
+    assert queued.status_code == 202
+    await async_client.post(url + "stop/", {"reply": "pi"}, **HTMX)
+    assert (await asyncio.wait_for(sending, 30)).status_code == 200
+
+
+async def test_pi_works_only_in_the_folders_the_operator_allows(async_client, pi_on, settings, session, tmp_path) -> None:
+    settings.PITREE_PI_ROOTS = [tmp_path / "elsewhere"]
+    response = await async_client.post(f"/s/{session.session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
+    assert response.status_code == 409 and "PITREE_PI_ROOTS" in response.content.decode()
+    settings.PITREE_PI_ROOTS = []
+    response = await async_client.post(f"/s/{session.session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
+    assert response.status_code == 409
+    assert _texts(session.path) == []
+
+
+async def test_a_working_folder_that_does_not_exist_is_refused(async_client, pi_on, sessions_dir, tmp_path) -> None:
+    from sessions_app.sessionfiles.fork import create_session
+
+    gone = create_session(sessions_dir, str(tmp_path / "workspace" / "gone"), fsync=False)
+    response = await async_client.post(f"/s/{gone.session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
+    assert response.status_code == 409 and "does not exist" in response.content.decode()
+
+
+async def test_pis_models_are_offered_and_set_through_pi(async_client, pi_on, session, fake) -> None:
+    fake.respond = say("ok")
+    url = f"/s/{session.session_id}/"
+    pickers = await async_client.get(url + "settings/")
+    assert pickers.status_code == 200 and "fake/fake-model" in pickers.content.decode()
+
+    changed = await async_client.post(url + "thinking/", {"level": "high", "at": ""}, **HTMX)
+    assert changed.status_code == 200
+    chosen = await async_client.post(url + "model/", {"model": "fake/fake-model", "at": ""}, **HTMX)
+    assert chosen.status_code == 200
+    kinds = [line["type"] for line in _lines(session.path)[1:]]
+    assert "thinking_level_change" in kinds  # written by pi
+    missing = await async_client.post(url + "model/", {"model": "fake/none", "at": ""}, **HTMX)
+    assert missing.status_code == 422
+
+
+async def _until(check, timeout: float = 60.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.05)
