@@ -89,7 +89,9 @@ async def test_stop_reaches_pi_mid_tool_and_the_send_ends(async_client, pi_on, s
     assert again.status_code == 409 and "not working" in again.content.decode()
 
 
-async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(async_client, pi_on, session, fake) -> None:
+async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(
+    async_client, pi_on, session, fake
+) -> None:
     fake.respond = scripted(say("First."), hang())
     url = f"/s/{session.session_id}/"
     await async_client.post(url + "send/", {"text": "One", "parent": ""}, **HTMX)
@@ -113,7 +115,9 @@ async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(as
     assert (await asyncio.wait_for(sending, 30)).status_code == 200
 
 
-async def test_pi_works_only_in_the_folders_the_operator_allows(async_client, pi_on, settings, session, tmp_path) -> None:
+async def test_pi_works_only_in_the_folders_the_operator_allows(
+    async_client, pi_on, settings, session, tmp_path
+) -> None:
     settings.PITREE_PI_ROOTS = [tmp_path / "elsewhere"]
     response = await async_client.post(f"/s/{session.session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
     assert response.status_code == 409 and "PITREE_PI_ROOTS" in response.content.decode()
