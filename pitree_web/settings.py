@@ -260,12 +260,15 @@ LOGGING = {
     "handlers": {
         "console": {"class": "logging.StreamHandler"},
         "refusals": {"class": "logging.StreamHandler", "filters": ["refusal"], "formatter": "server"},
+        "server": {"class": "logging.StreamHandler", "formatter": "server"},
     },
     "loggers": {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.security": {"handlers": ["refusals"], "level": "WARNING", "propagate": False},
         # django-axes names each successful sign-in's path at INFO: a one-time link's is its token.
         "axes": {"level": "WARNING"},
+        # pi (PITREE_ASSISTANT=pi): its stderr, line by line, and its starts and ends, in the server's log.
+        "sessions_app.assistants.pi": {"handlers": ["server"], "level": "INFO"},
     },
 }
 

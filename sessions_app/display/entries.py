@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import clip, content_text, dump_json, one_line
+from ..sessionfiles.entries import CONTINUE_TYPE, clip, content_text, dump_json, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .markdown import markdown_text
@@ -184,7 +184,8 @@ def entry_kind(entry: dict[str, Any]) -> str:
     }:
         return str(kind)
     if kind == "custom":
-        return "custom_state"  # extension state, not the ``custom`` message role
+        # Extension state, not the ``custom`` message role; pitree's own says only where pi continued.
+        return "hidden" if entry.get("customType") == CONTINUE_TYPE else "custom_state"
     return "unknown"
 
 

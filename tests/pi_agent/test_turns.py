@@ -7,7 +7,7 @@ from typing import Any
 
 from support.fake_openai import call_tool, completions, refuse, say, scripted
 
-from sessions_app.assistants.pi.driver import CONTINUE_TYPE
+from sessions_app.sessionfiles.entries import CONTINUE_TYPE
 from sessions_app.sessionfiles.store import SessionFile
 
 

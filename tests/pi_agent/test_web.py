@@ -155,3 +155,24 @@ async def _until(check, timeout: float = 60.0) -> None:
     async with asyncio.timeout(timeout):
         while not check():
             await asyncio.sleep(0.05)
+
+
+async def test_a_move_in_the_browser_then_a_message_continues_there_in_both_readings(
+    async_client, pi_on, session, fake, read_alike
+) -> None:
+    fake.respond = scripted(say("A1"), say("A2"), say("A3"))
+    url = f"/s/{session.session_id}/"
+    await async_client.post(url + "send/", {"text": "Q1", "parent": ""}, **HTMX)
+    first = SessionFile(session.path).leaf_id
+    await async_client.post(url + "send/", {"text": "Q2", "parent": first}, **HTMX)
+    moved = await async_client.post(url + "navigate/", {"to": first, "at": SessionFile(session.path).leaf_id}, **HTMX)
+    assert moved.status_code == 200
+    assert _lines(session.path)[-1]["type"] == "leaf"  # the move is pitree's own line, which pi does not know
+
+    page = await async_client.post(url + "send/", {"text": "Q3", "parent": first}, **HTMX)
+    assert page.status_code == 200
+    read = read_alike(session.path)
+    texts = [e["message"] for e in read.entries(read.path_rows()) if e["type"] == "message"]
+    said = [m["content"] if isinstance(m["content"], str) else m["content"][0].get("text") for m in texts]
+    assert [text for text in said if text] == ["Q1", "A1", "Q3", "A3"]
+    assert "pitree/continue" in session.path.read_text() and "pitree/continue" not in page.content.decode()

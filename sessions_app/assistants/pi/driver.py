@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...sessionfiles.entries import Draft
+from ...sessionfiles.entries import continue_here
 from ...sessionfiles.errors import SessionError
 from ...sessionfiles.store import SessionFile
 from .locks import Drivers, Held, Turns, lock_key
@@ -36,7 +36,6 @@ from .rpc import PiExited, PiProcess, PiRefused
 
 log = logging.getLogger(__name__)
 
-CONTINUE_TYPE = "pitree/continue"
 Listener = Callable[[dict[str, Any]], None]
 
 
@@ -275,7 +274,7 @@ class PiDriver:
         last = index.ids[len(index) - 1] if len(index) else None
         if last == at and _ends_whole(self.path):
             return last, False
-        written = session.append(Draft("custom", {"customType": CONTINUE_TYPE}), at)
+        written = session.append(continue_here(), at)
         return str(written["id"]), True
 
     async def _knows(self, process: PiProcess, last: str | None) -> bool:
@@ -316,6 +315,7 @@ class PiDriver:
             process.kill()
             await self._wait_exit_handled()
             raise PiFailed("pi did not start (the server's log says why).") from error
+        log.info("pi (%s) started, process %s, in %s", self.name, process.pid, self.cwd)
         self._publish({"type": "pitree_start", "pid": process.pid})
         return process
 
@@ -350,7 +350,9 @@ class PiDriver:
 
     def _on_exit(self, code: int) -> None:
         turn = self.busy
-        if not self._stopping:
+        if self._stopping:
+            log.info("pi (%s) stopped", self.name)
+        else:
             log.warning("pi (%s) ended with status %s%s", self.name, code, " during a turn" if turn else "")
         self._process, self._loaded = None, False
         self._end_turn(aborted=True)
