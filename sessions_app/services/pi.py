@@ -30,7 +30,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 
 from ..assistants.pi.command import PiUnavailable, pi_command, pi_environment
-from ..assistants.pi.driver import PiBusy, PiDriver, PiElsewhere, PiFailed, PiIdle, PiSettings
+from ..assistants.pi.driver import ENDED, PiBusy, PiDriver, PiElsewhere, PiFailed, PiIdle, PiSettings
 from ..assistants.pi.locks import Drivers, FileDrivers, PiWorking, RedisDrivers, Turns, lock_key, locks_folder
 from ..channel_layer.calls import Inbox, call
 from ..sessionfiles.errors import SessionError
@@ -43,7 +43,7 @@ HEARTBEAT = 5.0  # seconds between the holder's words while a forwarded message 
 HEARTBEAT_LOST = 20.0  # seconds without a word after which an asker gives up
 SHUTDOWN_GRACE = 1.0
 
-__all__ = ["PiBusy", "PiFailed", "PiIdle", "PiNotAllowed", "PiWorking"]
+__all__ = ["ENDED", "PiBusy", "PiFailed", "PiIdle", "PiNotAllowed", "PiWorking"]
 
 
 class PiNotAllowed(SessionError):
@@ -188,9 +188,10 @@ def _spawn(work: Awaitable[Any]) -> None:
 # ---------------------------------------------------------------------------------- what views ask
 
 
-async def answer(session: SessionFile, text: str, at: str | None) -> bool:
-    """pi answers ``text`` under entry ``at``; returns once its turn has ended (True: stopped)."""
-    return bool(await _run(session, "answer", {"text": text, "at": at}))
+async def answer(session: SessionFile, text: str, at: str | None) -> str:
+    """pi answers ``text`` under entry ``at``; returns once its turn has ended, how it ended (``DONE``,
+    ``ABORTED``, ``ENDED``: pi itself ended before it was done)."""
+    return str(await _run(session, "answer", {"text": text, "at": at}))
 
 
 async def queue(session: SessionFile, kind: str, text: str) -> str:

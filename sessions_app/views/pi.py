@@ -156,7 +156,13 @@ def _question_of(session: SessionView, answer_id: str) -> tuple[str, str | None]
 
 
 async def _answered(request: HttpRequest, session: SessionView, text: str, at: str | None) -> HttpResponse:
-    await pi.answer(session, text, at)
+    if await pi.answer(session, text, at) == pi.ENDED:
+        return form_error(
+            request,
+            "pi ended before it was done (the server's log says why). What it wrote is kept; a new message"
+            " starts it again.",
+            status=502,
+        )
     return await _moved_below(request, session, at)
 
 

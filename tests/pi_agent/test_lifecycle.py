@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.fake_openai import call_tool, completions, hang, say, scripted
 
-from sessions_app.assistants.pi.driver import PiBusy, PiElsewhere, PiIdle
+from sessions_app.assistants.pi.driver import ABORTED, ENDED, PiBusy, PiElsewhere, PiIdle
 from sessions_app.assistants.pi.locks import FileDrivers, PiWorking, Turns, lock_key, locks_folder
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -58,7 +58,7 @@ async def test_stop_in_the_middle_of_a_tool_run_ends_the_command_and_pi_settles(
     tool_pid = int((workspace / "pid.txt").read_text())
 
     assert await driver.abort() is True
-    assert await driver.settled() is True
+    assert await driver.settled() == ABORTED
     assert await _gone(tool_pid)
     assert not (workspace / "finished.txt").exists()
     assert driver.running and not driver.busy  # pi itself goes on, ready for the next message
@@ -76,7 +76,7 @@ async def test_stop_while_the_model_hangs(session, make_driver, recorder, fake, 
     await heard.wait_for(lambda r: r["type"] == "message_update" and r["assistantMessageEvent"].get("delta"))
 
     await driver.abort()
-    assert await driver.settled() is True
+    assert await driver.settled() == ABORTED
     read = read_alike(session.path)
     assert _roles(session.path) == [("user", None), ("assistant", "aborted")]
     assert "Part of an ans" in str(read.entry(read.leaf_id))
@@ -108,7 +108,7 @@ async def test_pi_killed_mid_turn_is_reported_the_file_stays_whole_and_the_next_
     os.kill(first_pi, signal.SIGKILL)
     exit_record = await heard.wait_for(lambda r: r["type"] == "pitree_exit")
     assert exit_record == {"type": "pitree_exit", "code": -signal.SIGKILL, "turn": True, "asked": False}
-    assert await driver.settled() is True
+    assert await driver.settled() == ENDED
     assert not driver.running and not driver.busy
     assert await _gone(tool_pid)  # what pi had started went with it
     assert session.path.read_bytes().startswith(written)  # nothing written was lost
@@ -233,6 +233,6 @@ async def test_a_pi_that_does_not_answer_stop_is_ended(session, make_driver, rec
     os.kill(pid, signal.SIGSTOP)  # frozen: it can neither abort nor answer
 
     await driver.abort()
-    assert await driver.settled() is True
+    assert await driver.settled() == ENDED
     assert await _gone(pid)
     assert heard.of("pitree_exit")[-1]["turn"] is True

@@ -7,6 +7,7 @@ from typing import Any
 
 from support.fake_openai import call_tool, completions, refuse, say, scripted
 
+from sessions_app.assistants.pi.driver import DONE
 from sessions_app.sessionfiles.entries import CONTINUE_TYPE
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -31,7 +32,7 @@ async def test_a_text_answer_is_written_by_pi_and_read_alike(session, make_drive
     heard = recorder(driver)
 
     assert await driver.prompt("Hi pi", at=None) == "started"
-    assert await driver.settled() is False
+    assert await driver.settled() == DONE
 
     read = read_alike(session.path)
     assert [(m["role"], _text(m)) for m in _messages(read)] == [

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -176,3 +178,21 @@ async def test_a_move_in_the_browser_then_a_message_continues_there_in_both_read
     said = [m["content"] if isinstance(m["content"], str) else m["content"][0].get("text") for m in texts]
     assert [text for text in said if text] == ["Q1", "A1", "Q3", "A3"]
     assert "pitree/continue" in session.path.read_text() and "pitree/continue" not in page.content.decode()
+
+
+async def test_pi_killed_mid_turn_is_reported_to_the_sender_and_the_next_message_starts_a_new_pi(
+    async_client, pi_on, session, fake
+) -> None:
+    fake.respond = scripted(call_tool("bash", {"command": "echo started; sleep 30"}), say("A new pi answers."))
+    url = f"/s/{session.session_id}/"
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Run", "parent": ""}, **HTMX))
+    await _until(lambda: any(line.get("message", {}).get("stopReason") == "toolUse" for line in _lines(session.path)))
+    (driver,) = pi.registry().drivers.values()
+    assert driver.pid is not None
+    os.kill(driver.pid, signal.SIGKILL)
+
+    ended = await asyncio.wait_for(sending, 30)
+    assert ended.status_code == 502 and "pi ended before it was done" in ended.content.decode()
+    last = SessionFile(session.path).leaf_id
+    again = await async_client.post(url + "send/", {"text": "Again", "parent": last}, **HTMX)
+    assert again.status_code == 200 and "A new pi answers." in again.content.decode()

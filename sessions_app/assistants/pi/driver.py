@@ -37,6 +37,7 @@ from .rpc import PiExited, PiProcess, PiRefused
 log = logging.getLogger(__name__)
 
 Listener = Callable[[dict[str, Any]], None]
+DONE, ABORTED, ENDED = "done", "aborted", "ended"  # how a turn ended (``PiDriver.settled``)
 
 
 class PiFailed(SessionError):
@@ -99,7 +100,7 @@ class PiDriver:
         self._held: Held | None = None
         self._loaded = False  # pi has the file loaded (switch_session), as of its last load
         self._turn: int | None = None  # the turn lock's descriptor while pi may write
-        self._settled: asyncio.Future[bool] | None = None  # a running turn's end (True: aborted)
+        self._settled: asyncio.Future[str] | None = None  # a running turn's end (``Ending``)
         self._abort_asked = False
         self._stopping = False
         self._last_news = time.monotonic()
@@ -123,11 +124,12 @@ class PiDriver:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    async def settled(self) -> bool:
-        """Wait until pi is not working; True when its last turn ended aborted (or with pi)."""
+    async def settled(self) -> str:
+        """Wait until pi is not working; how its last turn ended: ``DONE``, ``ABORTED`` (stopped, or it
+        failed before it began) or ``ENDED`` (pi itself ended: crashed, or killed)."""
         while self._settled is not None and not self._settled.done():
             await asyncio.shield(self._settled)
-        return bool(self._settled.result()) if self._settled is not None else False
+        return self._settled.result() if self._settled is not None else DONE
 
     # ------------------------------------------------------------------ commands
 
@@ -239,15 +241,15 @@ class PiDriver:
                     self._last_news = time.monotonic()
                 answer = await process.ask(command)
             except BaseException:
-                self._end_turn(aborted=True)
+                self._end_turn(ABORTED)
                 raise
         try:
             data = await self._answer(answer, wait)
         except BaseException:
-            self._end_turn(aborted=True)
+            self._end_turn(ABORTED)
             raise
         if not turn or (isinstance(data, dict) and data.get("disposition") == "handled"):
-            self._end_turn(aborted=False)
+            self._end_turn(DONE)
         else:
             self._watch(self._watch_silence())
             if self._abort_asked:
@@ -339,7 +341,7 @@ class PiDriver:
         self._last_news = time.monotonic()
         kind = record.get("type")
         if kind == "agent_settled":
-            self._end_turn(aborted=bool(record.get("aborted")))
+            self._end_turn(ABORTED if record.get("aborted") else DONE)
         elif kind == "extension_ui_request" and record.get("method") in ("select", "confirm", "input", "editor"):
             # pitree shows no extension dialogs: answered as dismissed, so pi does not wait forever.
             answer = {"type": "extension_ui_response", "id": record.get("id"), "cancelled": True}
@@ -355,7 +357,7 @@ class PiDriver:
         else:
             log.warning("pi (%s) ended with status %s%s", self.name, code, " during a turn" if turn else "")
         self._process, self._loaded = None, False
-        self._end_turn(aborted=True)
+        self._end_turn(ENDED)
         self._cancel_idle_timer()
         held, self._held = self._held, None
         if self._lease_watch is not None:
@@ -371,13 +373,13 @@ class PiDriver:
             except Exception:
                 log.exception("pi (%s): a listener failed", self.name)
 
-    def _end_turn(self, *, aborted: bool) -> None:
+    def _end_turn(self, ending: str) -> None:
         turn, self._turn = self._turn, None
         if turn is not None:
             self._turns.end(turn)
         settled = self._settled
         if settled is not None and not settled.done():
-            settled.set_result(aborted)
+            settled.set_result(ending)
         if turn is not None and self._process is not None and not self._stopping:
             self._arm_idle_timer()
 
