@@ -11,15 +11,15 @@ import binascii
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import Any
 
-import orjson
-
 from ..sessionfiles import tree
-from ..sessionfiles.entries import CONTINUE_TYPE, clip, content_text, dump_json, one_line
+from ..sessionfiles.entries import CONTINUE_TYPE, clip, content_text, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .markdown import markdown_text
+from .toolcalls import Call, Output, describe_call, describe_output, pretty
 
 # Blocks bigger than this are folded and fetched only when opened.
 LAZY_BLOCK_CHARS = 4000
@@ -45,7 +45,16 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 _SILENT_TYPES = frozenset({"label", "leaf", "usage"})
 # Bookkeeping: shown as a slim line, not as a message card.
 MARKER_KINDS = frozenset(
-    {"model_change", "thinking_level_change", "session_info", "context_edit", "custom_state", "compaction", "silent"}
+    {
+        "model_change",
+        "thinking_level_change",
+        "session_info",
+        "context_edit",
+        "custom_state",
+        "compaction",
+        "silent",
+        "system_prompt",
+    }
 )
 """``silent``: an entry otherwise left out (a label), shown where the path ends in it below a fork."""
 
@@ -67,6 +76,18 @@ class Block:
     index: int = 0  # position in the message content (for lazy fetches)
     head: str = ""  # a message text too large for the page: the start it shows before its fold
     html: str = ""  # its text as Markdown renders it, when the page rendered it already (``budget``)
+    mono: bool = False  # a tool's output: monospace, as written
+    call_arguments: Any = None  # a tool call's arguments as stored
+
+    @cached_property
+    def summary(self) -> str:
+        """A tool call's one-line summary (its fold's title), cheap whatever its arguments' size."""
+        return describe_call(self.name, self.call_arguments, body=False).summary
+
+    @cached_property
+    def call(self) -> Call:
+        """A tool call as its tool means it (what its fold holds, once open)."""
+        return describe_call(self.name, self.call_arguments)
 
     @property
     def shown(self) -> str:
@@ -109,6 +130,8 @@ class EntryView:
     raw: str = ""  # an entry of unknown type (or an extension's state) as JSON
     raw_size: int = 0  # the size of its line, when too large to be in the page: it is left out then
     text_cut: bool = False  # ``text`` is the head of a summary too large for the page
+    call: Call | None = None  # a tool result's call, when found on its branch
+    output: Output | None = None  # a tool result's status, truncation, diff
     html: str = ""  # a summary's ``text`` as Markdown renders it, when the page rendered it (``budget``)
     navigator: Navigator | None = None
     line: tuple[Any, ...] = ()  # which stored line this shows, as its reader sees it (``SessionFile.line_key``)
@@ -170,6 +193,8 @@ def entry_kind(entry: dict[str, Any]) -> str:
         role = message.get("role")
         if role == "custom" and message.get("display") is False:
             return "hidden"
+        if role == "system" and not message.get("content") and isinstance(message.get("sections"), dict):
+            return "system_prompt"  # pi's prompt of a turn, kept in sections: a fold, as its TUI hides it
         known = {"user", "assistant", "toolResult", "bashExecution", "custom", "system"}
         return role if role in known else "unknown"
     if kind == "custom_message":
@@ -206,7 +231,42 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
         line=session.line_key(index.offsets[row], index.lengths[row]),
     )
     _fill(view, entry, index.lengths[row])
+    if view.kind == "toolResult":
+        _tool_result(session, row, view, entry.get("message") or {})
     return view
+
+
+CALL_SEARCH = 32  # entries up a branch in which a tool result looks for the call it answers
+
+
+def _tool_result(session: SessionFile, row: int, view: EntryView, message: dict[str, Any]) -> None:
+    """A tool result with what its call says and what its output and pi's details say; the status line
+    its output ends with ("Command exited with code 2") is said in its title instead."""
+    call = _call_of(session, row, message.get("toolCallId"))
+    if call is not None:
+        view.call = describe_call(_field(call.get("name") or "tool"), call.get("arguments"), body=False)
+    text = "".join(b.text for b in view.blocks if b.kind == "text" and not b.lazy)
+    view.output = describe_output(view.call, text, message.get("details"))
+    said = text[len(view.output.text) :]
+    last = view.blocks[-1] if view.blocks else None
+    if said and last is not None and last.kind == "text" and not last.lazy and last.text.endswith(said):
+        last.text = last.text[: len(last.text) - len(said)]
+
+
+def _call_of(session: SessionFile, row: int, call_id: Any) -> dict[str, Any] | None:
+    """The tool call a result answers: in the nearest assistant message up its branch (parallel calls'
+    results hang one under the other below it), within ``CALL_SEARCH`` entries."""
+    index = session.index
+    for ancestor in islice(tree.ancestors(index, row), 1, CALL_SEARCH):
+        if index.roles[ancestor] != "assistant":
+            continue
+        message = session.entries([ancestor])[0].get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == call_id:
+                return block
+        return None
+    return None
 
 
 def _fill(view: EntryView, entry: dict[str, Any], size: int) -> None:
@@ -262,12 +322,14 @@ def _fill(view: EntryView, entry: dict[str, Any], size: int) -> None:
         view.detail = _field(text) if isinstance(text, str) else ""
     elif kind == "custom_state":
         view.title = _field(entry.get("customType") or "custom")
-    if kind in ("custom_state", "unknown") and size > LAZY_TEXT_CHARS:
+    if kind in ("custom_state", "unknown", "system_prompt") and size > LAZY_TEXT_CHARS:
         view.raw_size = size  # read in its raw line
     elif kind == "custom_state":
-        view.raw = _pretty(entry.get("data"))
+        view.raw = pretty(entry.get("data"))
     elif kind == "unknown":
-        view.raw = _pretty(entry)
+        view.raw = pretty(entry)
+    elif kind == "system_prompt":
+        view.raw = "\n\n".join(part for part in message["sections"].values() if isinstance(part, str))
 
 
 def _field(value: Any) -> str:
@@ -306,7 +368,7 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
             text = str(block.get("thinking") or "")
             blocks.append(Block("thinking", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS))
         elif kind == "toolCall":
-            arguments = _pretty(block.get("arguments"))
+            arguments = pretty(block.get("arguments"))
             blocks.append(
                 Block(
                     "toolCall",
@@ -314,6 +376,7 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
                     arguments=arguments,
                     index=position,
                     lazy=len(arguments) > LAZY_BLOCK_CHARS,
+                    call_arguments=block.get("arguments"),
                 )
             )
         elif kind == "image":
@@ -330,7 +393,7 @@ def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
 
 def _raw_block(block: Any, position: int, name: str) -> Block:
     """A block of a kind not known here, shown as JSON (folded when large, as tool output is)."""
-    text = _pretty(block)
+    text = pretty(block)
     return Block("raw", text=text, name=name, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
 
 
@@ -338,7 +401,7 @@ def _text_block(text: str, position: int, fold_text: bool, room: int) -> Block:
     """A text block: tool output folds whole past ``LAZY_BLOCK_CHARS`` (it is folded anyway); a
     message's text shows its head and folds the rest past the ``room`` left in its message."""
     if fold_text:
-        return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
+        return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS, mono=True)
     if len(text) <= room:
         return Block("text", text=text, index=position)
     return Block("text", text=text, index=position, lazy=True, head=head_of(text))
@@ -366,14 +429,6 @@ def image_data_url(block: dict[str, Any]) -> str:
     except (binascii.Error, ValueError):
         return ""
     return f"data:{mime};base64,{data}"
-
-
-def _pretty(value: Any) -> str:
-    """Indented JSON for a raw view; a value nested deeper than orjson writes is shown compact."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONEncodeError:
-        return dump_json(value).decode()
 
 
 def navigator_for(index: SessionIndex, row: int) -> Navigator | None:

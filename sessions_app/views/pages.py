@@ -187,7 +187,8 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     if message.get("role") == "bashExecution":
         blocks = [Block("raw", text=str(message.get("output") or ""))]
     else:
-        blocks = content_blocks(message.get("content") if message else entry.get("content"))
+        content = message.get("content") if message else entry.get("content")
+        blocks = content_blocks(content, fold_text=message.get("role") == "toolResult")
     found = next((b for b in blocks if b.index == block), None)
     if found is None:
         raise Http404("No such block")

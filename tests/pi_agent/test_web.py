@@ -74,6 +74,9 @@ async def test_pis_output_is_shown_as_text(async_client, pi_on, session, fake) -
     assert response.status_code == 200
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert" in html
+    # The fold of pi's call says what it ran; its output is monospace text.
+    assert "<summary><code>bash</code> $ printf &#x27;%s&#x27; &#x27;&lt;script&gt;" in html
+    assert '<pre class="tool-output" tabindex="0">&lt;script&gt;alert(&quot;pi&quot;)' in html
 
 
 async def test_stop_reaches_pi_mid_tool_and_the_send_ends(async_client, pi_on, session, workspace, fake) -> None:
