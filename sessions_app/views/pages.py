@@ -231,8 +231,6 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     (asked of an OpenAI-compatible server, so this view is async) and what the branch is set to."""
     if request.method != "GET":
         return HttpResponse(status=405, headers={"Allow": "GET"})
-    if pi.enabled():
-        return await pi_views.composer_settings(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id)
     form = PositionForm(request.GET)
     if not form.is_valid():
@@ -240,6 +238,9 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     at = form.cleaned_data["at"]
     position = await asyncio.to_thread(lambda: entry_row(session, at) if at else session.index.leaf_row)
     current = await asyncio.to_thread(branch_settings, session, position)
+    if pi.enabled():
+        context = await pi_views.pickers(session, position, current)
+        return render(request, "sessions_app/partials/_composer_settings.html", context)
     assistant = get_assistant()
     models, problem = await offered_models(assistant)
     chosen = chosen_model(assistant, current.provider, current.model, models)

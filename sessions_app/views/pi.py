@@ -11,15 +11,14 @@ import asyncio
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from ..access.scoped import SessionView, can_write
 from ..access.web import open_session
-from ..display.settings import THINKING_LEVELS, branch_settings
-from ..forms import CompactForm, MessageForm, ModelForm, PositionForm, RegenerateForm, ThinkingForm
+from ..display.settings import THINKING_LEVELS, BranchSettings
+from ..forms import CompactForm, MessageForm, ModelForm, RegenerateForm, ThinkingForm
 from ..services import chat, pi
-from ..services.lookup import entry_row
 from ..sessionfiles.entries import content_text
+from ..sessionfiles.errors import SessionError
 from ..sessionfiles.tree import latest_position_under
 from .responses import form_error, moved_to
 
@@ -72,26 +71,19 @@ async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     return await _moved_below(request, session, at)
 
 
-async def composer_settings(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The composer's pickers: pi's models (``provider/id``, as pi's configuration names them) for
-    those who may have pi work; the branch's model and level for anyone."""
-    session = await asyncio.to_thread(open_session, request, session_id)
-    form = PositionForm(request.GET)
-    if not form.is_valid():
-        return form_error(request, form, status=400)
-    at = form.cleaned_data["at"]
-    position = await asyncio.to_thread(lambda: entry_row(session, at) if at else session.index.leaf_row)
-    current = await asyncio.to_thread(branch_settings, session, position)
+async def pickers(session: SessionView, position: int | None, current: BranchSettings) -> dict[str, Any]:
+    """What the composer's pickers show: pi's models (``provider/id``, as pi's configuration names
+    them) to those who may have pi work; the branch's model and level to anyone."""
     branch_model = f"{current.provider}/{current.model}" if current.model else ""
     models, problem = [], ""
     drives = can_write(session) and session.grant.can_drive
     if drives:
         try:
             models = [_name(model) for model in await pi.models(session)]
-        except pi.SessionError as error:
+        except SessionError as error:
             problem = f"pi's models could not be listed: {error}"
     chosen = branch_model if branch_model in models else (models[0] if models else branch_model)
-    context = {
+    return {
         "session_id": session.session_id,
         "position": session.index.ids[position] if position is not None else "",
         "read_only": not drives,
@@ -103,7 +95,6 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
         "level": current.thinking_level,
         "problem": problem,
     }
-    return render(request, "sessions_app/partials/_composer_settings.html", context)
 
 
 async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:

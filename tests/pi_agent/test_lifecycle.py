@@ -47,15 +47,20 @@ def _roles(session_path: Path) -> list[tuple[str, str | None]]:
 SLOW_TOOL = "echo $$ > pid.txt; echo started; sleep 30; touch finished.txt"
 
 
+async def _in_a_slow_tool(driver, heard, workspace: Path) -> int:
+    """Have pi run ``SLOW_TOOL`` (the model asks for it) until it has started; the command's process id."""
+    await driver.prompt("Run it", at=None)
+    await heard.wait_for(lambda r: r["type"] == "tool_execution_update" and "started" in str(r["partialResult"]))
+    return int((workspace / "pid.txt").read_text())
+
+
 async def test_stop_in_the_middle_of_a_tool_run_ends_the_command_and_pi_settles(
     session, workspace, make_driver, recorder, fake, read_alike
 ):
     fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say("never asked"))
     driver = make_driver(session)
     heard = recorder(driver)
-    await driver.prompt("Run it", at=None)
-    await heard.wait_for(lambda r: r["type"] == "tool_execution_update" and "started" in str(r["partialResult"]))
-    tool_pid = int((workspace / "pid.txt").read_text())
+    tool_pid = await _in_a_slow_tool(driver, heard, workspace)
 
     assert await driver.abort() is True
     assert await driver.settled() == ABORTED
@@ -99,9 +104,8 @@ async def test_pi_killed_mid_turn_is_reported_the_file_stays_whole_and_the_next_
     fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say("After the crash."))
     driver = make_driver(session)
     heard = recorder(driver)
-    await driver.prompt("Run it", at=None)
-    await heard.wait_for(lambda r: r["type"] == "tool_execution_update" and "started" in str(r["partialResult"]))
-    first_pi, tool_pid = driver.pid, int((workspace / "pid.txt").read_text())
+    tool_pid = await _in_a_slow_tool(driver, heard, workspace)
+    first_pi = driver.pid
     assert first_pi is not None
     written = session.path.read_bytes()
 
@@ -210,9 +214,8 @@ async def test_stop_during_a_turn_aborts_and_ends_pi_within_seconds(session, wor
     fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say("never"))
     driver = make_driver(session)
     heard = recorder(driver)
-    await driver.prompt("Run it", at=None)
-    await heard.wait_for(lambda r: r["type"] == "tool_execution_update" and "started" in str(r["partialResult"]))
-    pid, tool_pid = driver.pid, int((workspace / "pid.txt").read_text())
+    tool_pid = await _in_a_slow_tool(driver, heard, workspace)
+    pid = driver.pid
     assert pid is not None
 
     started = time.monotonic()
