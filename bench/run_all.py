@@ -37,6 +37,7 @@ SCRIPTS = [
     "scoped_view",
     "import_throughput",
     "time_travel",
+    "pi_turn",
 ]
 
 

@@ -60,9 +60,12 @@ def pi_group(key: str) -> str:
 
 def allowed_cwd(session: SessionFile) -> Path:
     """The session's working folder, when pi may run there: it exists, and it is one of
-    ``PITREE_PI_ROOTS`` or inside one (by real paths: a link cannot lead out)."""
+    ``PITREE_PI_ROOTS`` or inside one (by real paths: a link cannot lead out); and the file is one
+    pitree would write (not a version 1 or 2 file, not a link out of the sessions folder)."""
     if not enabled():
         raise PiNotAllowed("pi is not this server's assistant (PITREE_ASSISTANT=pi turns it on).")
+    if session.index.read_only or session.outside:  # pi would write what pitree never writes
+        raise PiNotAllowed("This session is read-only here, so pi cannot work in it; fork it to continue.")
     cwd = session.cwd
     if not cwd or not os.path.isabs(cwd):
         raise PiNotAllowed("This session names no working folder, so pi cannot work in it.")

@@ -199,3 +199,16 @@ async def test_pi_killed_mid_turn_is_reported_to_the_sender_and_the_next_message
     last = SessionFile(session.path).leaf_id
     again = await async_client.post(url + "send/", {"text": "Again", "parent": last}, **HTMX)
     assert again.status_code == 200 and "A new pi answers." in again.content.decode()
+
+
+async def test_pi_does_not_work_in_a_read_only_session(async_client, pi_on, sessions_dir) -> None:
+    folder = sessions_dir / "--legacy--"
+    folder.mkdir()
+    samples = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
+    legacy = folder / "2025-01-01T00-00-00-000Z_legacy.jsonl"
+    legacy.write_bytes((samples / "05-legacy-v1.input.jsonl").read_bytes())
+    before = legacy.read_bytes()
+    session_id = json.loads(before.split(b"\n", 1)[0])["id"]
+    response = await async_client.post(f"/s/{session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
+    assert response.status_code == 409 and "read-only" in response.content.decode()
+    assert legacy.read_bytes() == before
