@@ -106,13 +106,13 @@ def test_a_coding_agents_turn_reads_as_pi_shows_it(client, sessions_dir) -> None
 
     calls_html = _article(page, both)
     assert (
-        '<span class="diff__line diff__old">- return 1</span><span class="diff__line diff__new">+ return 0</span>'
+        '<span class="tool-diff__line tool-diff__old">- return 1</span><span class="tool-diff__line tool-diff__new">+ return 0</span>'
         in calls_html
     )
     assert re.search(r'<pre class="tool-file" tabindex="0"><span class="tok-gh"># Notes', calls_html)
 
     edited_html = _article(page, edited)
-    assert '<span class="diff__line diff__new">+  2     return 0</span>' in edited_html  # pi's own diff
+    assert '<span class="tool-diff__line tool-diff__new">+  2     return 0</span>' in edited_html  # pi's own diff
 
     odd_html = _article(page, odd)
     assert _summary(odd_html, "tool-call") == 'deploy {"target":"prod","replicas":3}'
