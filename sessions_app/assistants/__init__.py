@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .base import Assistant, AssistantError, Reply
 from .offline import OfflineAssistant
+from .pi.assistant import PiAssistant
 
 __all__ = ["Assistant", "AssistantError", "OfflineAssistant", "Reply", "get_assistant"]
 
@@ -20,8 +21,6 @@ def get_assistant() -> Assistant:
     if choice == "offline":
         return OfflineAssistant(delay=settings.PITREE_OFFLINE_DELAY)
     if choice == "pi":
-        from .pi.assistant import PiAssistant
-
         return PiAssistant()
     if choice != "openai":
         raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline', 'openai' or 'pi'")

@@ -354,7 +354,7 @@ def _stop_drivers_on_server_shutdown() -> None:
     reactor: Any = sys.modules.get("twisted.internet.reactor")
     if reactor is None or not getattr(reactor, "running", False) or id(reactor) in _hooked:
         return
-    from twisted.internet.defer import Deferred
+    from twisted.internet.defer import Deferred  # noqa: PLC0415 (loaded where daphne runs, not everywhere)
 
     def stop() -> Any:
         return Deferred.fromFuture(asyncio.ensure_future(registry().stop_all()))

@@ -21,6 +21,7 @@ from support.pi_agent import agent_environment
 
 from sessions_app.services import pi
 from sessions_app.services.lookup import _catalog_for
+from sessions_app.sessionfiles.fork import create_session
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 HTMX = {"headers": {"HX-Request": "true"}}
@@ -133,8 +134,6 @@ async def test_pi_works_only_in_the_folders_the_operator_allows(
 
 
 async def test_a_working_folder_that_does_not_exist_is_refused(async_client, pi_on, sessions_dir, tmp_path) -> None:
-    from sessions_app.sessionfiles.fork import create_session
-
     gone = create_session(sessions_dir, str(tmp_path / "workspace" / "gone"), fsync=False)
     response = await async_client.post(f"/s/{gone.session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
     assert response.status_code == 409 and "does not exist" in response.content.decode()

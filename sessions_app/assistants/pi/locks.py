@@ -150,7 +150,7 @@ class RedisDrivers:
         self.url, self.lease = url, lease
 
     async def acquire(self, key: str) -> Held | None:
-        import redis.asyncio as redis  # the [redis] extra; only deployments that set PITREE_REDIS_URL have it
+        import redis.asyncio as redis  # noqa: PLC0415 (the [redis] extra: only deployments with PITREE_REDIS_URL have it)
 
         client = redis.Redis.from_url(self.url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT)
         name, token = f"pitree:pi:{key}", secrets.token_hex(16)
