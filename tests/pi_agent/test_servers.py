@@ -61,6 +61,11 @@ def servers(
 
 def _post(server: Daphne, session_id: str, action: str, fields: dict[str, str]) -> int:
     """A browser's form post: the page for the CSRF token, then the post; the status it got."""
+    return _answer(server, session_id, action, fields)[0]
+
+
+def _answer(server: Daphne, session_id: str, action: str, fields: dict[str, str]) -> tuple[int, str]:
+    """A browser's form post, and what it answered: its status and its body."""
     opener = accounts.signed_in_opener(server.cookie)
     page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
     token = re.search(r'"x-csrftoken": "([^"]+)"', page)
@@ -72,9 +77,9 @@ def _post(server: Daphne, session_id: str, action: str, fields: dict[str, str]) 
     )
     try:
         with opener.open(request, timeout=TIMEOUT) as response:
-            return int(response.status)
+            return int(response.status), response.read().decode()
     except urllib.error.HTTPError as error:
-        return int(error.code)
+        return int(error.code), error.read().decode()
 
 
 def _pis(agent_dir: str) -> set[str]:
@@ -116,6 +121,10 @@ async def test_one_pi_for_two_processes_reached_from_either(servers, session, fa
     sending = asyncio.ensure_future(asyncio.to_thread(_post, first, sid, "send", {"text": "Go", "parent": ""}))
     await _until(lambda: any(line.get("message", {}).get("role") == "user" for line in _lines(path)))
     assert len(_pis(agent_dir)) == 1
+
+    # A message sent to the other process while pi works is refused, as in the process that runs it.
+    busy, said = await asyncio.to_thread(_answer, second, sid, "send", {"text": "Me too", "parent": "", "branch": "1"})
+    assert busy == 409 and "steer" in said
 
     # Stop, sent to the process that does not run pi, reaches it; the first one's send then ends.
     assert await asyncio.to_thread(_post, second, sid, "stop", {"reply": "pi"}) == 204

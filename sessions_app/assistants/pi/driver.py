@@ -230,6 +230,7 @@ class PiDriver:
             if self.busy:
                 raise PiBusy()
             self._cancel_idle_timer()
+            await self._started()  # first: pi may run in another process, whose turn holds the lock below
             try:
                 self._turn = await self._turns.begin(self.key)
             except TimeoutError as error:
