@@ -182,12 +182,6 @@ class PiDriver:
         models = (data or {}).get("models")
         return [model for model in models if isinstance(model, dict)] if isinstance(models, list) else []
 
-    async def state(self) -> dict[str, Any]:
-        async with self._commands:
-            process = await self._started()
-        data = await self._ask(process, {"type": "get_state"})
-        return data if isinstance(data, dict) else {}
-
     async def set_model(self, provider: str, model_id: str, at: str | None) -> dict[str, Any]:
         """pi switches model, and records it (``model_change``) on the branch of ``at``."""
         data = await self._write(at, {"type": "set_model", "provider": provider, "modelId": model_id})
