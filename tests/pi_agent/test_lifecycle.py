@@ -239,3 +239,14 @@ async def test_a_pi_that_does_not_answer_stop_is_ended(session, make_driver, rec
     assert await driver.settled() == ENDED
     assert await _gone(pid)
     assert heard.of("pitree_exit")[-1]["turn"] is True
+
+
+async def test_stop_while_a_message_is_being_set_up_stops_its_turn(session, make_driver, fake) -> None:
+    fake.respond = hang("Never finished")
+    driver = make_driver(session)
+    sending = asyncio.ensure_future(driver.prompt("Say something", at=None))
+    while not driver.busy:  # pi starting, the file being loaded: the prompt not sent yet
+        await asyncio.sleep(0.001)
+    assert await driver.abort() is True
+    await sending
+    assert await asyncio.wait_for(driver.settled(), 30) == ABORTED

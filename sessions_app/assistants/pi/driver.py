@@ -101,8 +101,9 @@ class PiDriver:
         self._loaded = False  # pi has the file loaded (switch_session), as of its last load
         self._size_then = -1  # the file's size when pi's last command ended (-1: not known)
         self._turn: int | None = None  # the turn lock's descriptor while pi may write
-        self._settled: asyncio.Future[str] | None = None  # a running turn's end (``Ending``)
-        self._abort_asked = False
+        self._settled: asyncio.Future[str] | None = None  # how a running turn ended: DONE, ABORTED, ENDED
+        self._accepted = False  # pi has answered the command that began the turn
+        self._abort_asked = False  # Stop came before that answer: pi is stopped once it answers
         self._stopping = False
         self._last_news = time.monotonic()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -118,7 +119,7 @@ class PiDriver:
 
     @property
     def busy(self) -> bool:
-        """pi may be writing the file (a turn, a command that writes, starting up on it)."""
+        """pi may be writing the file (a turn, or a command that writes, being set up or running)."""
         return self._turn is not None
 
     @property
@@ -164,7 +165,7 @@ class PiDriver:
         if not self.busy:
             return False
         process = self._process
-        if process is None:  # still starting: aborted as soon as its prompt is accepted
+        if process is None or not self._accepted:  # still being set up: aborted once its prompt is accepted
             self._abort_asked = True
             return True
         try:
@@ -229,12 +230,13 @@ class PiDriver:
                 self._turn = await self._turns.begin(self.key)
             except TimeoutError as error:
                 raise PiFailed("pitree's own writes kept this session busy; try again.") from error
+            self._accepted = self._abort_asked = False
             try:
                 process = await self._ready_at(at)
                 if turn:
                     self._settled = asyncio.get_running_loop().create_future()
-                    self._abort_asked = False
                     self._last_news = time.monotonic()
+                self._accepted = not turn  # a command that is no turn is aborted as it runs
                 answer = await process.ask(command)
             except BaseException:
                 self._end_turn(ABORTED)
@@ -244,6 +246,7 @@ class PiDriver:
         except BaseException:
             self._end_turn(ABORTED)
             raise
+        self._accepted = True
         if not turn or (isinstance(data, dict) and data.get("disposition") == "handled"):
             self._end_turn(DONE)
         else:
