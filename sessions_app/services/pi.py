@@ -35,6 +35,7 @@ from ..assistants.pi.locks import Drivers, FileDrivers, PiWorking, RedisDrivers,
 from ..channel_layer.calls import Inbox, call
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
+from .pi_stream import Broadcast
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,7 @@ class Registry:
         if found is None or found.cwd != cwd:
             found = self.drivers[path] = PiDriver(path, cwd, _settings(), _drivers(), Turns(_locks_folder()))
             found.listeners.add(functools.partial(self._on_record, found))
+            found.listeners.add(Broadcast(found, session.session_id).take)
         return found
 
     def _on_record(self, driver: PiDriver, record: dict[str, Any]) -> None:

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from channels.layers import channel_layers, get_channel_layer
 from support.fake_openai import FakeOpenAI, call_tool, hang, say, scripted
 from support.pi_agent import agent_environment
 
+from sessions_app.channel_layer.groups import session_group
 from sessions_app.services import pi
 from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.fork import create_session
@@ -211,3 +213,28 @@ async def test_pi_does_not_work_in_a_read_only_session(async_client, pi_on, sess
     response = await async_client.post(f"/s/{session_id}/send/", {"text": "Hi", "parent": ""}, **HTMX)
     assert response.status_code == 409 and "read-only" in response.content.decode()
     assert legacy.read_bytes() == before
+
+
+async def test_what_pi_shows_before_it_writes_reaches_the_sessions_group(async_client, pi_on, session, fake) -> None:
+    channel_layers.backends.clear()  # a layer of this test's loop
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(session_group(session.session_id), channel)
+    fake.respond = scripted(
+        call_tool("bash", {"command": "echo started; sleep 1; echo done"}), say("All done, and well.", 4, delay=0.2)
+    )
+
+    answered = await async_client.post(f"/s/{session.session_id}/send/", {"text": "Run", "parent": ""}, **HTMX)
+    assert answered.status_code == 200
+    heard: list[dict[str, Any]] = []
+    while not heard or heard[-1].get("working") is not False:
+        heard.append(await asyncio.wait_for(layer.receive(channel), 10))
+
+    assert heard[0] == {"type": "pi.state", "turn": 1, "at": None, "working": True}
+    assert heard[-1] == {"type": "pi.state", "turn": 1, "at": None, "working": False, "ending": "done"}
+    streams = [m["stream"] for m in heard if m["type"] == "pi.progress"]
+    outputs = [tool["output"] for stream in streams for tool in stream["running"]]
+    assert "started\n" in outputs  # the command's output as it ran, before its result was written
+    texts = [p["text"] for s in streams if s["message"] for p in s["message"]["parts"] if p["kind"] == "text"]
+    assert len(set(texts)) > 1 and "All done, and well.".startswith(texts[-1])  # it grew as it came
+    assert streams[-1] == {"message": None, "running": []}  # all of it written by the end

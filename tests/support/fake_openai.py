@@ -173,13 +173,19 @@ def _lower(headers: Any) -> dict[str, str]:
 FAKE_MODEL = "fake-model"
 
 
-def say(text: str, pieces: int = 3) -> Respond:
-    """Stream ``text`` in ``pieces`` chunks, then finish."""
+def say(text: str, pieces: int = 3, delay: float = 0.0) -> Respond:
+    """Stream ``text`` in ``pieces`` chunks (``delay`` seconds apart, as a model writes), then finish."""
 
     def respond(handler: BaseHTTPRequestHandler, fake: FakeOpenAI) -> None:
         size = max(1, -(-len(text) // pieces))
         parts = [text[start : start + size] for start in range(0, len(text), size)] or [""]
-        sse(handler, [chunk(role="assistant", content=""), *(chunk(part) for part in parts), chunk(finish="stop")])
+        start_sse(handler)
+        send_event(handler, chunk(role="assistant", content=""))
+        for part in parts:
+            fake.release.wait(delay)
+            send_event(handler, chunk(part))
+        send_event(handler, chunk(finish="stop"))
+        send_event(handler, "[DONE]")
 
     return respond
 

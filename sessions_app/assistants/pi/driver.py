@@ -95,6 +95,7 @@ class PiDriver:
         self.name = name or self.path.name
         self._drivers, self._turns = drivers, turns
         self.listeners: set[Listener] = set()
+        self.turn_at: str | None = None  # the entry the latest turn continued under
         self._commands = asyncio.Lock()  # one command set up at a time
         self._process: PiProcess | None = None
         self._held: Held | None = None
@@ -236,6 +237,7 @@ class PiDriver:
                 if turn:
                     self._settled = asyncio.get_running_loop().create_future()
                     self._last_news = time.monotonic()
+                    self.turn_at = at
                 self._accepted = not turn  # a command that is no turn is aborted as it runs
                 answer = await process.ask(command)
             except BaseException:
