@@ -29,6 +29,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -64,6 +65,17 @@ class Tab(Protocol):
 Batch = fragments.Batch
 
 
+@dataclass
+class _PiTurn:
+    """What of pi's turn a feed shows its tabs: the reply of the entry pi continues under."""
+
+    turn: tuple[Any, Any]  # pi's turn number, and the entry it was asked at
+    parent: str | None
+    reply: str
+    stream: dict[str, Any] = field(default_factory=dict)
+    silent: Any = None
+
+
 class SessionFeed:
     """Everything this process does for the open tabs of one session file."""
 
@@ -80,6 +92,8 @@ class SessionFeed:
         self._inbox: Inbox | None = None  # this feed's channel in the session's group (replies being written)
         self._ended: dict[str, None] = {}  # the latest replies seen ending, oldest first
         self._joining = 0  # tabs between ``join`` and being taken in: the feed must not stop under them
+        self._pi: _PiTurn | None = None  # pi's turn as tabs are shown it
+        self._pi_ended: tuple[Any, Any] | None = None  # the last of pi's turns seen ending
 
     # ------------------------------------------------------------------ tabs
 
@@ -218,6 +232,15 @@ class SessionFeed:
 
     async def _relay(self, event: dict[str, Any]) -> None:
         """Render a piece of a reply being written once, and hand it to every tab."""
+        if event.get("type") in ("pi.state", "pi.progress"):
+            async with self._lock:
+                # What pi wrote before it said this is pushed first: the message it streams now hangs
+                # under the file's last entry (pi writes each message whole before the next begins).
+                await self._pull()
+                if self._session is not None:
+                    for shown in await asyncio.to_thread(self._render_pi_event, event):
+                        self._broadcast(shown)
+            return
         message = await asyncio.to_thread(self._render_reply_event, event)
         if message is not None and self._note_reply(event, message):
             self._broadcast(message)
@@ -255,6 +278,43 @@ class SessionFeed:
         self.replies[reply] = message
         return True
 
+    def _render_pi_event(self, event: dict[str, Any]) -> list[str]:
+        """pi's turn (``services.pi_stream``) as the browser's replies: one per entry it continues under,
+        the previous one ended (by the entry it became) when pi has written another line."""
+        session = self._session
+        assert session is not None
+        index = session.index
+        row = len(index) - 1
+        while row >= 0 and not index.is_node(row):
+            row -= 1
+        parent = index.ids[row] if row >= 0 else None
+        turn = (event.get("turn"), event.get("at"))
+        ending = event.get("type") == "pi.state" and not event.get("working")
+        messages: list[str] = []
+        previous = self._pi
+        if previous is not None and (ending or previous.turn != turn or previous.parent != parent):
+            messages.append(fragments.reply_end_message(previous.reply, parent))
+            self.replies.pop(previous.reply, None)
+            self._pi = None
+        if ending:
+            self._pi_ended = turn
+            return messages
+        if turn == self._pi_ended:
+            return messages  # a late piece of a turn that has ended
+        if self._pi is None:
+            kept = previous.stream if previous is not None and previous.turn == turn else {}
+            self._pi = _PiTurn(turn, parent, f"pi{event.get('turn')}-{parent or 'start'}", kept)
+        current = self._pi
+        stream = event.get("stream")
+        if event.get("type") == "pi.progress" and isinstance(stream, dict):
+            current.stream = stream
+        else:
+            current.silent = event.get("silent")
+        message = fragments.pi_turn_message(current.reply, parent, current.stream, current.silent, self.session_id)
+        self.replies[current.reply] = message
+        messages.append(message)
+        return messages
+
     async def _stop(self) -> None:
         """Stop watching (the last tab left); returns once the feed's tasks have ended. The tasks
         cancelled here never wait inside a channel-layer call; the group's reader is ended by a
@@ -269,6 +329,7 @@ class SessionFeed:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()
+        self._pi = None
 
 
 # --------------------------------------------------------------------------------- the registry

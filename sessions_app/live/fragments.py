@@ -20,7 +20,9 @@ The protocol, server to browser, one JSON object per websocket message:
   tab named at its cursor), so the entry the tab stands on may be gone: it fetches the session's page,
   at its leaf; otherwise too much changed to patch, and it fetches its own position again.
 - ``{"t": "reply", "reply", "parent", "html"}`` / ``{"t": "reply-end", "reply", "entry"}``: a reply
-  being written, as its text so far, and the entry it became.
+  being written, as its text so far, and the entry it became. What pi streams of its turn comes the
+  same way (with ``"pi": true``), one reply per message it continues under: its text, thinking and tool
+  calls as they come, and the tools it runs with their output so far.
 - ``{"t": "live"}``: the tab has what it missed; from here on everything comes as it happens.
 - ``{"t": "gone"}``: the session's file is no longer there.
 
@@ -44,6 +46,7 @@ from django.template.loader import render_to_string
 
 from ..display.entries import EntryView, Navigator, entry_kind, navigator_for, present
 from ..display.markdown import title_text
+from ..display.toolcalls import describe_call
 from ..display.tools import EVERY, offered
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.index import NO_PARENT
@@ -56,6 +59,7 @@ from ..sessionfiles.tree import siblings
 _CSRF_SLOT = secrets.token_hex(16)
 _CSRF_INPUT = f'<input type="hidden" name="csrfmiddlewaretoken" value="{_CSRF_SLOT}">'
 _HIDDEN_TYPES = frozenset({"label", "leaf", "usage"})
+PI_OUTPUT_SHOWN = 16_384  # characters of a running tool's output a tab is sent (its last ones)
 _MAX_CARRY_WALK = 64  # how far a navigator update looks below a hidden branch point for the entry showing it
 
 
@@ -198,6 +202,42 @@ def reply_message(reply: str, parent: str | None, text: str, session_id: str) ->
         {"reply": reply, "parent": parent or "", "text": text, "session_id": session_id},
     )
     return _dumps({"t": "reply", "reply": reply, "parent": parent, "html": html})
+
+
+def pi_turn_message(reply: str, parent: str | None, stream: dict[str, Any], silent: Any, session_id: str) -> str:
+    """What pi shows of its turn before it writes it (``services.pi_stream``): a reply being written, to
+    the browser, whose ``parent`` is the entry pi continues under (``pi`` says it is pi's, so that the
+    tab that asked shows it in place of its own stand-in whatever its id)."""
+    message = stream.get("message") if isinstance(stream.get("message"), dict) else None
+    parts = [p for p in (message or {}).get("parts", []) if isinstance(p, dict)]
+    running = [
+        {
+            "name": str(tool.get("name")),
+            "summary": describe_call(str(tool.get("name")), tool.get("arguments"), body=False).summary,
+            "output": _tail(str(tool.get("output") or "")),
+        }
+        for tool in stream.get("running") or []
+        if isinstance(tool, dict)
+    ]
+    html = _render(
+        "sessions_app/partials/_pi_turn.html",
+        {
+            "reply": reply,
+            "parent": parent or "",
+            "parts": parts,
+            "running": running,
+            "silent": silent if isinstance(silent, int | float) else None,
+            "session_id": session_id,
+        },
+    )
+    return _dumps({"t": "reply", "reply": reply, "parent": parent, "html": html, "pi": True})
+
+
+def _tail(output: str) -> str:
+    """The end of a running tool's output, as a terminal shows it: what it printed last."""
+    if len(output) <= PI_OUTPUT_SHOWN:
+        return output
+    return "…" + output[-PI_OUTPUT_SHOWN:]
 
 
 def reply_end_message(reply: str, entry: str | None) -> str:

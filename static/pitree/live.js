@@ -422,8 +422,9 @@
   function showReply(message) {
     const existing = document.getElementById(`reply-${message.reply}`);
     const done = existing && existing.dataset.replyEntry && entryEl(existing.dataset.replyEntry);
+    // pi's turn is not named by the request that asked for it: it takes the place of this tab's stand-in.
     const pending = entries().querySelector(
-      `:scope > article.entry--assistant[data-pending-for="${CSS.escape(message.reply)}"]`,
+      message.pi ? ":scope > article.entry--assistant[data-pending-for]" : `:scope > article.entry--assistant[data-pending-for="${CSS.escape(message.reply)}"]`,
     );
     const asked = pending || (existing && existing.dataset.asked);
     if (((message.parent || "") !== position() && !asked) || done) {
@@ -438,7 +439,7 @@
       existing.querySelector(".stream").replaceWith(el.querySelector(".stream"));
     } else {
       if (pending) {
-        el.dataset.asked = "1";
+        if (!message.pi) el.dataset.asked = "1"; // pi's moves on with the entries pi writes
         replaceKeepingFocus(pending, el);
       } else entries().append(el);
       htmx.process(el);
