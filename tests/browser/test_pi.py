@@ -1,0 +1,129 @@
+"""pi at the wheel in a real browser: a real pi 1.6.0, answering through a fake OpenAI-compatible server,
+works in a session while two tabs watch. What pi streams before it writes (its tool's output as the
+tool runs, its text) shows in both; what it writes takes its place; Stop in the tab that did not ask
+aborts it; a message typed while pi works goes into its queue as a steer.
+
+This module runs its own server, with pi as its assistant and the fake's agent folder (pi is
+configured the way its users configure it: ``PI_CODING_AGENT_DIR``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from support.fake_openai import FakeOpenAI, call_tool, completions, running_fake, say, scripted
+from support.pi_agent import agent_environment
+
+PI_WAIT = 90_000  # ms: pi takes 1 to 8 s to start on a machine shared with other test runs
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    with running_fake() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pi-workspace")
+
+
+@pytest.fixture(scope="module")
+def server(serve: Any, fake: FakeOpenAI, workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """pitree under daphne with pi as its assistant, allowed to work in ``workspace``."""
+    agent = agent_environment(tmp_path_factory.mktemp("pi-agent"), fake)
+    pi_env = {name: value for name, value in agent.items() if name.startswith("PI_")}
+    return serve({"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **pi_env})
+
+
+def _two_tabs(new_page: Any, ui: Any, url: str) -> tuple[Any, Any]:
+    asking, watching = new_page(), new_page()
+    for tab in (asking, watching):
+        ui.open(tab, url)
+        tab.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    return asking, watching
+
+
+def _send(tab: Any, text: str) -> None:
+    box = tab.locator("#composer textarea[name=text]")
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def test_both_tabs_see_the_tool_run_and_the_answer_replace_it(new_page, ui, sessions, fake, workspace, record):
+    fake.respond = scripted(
+        call_tool("bash", {"command": "echo started-the-work; sleep 4; echo finished-the-work"}),
+        say("All <b>done</b>, **really**", pieces=4, delay=0.2),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    _send(asking, "Run the slow command")
+
+    for tab in (asking, watching):
+        turn = tab.locator("#entries > article[data-pi]")
+        # The tool's output as it runs, before pi writes its result; Send is Stop meanwhile.
+        expect(turn.locator(".pi-turn__tool")).to_contain_text("$ echo started-the-work", timeout=PI_WAIT)
+        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("started-the-work")
+        expect(tab.locator("#composer .stop")).to_be_visible()
+        expect(tab.locator("#composer .send")).to_be_hidden()
+    for tab in (asking, watching):
+        answer = tab.locator("#entries > article.entry--assistant").last
+        expect(answer).to_contain_text("All <b>done</b>, really", timeout=PI_WAIT)  # pi's text, never HTML
+        expect(answer.locator("strong")).to_have_text("really")
+        expect(tab.locator("#entries > article[data-pi]")).to_have_count(0)
+        expect(tab.locator("#composer .send")).to_be_visible()
+        expect(tab.locator("#entries")).to_contain_text("finished-the-work")  # the tool's result, as pi wrote it
+    roles = [e["message"]["role"] for e in seeded.entries() if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant"]  # pi's per-turn system prompt first
+    assert not record.errors
+
+
+def test_stop_in_the_tab_that_did_not_ask_aborts_pi(new_page, ui, sessions, fake, workspace, record):
+    fake.respond = scripted(call_tool("bash", {"command": "echo waiting-here; sleep 60"}), say("after the stop"))
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    _send(asking, "Wait a minute")
+    expect(watching.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+        "waiting-here", timeout=PI_WAIT
+    )
+    watching.locator("#composer .stop").click()
+
+    for tab in (asking, watching):
+        expect(tab.locator("#entries > article[data-pi]")).to_have_count(0, timeout=PI_WAIT)
+        expect(tab.locator("#composer .send")).to_be_visible()
+    results = [
+        e["message"] for e in seeded.entries() if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    ]
+    assert len(results) == 1 and results[0]["isError"]  # the command was cut short
+    assert len(completions(fake)) >= 1 and not [e for e in seeded.entries() if "after the stop" in str(e)]
+    assert not record.errors
+
+
+def test_a_message_typed_while_pi_works_steers_it(new_page, ui, sessions, fake, workspace, record):
+    fake.requests.clear()
+    fake.respond = scripted(
+        call_tool("bash", {"command": "echo steer-me; sleep 4"}),
+        say("Steered as asked"),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    _send(asking, "Start something")
+    turn = watching.locator("#entries > article[data-pi]")
+    expect(turn.locator(".pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
+    watching.locator("#composer textarea[name=text]").fill("Use the other folder instead")
+    turn.get_by_role("button", name="Steer").click()
+    expect(watching.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
+
+    expect(asking.locator("#entries > article.entry--assistant").last).to_contain_text(
+        "Steered as asked", timeout=PI_WAIT
+    )
+    users = [
+        e["message"]["content"] for e in seeded.entries() if e["type"] == "message" and e["message"]["role"] == "user"
+    ]
+    assert "Use the other folder instead" in str(users[-1])
+    # pi sent the steer to the model with the tool's result, before its answer.
+    assert "Use the other folder instead" in str(completions(fake)[-1].body["messages"])
+    assert not record.errors
