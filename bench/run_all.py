@@ -38,6 +38,7 @@ SCRIPTS = [
     "import_throughput",
     "time_travel",
     "pi_turn",
+    "pi_stream",
 ]
 
 

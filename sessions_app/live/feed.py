@@ -27,6 +27,7 @@ import asyncio
 import bisect
 import contextlib
 import logging
+import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -236,7 +237,10 @@ class SessionFeed:
             async with self._lock:
                 # What pi wrote before it said this is pushed first: the message it streams now hangs
                 # under the file's last entry (pi writes each message whole before the next begins).
-                await self._pull()
+                # Most of pi's news comes with the file unchanged: a stat then spares the read.
+                with contextlib.suppress(OSError):
+                    if os.stat(self.path).st_size != self._offset:
+                        await self._pull()
                 if self._session is not None:
                     for shown in await asyncio.to_thread(self._render_pi_event, event):
                         self._broadcast(shown)
