@@ -1,7 +1,8 @@
 """pi at the wheel in a real browser: a real pi 1.6.0, answering through a fake OpenAI-compatible server,
 works in a session while two tabs watch. What pi streams before it writes (its tool's output as the
 tool runs, its text) shows in both; what it writes takes its place; Stop in the tab that did not ask
-aborts it; a message typed while pi works goes into its queue as a steer.
+aborts it; a message typed while pi works goes into its queue as a steer; the Model and Thinking pickers
+list pi's models and set them through pi.
 
 This module runs its own server, with pi as its assistant and the fake's agent folder (pi is
 configured the way its users configure it: ``PI_CODING_AGENT_DIR``)."""
@@ -17,6 +18,7 @@ from playwright.sync_api import expect
 from support.fake_openai import FakeOpenAI, call_tool, completions, running_fake, say, scripted
 from support.pi_agent import agent_environment
 
+THINKING_MODEL = "fake-thinker"
 PI_WAIT = 90_000  # ms: pi takes 1 to 8 s to start on a machine shared with other test runs
 
 
@@ -34,7 +36,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server(serve: Any, fake: FakeOpenAI, workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """pitree under daphne with pi as its assistant, allowed to work in ``workspace``."""
-    agent = agent_environment(tmp_path_factory.mktemp("pi-agent"), fake)
+    agent = agent_environment(tmp_path_factory.mktemp("pi-agent"), fake, thinking_model=THINKING_MODEL)
     pi_env = {name: value for name, value in agent.items() if name.startswith("PI_")}
     return serve({"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **pi_env})
 
@@ -126,4 +128,23 @@ def test_a_message_typed_while_pi_works_steers_it(new_page, ui, sessions, fake, 
     assert "Use the other folder instead" in str(users[-1])
     # pi sent the steer to the model with the tool's result, before its answer.
     assert "Use the other folder instead" in str(completions(fake)[-1].body["messages"])
+    assert not record.errors
+
+
+def test_the_pickers_list_pis_models_and_set_them_through_pi(page, ui, sessions, fake, workspace, record):
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    ui.open(page, seeded.url)
+    model = page.locator("#composer-settings select[name=model]")
+    expect(model.locator("option")).to_have_text(["fake/fake-model", f"fake/{THINKING_MODEL}"], timeout=PI_WAIT)
+    model.select_option(f"fake/{THINKING_MODEL}")
+    # pi writes the model it starts with, then the one chosen.
+    expect(page.locator("#entries > article.entry--model_change").last).to_contain_text(THINKING_MODEL, timeout=PI_WAIT)
+    page.locator("#composer-settings select[name=level]").select_option("high")
+    expect(page.locator("#entries > article.entry--thinking_level_change").last).to_contain_text(
+        "high", timeout=PI_WAIT
+    )
+    expect(page.locator("#composer-settings select[name=model]")).to_have_value(f"fake/{THINKING_MODEL}")
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")
+    written = [(e["type"], e.get("modelId") or e.get("thinkingLevel")) for e in seeded.entries()]
+    assert ("model_change", THINKING_MODEL) in written and written[-1] == ("thinking_level_change", "high")  # by pi
     assert not record.errors

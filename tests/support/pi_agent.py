@@ -18,26 +18,28 @@ from support.fake_openai import FAKE_MODEL, FakeOpenAI
 PROVIDER = "fake"
 
 
-def agent_folder(root: Path, fake: FakeOpenAI) -> Path:
-    """An agent folder whose only model is the fake's."""
+def agent_folder(root: Path, fake: FakeOpenAI, thinking_model: str = "") -> Path:
+    """An agent folder whose model is the fake's (and, when named, a second one that thinks)."""
     agent = root / "agent"
     agent.mkdir(parents=True, exist_ok=True)
     zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    model = {"id": FAKE_MODEL, "name": "Fake", "reasoning": False, "input": ["text"], "cost": zero}
-    provider = {"baseUrl": fake.base_url, "api": "openai-completions", "apiKey": "none", "models": [model]}
+    models = [{"id": FAKE_MODEL, "name": "Fake", "reasoning": False, "input": ["text"], "cost": zero}]
+    if thinking_model:
+        models.append({"id": thinking_model, "name": "Thinking", "reasoning": True, "input": ["text"], "cost": zero})
+    provider = {"baseUrl": fake.base_url, "api": "openai-completions", "apiKey": "none", "models": models}
     (agent / "models.json").write_text(json.dumps({"providers": {PROVIDER: provider}}))
     (agent / "settings.json").write_text(json.dumps({"defaultProvider": PROVIDER, "defaultModel": FAKE_MODEL}))
     return agent
 
 
-def agent_environment(root: Path, fake: FakeOpenAI) -> dict[str, str]:
+def agent_environment(root: Path, fake: FakeOpenAI, thinking_model: str = "") -> dict[str, str]:
     """The server's environment as pi gets it, pointed at the temporary agent folder."""
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
     return {
         **pi_environment(os.environ),
         "HOME": str(home),
-        "PI_CODING_AGENT_DIR": str(agent_folder(root, fake)),
+        "PI_CODING_AGENT_DIR": str(agent_folder(root, fake, thinking_model)),
         "PI_OFFLINE": "1",
         "PI_SKIP_VERSION_CHECK": "1",
         "PI_TELEMETRY": "0",
