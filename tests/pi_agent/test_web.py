@@ -238,3 +238,25 @@ async def test_what_pi_shows_before_it_writes_reaches_the_sessions_group(async_c
     texts = [p["text"] for s in streams if s["message"] for p in s["message"]["parts"] if p["kind"] == "text"]
     assert len(set(texts)) > 1 and "All done, and well.".startswith(texts[-1])  # it grew as it came
     assert streams[-1] == {"message": None, "running": []}  # all of it written by the end
+
+
+async def test_compact_from_the_page_has_pi_write_the_compaction(async_client, pi_on, session, fake) -> None:
+    """pi compacts the branch (it asks the model for the summary and chooses what to keep, by its own
+    settings: here its agent folder's, which keep as little as pi allows, so that two turns are enough)."""
+    agent_settings = Path(os.environ["PI_CODING_AGENT_DIR"]) / "settings.json"
+    chosen = json.loads(agent_settings.read_text())
+    agent_settings.write_text(json.dumps({**chosen, "compaction": {"keepRecentTokens": 1}}))
+    summary = say("The work so far, summarised.")
+    fake.respond = scripted(say("First answer."), say("Second answer."), summary, summary)
+    url = f"/s/{session.session_id}/"
+    for text in ("First question", "Second question"):
+        leaf = SessionFile(session.path).leaf_id or ""
+        sent = await async_client.post(url + "send/", {"text": text, "parent": leaf}, **HTMX)
+        assert sent.status_code == 200
+    leaf = SessionFile(session.path).leaf_id
+    # The page's form names where to keep from; pi chooses that itself, as its own /compact does.
+    compacted = await async_client.post(url + "compact/", {"keep_from": leaf, "at": leaf}, **HTMX)
+    assert compacted.status_code == 200, compacted.content.decode()
+    (compaction,) = [line for line in _lines(session.path) if line["type"] == "compaction"]
+    assert "The work so far, summarised." in compaction["summary"]
+    assert SessionFile(session.path).leaf_id == compaction["id"]  # the tab stands at it
