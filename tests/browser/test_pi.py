@@ -104,30 +104,39 @@ def test_stop_in_the_tab_that_did_not_ask_aborts_pi(new_page, ui, sessions, fake
     assert not record.errors
 
 
-def test_a_message_typed_while_pi_works_steers_it(new_page, ui, sessions, fake, workspace, record):
+def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessions, fake, workspace, record):
+    """The tab that asked (its send still waiting for the turn) steers; the other one follows up."""
     fake.requests.clear()
     fake.respond = scripted(
-        call_tool("bash", {"command": "echo steer-me; sleep 4"}),
+        call_tool("bash", {"command": "echo steer-me; sleep 5"}),
         say("Steered as asked"),
+        say("Followed up as asked"),
     )
     seeded = sessions.write_lines([], cwd=str(workspace))
     asking, watching = _two_tabs(new_page, ui, seeded.url)
     _send(asking, "Start something")
-    turn = watching.locator("#entries > article[data-pi]")
-    expect(turn.locator(".pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
-    watching.locator("#composer textarea[name=text]").fill("Use the other folder instead")
-    turn.get_by_role("button", name="Steer").click()
-    expect(watching.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
+    for tab, text, button in (
+        (asking, "Use the other folder instead", "Steer"),
+        (watching, "Then say so", "Follow up"),
+    ):
+        turn = tab.locator("#entries > article[data-pi]")
+        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
+        tab.locator("#composer textarea[name=text]").fill(text)
+        turn.get_by_role("button", name=button).click()
+        expect(tab.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
 
-    expect(asking.locator("#entries > article.entry--assistant").last).to_contain_text(
-        "Steered as asked", timeout=PI_WAIT
-    )
-    users = [
-        e["message"]["content"] for e in seeded.entries() if e["type"] == "message" and e["message"]["role"] == "user"
-    ]
-    assert "Use the other folder instead" in str(users[-1])
-    # pi sent the steer to the model with the tool's result, before its answer.
-    assert "Use the other folder instead" in str(completions(fake)[-1].body["messages"])
+    for tab in (asking, watching):
+        expect(tab.locator("#entries > article.entry--assistant").last).to_contain_text(
+            "Followed up as asked", timeout=PI_WAIT
+        )
+        expect(tab.locator("#entries")).to_contain_text("Steered as asked")
+    texts = [str(e["message"]["content"]) for e in seeded.entries() if e["type"] == "message"]
+    steer = next(i for i, t in enumerate(texts) if "Use the other folder instead" in t)
+    follow = next(i for i, t in enumerate(texts) if "Then say so" in t)
+    steered = next(i for i, t in enumerate(texts) if "Steered as asked" in t)
+    assert steer < steered < follow  # the steer before pi's answer, the follow-up once pi was done
+    # pi sent the steer to the model with the tool's result.
+    assert "Use the other folder instead" in str(completions(fake)[1].body["messages"])
     assert not record.errors
 
 
