@@ -28,20 +28,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import _accounts  # noqa: E402
 import _common as C  # noqa: E402
 import _servers  # noqa: E402
 
 sys.path.insert(0, str(C.ROOT / "tests"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
 
+from support import accounts  # noqa: E402
 from support.fake_openai import FakeOpenAI, chunk, send_event, start_sse  # noqa: E402
 from support.pi_agent import agent_environment, pi_settings  # noqa: E402
 
@@ -138,15 +136,7 @@ async def _open_tab(server: _servers.Server, session_id: str, cursor: int) -> Ta
 
 def _send(server: _servers.Server, session_id: str) -> None:
     """A message sent as the composer sends it; returns once pi's turn has ended (the send's answer)."""
-    opener = _accounts.signed_in_opener(server.cookie)
-    page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
-    token = re.search(r'"x-csrftoken": "([^"]+)"', page)
-    assert token is not None
-    request = urllib.request.Request(
-        f"{server.url}/s/{session_id}/send/",
-        data=urllib.parse.urlencode({"text": "go"}).encode(),
-        headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
-    )
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, "send", {"text": "go"}, TIMEOUT)
     with opener.open(request, timeout=TIMEOUT) as response:
         assert response.status == 200, response.status
 

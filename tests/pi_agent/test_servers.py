@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import time
 import urllib.error
 import urllib.parse
@@ -66,15 +65,7 @@ def _post(server: Daphne, session_id: str, action: str, fields: dict[str, str]) 
 
 def _answer(server: Daphne, session_id: str, action: str, fields: dict[str, str]) -> tuple[int, str]:
     """A browser's form post, and what it answered: its status and its body."""
-    opener = accounts.signed_in_opener(server.cookie)
-    page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
-    token = re.search(r'"x-csrftoken": "([^"]+)"', page)
-    assert token is not None
-    request = urllib.request.Request(
-        f"{server.url}/s/{session_id}/{action}/",
-        data=urllib.parse.urlencode(fields).encode(),
-        headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
-    )
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, action, fields, TIMEOUT)
     try:
         with opener.open(request, timeout=TIMEOUT) as response:
             return int(response.status), response.read().decode()
