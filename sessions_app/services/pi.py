@@ -33,6 +33,7 @@ from ..assistants.pi.command import PiUnavailable, pi_command, pi_environment
 from ..assistants.pi.driver import ENDED, PiBusy, PiDriver, PiElsewhere, PiFailed, PiIdle, PiSettings
 from ..assistants.pi.locks import Drivers, FileDrivers, PiWorking, RedisDrivers, Turns, lock_key, locks_folder
 from ..channel_layer.calls import Inbox, call
+from ..channel_layer.groups import replies_group
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 from .pi_stream import Broadcast
@@ -119,6 +120,7 @@ class Registry:
 
     def __init__(self) -> None:
         self.drivers: dict[Path, PiDriver] = {}
+        self._broadcasts: dict[Path, Broadcast] = {}
         self._inboxes: dict[Path, Inbox] = {}
 
     def driver(self, session: SessionFile) -> PiDriver:
@@ -128,7 +130,8 @@ class Registry:
         if found is None or found.cwd != cwd:
             found = self.drivers[path] = PiDriver(path, cwd, _settings(), _drivers(), Turns(_locks_folder()))
             found.listeners.add(functools.partial(self._on_record, found))
-            found.listeners.add(Broadcast(found, session.session_id).take)
+            broadcast = self._broadcasts[path] = Broadcast(found, session.session_id)
+            found.listeners.add(broadcast.take)
         return found
 
     def _on_record(self, driver: PiDriver, record: dict[str, Any]) -> None:
@@ -141,16 +144,22 @@ class Registry:
                 _spawn(inbox.close())
 
     async def _listen(self, driver: PiDriver) -> None:
-        """While this process runs pi for the session, commands for it from other processes reach it."""
+        """While this process runs pi for the session, commands for it from other processes reach it,
+        and so do the feeds that start meanwhile, asking for what pi's turn shows so far (as they ask
+        the replies being written: ``reply.resend``)."""
         layer = get_channel_layer()
+        broadcast = self._broadcasts[driver.path]
         if layer is None or driver.path in self._inboxes:
             return
 
         async def serve(message: dict[str, Any]) -> None:
             if message.get("type") == "pi.command" and isinstance(message.get("reply_to"), str):
                 _spawn(_answer(driver, message, layer))
+            elif message.get("type") == "reply.resend":
+                broadcast.resend()
 
-        inbox = Inbox(layer, serve, f"pitree-pi {driver.name}", [pi_group(driver.key)])
+        groups = [pi_group(driver.key), replies_group(broadcast.session_id)]
+        inbox = Inbox(layer, serve, f"pitree-pi {driver.name}", groups)
         self._inboxes[driver.path] = inbox
         try:
             await inbox.open()

@@ -14,6 +14,9 @@ the session's group, in order:
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": false, "ending": "done"|"aborted"|"ended"}
         the turn ended ("ended": pi itself ended before it was done).
 
+A feed that starts mid-turn asks the session's replies for their text so far (``reply.resend``): the
+process running pi hears it too, and sends the turn's state and progress again.
+
 What pi writes reaches the tabs by the file, like any writer's lines (docs/architecture.md §6).
 """
 
@@ -38,7 +41,7 @@ class Broadcast:
     """One driver's turns, told to its session's group. Sends are made by one task, in order."""
 
     def __init__(self, driver: PiDriver, session_id: str) -> None:
-        self.driver, self.group = driver, session_group(session_id)
+        self.driver, self.session_id, self.group = driver, session_id, session_group(session_id)
         self.stream = TurnStream()
         self.turn = 0
         self.working = False
@@ -65,6 +68,13 @@ class Broadcast:
         elif changed and self.working:
             self._changed.set()
             self._start_pacer()
+
+    def resend(self) -> None:
+        """What the turn shows so far, again: a feed that started mid-turn missed it."""
+        if self.working:
+            self._send({"working": True})
+            if not self.stream.empty:
+                self._post(self._progress())
 
     def _state(self, fields: dict[str, Any]) -> dict[str, Any]:
         return {"type": "pi.state", "turn": self.turn, "at": self.driver.turn_at, **fields}

@@ -8,6 +8,7 @@ as every request of one daphne process does (a process's pi drivers belong to it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ from channels.layers import channel_layers, get_channel_layer
 from support.fake_openai import FakeOpenAI, call_tool, hang, say, scripted
 from support.pi_agent import agent_environment
 
-from sessions_app.channel_layer.groups import session_group
+from sessions_app.channel_layer.groups import replies_group, session_group
 from sessions_app.services import pi
 from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.fork import create_session
@@ -238,6 +239,29 @@ async def test_what_pi_shows_before_it_writes_reaches_the_sessions_group(async_c
     texts = [p["text"] for s in streams if s["message"] for p in s["message"]["parts"] if p["kind"] == "text"]
     assert len(set(texts)) > 1 and "All done, and well.".startswith(texts[-1])  # it grew as it came
     assert streams[-1] == {"message": None, "running": []}  # all of it written by the end
+
+
+async def test_a_feed_that_starts_mid_turn_is_told_what_pi_shows_so_far(async_client, pi_on, session, fake) -> None:
+    """A feed that starts asks the replies being written for their text so far (``reply.resend``):
+    the process running pi answers with the turn's state and progress, though pi says nothing new."""
+    channel_layers.backends.clear()  # a layer of this test's loop
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(session_group(session.session_id), channel)
+    fake.respond = scripted(call_tool("bash", {"command": "echo quiet-now; sleep 6"}), say("Done."))
+    url = f"/s/{session.session_id}/send/"
+    sending = asyncio.ensure_future(async_client.post(url, {"text": "Run", "parent": ""}, **HTMX))
+    heard: list[dict[str, Any]] = []
+    while not [m for m in heard if "quiet-now" in str(m.get("stream"))]:
+        heard.append(await asyncio.wait_for(layer.receive(channel), 60))
+    with contextlib.suppress(TimeoutError):  # what pi said before its command went quiet
+        while True:
+            await asyncio.wait_for(layer.receive(channel), 0.5)
+    await layer.group_send(replies_group(session.session_id), {"type": "reply.resend"})
+    again = [await asyncio.wait_for(layer.receive(channel), 3) for _ in range(2)]
+    assert again[0] == {"type": "pi.state", "turn": 1, "at": None, "working": True}
+    assert again[1]["type"] == "pi.progress" and "quiet-now" in str(again[1]["stream"]["running"])
+    assert (await sending).status_code == 200
 
 
 async def test_compact_from_the_page_has_pi_write_the_compaction(async_client, pi_on, session, fake) -> None:
