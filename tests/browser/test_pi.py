@@ -49,6 +49,13 @@ def _two_tabs(new_page: Any, ui: Any, url: str) -> tuple[Any, Any]:
     return asking, watching
 
 
+def _gated(workspace: Path, name: str) -> str:
+    """A shell loop that waits until the test creates ``name`` in the workspace (pi's cwd): a tool that
+    runs for as long as the test needs, however slow the machine."""
+    (workspace / name).unlink(missing_ok=True)
+    return f"while [ ! -e {name} ]; do sleep 0.1; done"
+
+
 def _send(tab: Any, text: str) -> None:
     box = tab.locator("#composer textarea[name=text]")
     box.fill(text)
@@ -57,7 +64,7 @@ def _send(tab: Any, text: str) -> None:
 
 def test_both_tabs_see_the_tool_run_and_the_answer_replace_it(new_page, ui, sessions, fake, workspace, record):
     fake.respond = scripted(
-        call_tool("bash", {"command": "echo started-the-work; sleep 4; echo finished-the-work"}),
+        call_tool("bash", {"command": f"echo started-the-work; {_gated(workspace, 'gate-1')}; echo finished-the-work"}),
         say("All <b>done</b>, **really**", pieces=4, delay=0.2),
     )
     seeded = sessions.write_lines([], cwd=str(workspace))
@@ -71,6 +78,7 @@ def test_both_tabs_see_the_tool_run_and_the_answer_replace_it(new_page, ui, sess
         expect(turn.locator(".pi-turn__tool pre")).to_contain_text("started-the-work")
         expect(tab.locator("#composer .stop")).to_be_visible()
         expect(tab.locator("#composer .send")).to_be_hidden()
+    (workspace / "gate-1").touch()
     for tab in (asking, watching):
         answer = tab.locator("#entries > article.entry--assistant").last
         expect(answer).to_contain_text("All <b>done</b>, really", timeout=PI_WAIT)  # pi's text, never HTML
@@ -108,7 +116,7 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
     """The tab that asked (its send still waiting for the turn) steers; the other one follows up."""
     fake.requests.clear()
     fake.respond = scripted(
-        call_tool("bash", {"command": "echo steer-me; sleep 5"}),
+        call_tool("bash", {"command": f"echo steer-me; {_gated(workspace, 'gate-2')}"}),
         say("Steered as asked"),
         say("Followed up as asked"),
     )
@@ -124,6 +132,7 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
         tab.locator("#composer textarea[name=text]").fill(text)
         turn.get_by_role("button", name=button).click()
         expect(tab.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
+    (workspace / "gate-2").touch()
 
     for tab in (asking, watching):
         expect(tab.locator("#entries > article.entry--assistant").last).to_contain_text(
