@@ -100,7 +100,7 @@ def _measure(report: C.Report, scratch: Path) -> int:
     for label, _, _ in queries:
         today, before = C.median(now[label]), C.median(then[label])
         shown = f"> {CAP:.0f} s" if label in capped else C.fmt_time(before)
-        ratio = f"{'> ' if label in capped else ''}{before / today:,.0f}×"
+        ratio = f"{'> ' if label in capped else ''}{before / today:,.{0 if before >= 10 * today else 2}f}×"
         report.line(f"{label:<42} {C.fmt_time(today):>9} {shown:>17} {ratio:>9}")
     worst_label = max(now, key=lambda label: C.median(now[label]))
     worst = C.median(now[worst_label])

@@ -37,6 +37,9 @@ SCRIPTS = [
     "scoped_view",
     "import_throughput",
     "time_travel",
+    "probe_search",
+    "probe_exports",
+    "slow_clients",
     "pi_turn",
     "pi_stream",
 ]

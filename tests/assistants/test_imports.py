@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.processes  # imports the app in a fresh Python
+
 REPO = Path(__file__).resolve().parents[2]
 
 # What a command and a server process load: the command line's ``ls``, the ASGI app and every view (a

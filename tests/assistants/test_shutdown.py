@@ -39,6 +39,7 @@ def layer_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[s
             yield {"PITREE_REDIS_URL": url}
 
 
+@pytest.mark.processes
 def test_sigterm_with_a_reply_being_written_and_tabs_open_stops_quickly_and_stores_it_aborted(
     tmp_path: Path, layer_env: dict[str, str]
 ) -> None:
@@ -121,6 +122,7 @@ def test_no_middleware_puts_the_async_views_in_a_worker_thread(caplog: pytest.Lo
     assert adapted == []
 
 
+@pytest.mark.processes
 def test_sigkill_while_a_reply_is_written_loses_none_of_its_text(tmp_path: Path) -> None:
     """SIGTERM and a client gone keep a reply as stopped; a killed process (kill -9, a crash) lost it
     whole. Its text streams into a journal, which the next start stores as a stopped reply under the

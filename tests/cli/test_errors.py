@@ -64,6 +64,7 @@ def test_unknown_subcommand(pitree) -> None:
 # ------------------------------------------------------------------------------------------- real process
 
 
+@pytest.mark.processes
 def test_cli_error_is_one_line_with_exit_status_1(pitree_cli, sample) -> None:
     path = sample("05-legacy-v1.input")
     before = path.read_bytes()
@@ -75,6 +76,7 @@ def test_cli_error_is_one_line_with_exit_status_1(pitree_cli, sample) -> None:
     assert path.read_bytes() == before
 
 
+@pytest.mark.processes
 def test_cli_missing_argument_is_one_line_with_exit_status_2(pitree_cli) -> None:
     done = pitree_cli("show")
     assert done.returncode == 2
@@ -83,6 +85,7 @@ def test_cli_missing_argument_is_one_line_with_exit_status_2(pitree_cli) -> None
     assert done.returncode == 2 and done.stderr.count("\n") == 1
 
 
+@pytest.mark.processes
 def test_cli_bad_id_is_one_line(pitree_cli, sample) -> None:
     path = sample("01-linear")
     done = pitree_cli("navigate", str(path), "nope")
@@ -90,6 +93,7 @@ def test_cli_bad_id_is_one_line(pitree_cli, sample) -> None:
     assert done.stderr.strip() == "CommandError: Entry nope not found"
 
 
+@pytest.mark.processes
 def test_cli_write_prints_only_the_id(pitree_cli, sample) -> None:
     path = sample("01-linear")
     done = pitree_cli("append", str(path), "--role", "user", "--text", "from a shell")

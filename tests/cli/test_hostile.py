@@ -197,6 +197,7 @@ def cli_env(hostile: HostileFolder) -> dict[str, str]:
     }
 
 
+@pytest.mark.processes
 def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder, cli_env: dict[str, str]) -> None:
     by_name = {path.name: path for path in hostile.bad}
     with hostile.keep_growing():

@@ -40,6 +40,7 @@ def test_several_files_and_a_workspace_named(pitree: Any, sessions_dir: Path, tm
     assert len(list((sessions_dir / encode_cwd("/home/alice/chats")).glob("*.jsonl"))) == 2
 
 
+@pytest.mark.processes
 def test_a_refused_export_is_one_line_and_writes_nothing(pitree_cli: Any, sessions_dir: Path, tmp_path: Path) -> None:
     bad = tmp_path / "conversations.json"
     bad.write_text('[{"title": "x", "mapping": {}}, {"title": ')

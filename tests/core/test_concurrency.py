@@ -8,8 +8,12 @@ import json
 import multiprocessing
 from typing import Any
 
+import pytest
+
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
+
+pytestmark = pytest.mark.processes  # writers in processes of their own
 
 WRITERS = 4
 PER_WRITER = 2000

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
@@ -22,6 +24,7 @@ TORN = "unterminated last line (torn write): not read"
 DEAD = "skipped: not valid JSON"
 
 
+@pytest.mark.processes
 def test_killed_writer_loses_no_returned_append(new_session: Any, workers: Any) -> None:
     session = new_session()
     path = session.path

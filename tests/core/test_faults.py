@@ -105,6 +105,7 @@ def test_a_new_file_that_cannot_be_written_whole_is_removed(tmp_path: Path, monk
     assert not path.exists()
 
 
+@pytest.mark.processes
 def test_a_full_disk(tmp_path: Path) -> None:
     """A real file system that fills up: tmpfs writes what fits, then refuses."""
     with small_disk(tmp_path / "disk", 256) as disk:
@@ -127,6 +128,7 @@ def test_a_full_disk(tmp_path: Path) -> None:
         assert session.path.read_bytes().startswith(source_bytes)
 
 
+@pytest.mark.processes
 def test_a_read_only_folder(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     session = _session(root)

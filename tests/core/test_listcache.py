@@ -170,6 +170,7 @@ def test_roots_and_line_limits_are_kept_apart(root: Path, tmp_path: Path, reads:
     assert roots == {root}
 
 
+@pytest.mark.processes
 def test_processes_listing_and_writing_at_once_keep_the_cache_whole(root: Path, tmp_path: Path, workers: Any) -> None:
     cache = tmp_path / "var"
     ctx = multiprocessing.get_context("spawn")

@@ -244,6 +244,7 @@ def test_open_is_cached_and_reopen_reads_only_new_lines(chat: Any, monkeypatch: 
     assert again.leaf_id == other.leaf_id
 
 
+@pytest.mark.processes
 def test_refresh_after_another_process_appended(chat: Any, workers: Any) -> None:
     session, ids = chat
     count = len(session.index)

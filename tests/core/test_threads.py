@@ -97,6 +97,7 @@ def read_until(
         failures.append(error)
 
 
+@pytest.mark.processes
 def test_readers_see_whole_refreshes_while_a_thread_and_a_process_append(
     new_session: Any, workers: Any, fast_switching: None
 ) -> None:

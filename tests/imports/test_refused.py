@@ -120,6 +120,7 @@ def _peak_kib(export: Path, root: Path) -> int:
     return int(done.stdout.strip())
 
 
+@pytest.mark.processes
 def test_a_large_export_is_read_in_bounded_memory(tmp_path: Path) -> None:
     """Peak memory of an import of 60 MB against one of 6 MB: the same but for one conversation's worth
     (the export is never held whole, nor its sessions)."""

@@ -93,6 +93,7 @@ async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_a
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
+@pytest.mark.processes
 async def test_the_command_line_append_reaches_every_tab_once(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     tabs = [await open_tab(sessions.id(LINEAR), sessions.size(path)) for _ in range(3)]

@@ -9,9 +9,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support import accounts
 from support.redisserver import redis_server, shut_down
 from support.tabs import open_tab, until, until_entry
+
+pytestmark = pytest.mark.processes  # the tests start servers of their own (tests/support/tiers.py)
 
 LINEAR = "01-linear"
 TIMEOUT = 30

@@ -117,6 +117,7 @@ async def test_the_last_tab_leaving_ends_the_feed_even_if_a_cancelled_receive_wo
     assert running_feeds() == [] and feed._inbox is None
 
 
+@pytest.mark.processes
 async def test_with_redis_a_reply_reaches_the_tabs_of_its_own_process_as_it_is_written(
     open_tab, sessions, redis_url, settings
 ) -> None:

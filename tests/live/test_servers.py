@@ -16,6 +16,8 @@ from support import accounts
 from support.tabs import open_tab, until, until_entry
 from websockets.asyncio.client import connect
 
+pytestmark = pytest.mark.processes  # daphne processes sharing a redis-server
+
 LINEAR = "01-linear"
 TIMEOUT = 20
 

@@ -19,9 +19,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.instants import js_date_ms
 from sessions_app.sessionfiles.store import SessionFile
+
+pytestmark = pytest.mark.processes  # pi's own code, run by node
 
 HEADER = {"type": "session", "version": 3, "id": "order", "timestamp": "2026-03-01T00:00:00.000Z", "cwd": "/x"}
 MISSING = object()

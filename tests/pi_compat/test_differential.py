@@ -33,7 +33,7 @@ from sessions_app.sessionfiles.entries import js_string, js_trim, js_truthy
 from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.index import SessionIndex
 from sessions_app.sessionfiles.instants import MAX_MS, format_iso, iso_to_ms
-from sessions_app.sessionfiles.listing import NO_MESSAGES, read_info
+from sessions_app.sessionfiles.listing import FIRST_MESSAGE_CHARS, NO_MESSAGES, read_info
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 FILES = int(os.environ.get("PITREE_FUZZ_FILES", "240"))
@@ -237,11 +237,12 @@ class Comparison:
 
     def _first_message(self, theirs: str, values: list[Any]) -> str:
         """pi's first message, or where pitree skips a blank one (docs/format.md §10, §11.2) the first
-        user text that is not blank, found the way pi's list finds its first message."""
+        user text that is not blank, found the way pi's list finds its first message; its first
+        ``FIRST_MESSAGE_CHARS`` characters, all a listing keeps (§11.2)."""
         if js_trim(theirs):
-            return theirs
+            return theirs[:FIRST_MESSAGE_CHARS]
         texts = _lone_surrogates_replaced(_user_texts(values))
-        return next((text for text in texts if js_trim(text)), NO_MESSAGES)
+        return next((text[:FIRST_MESSAGE_CHARS] for text in texts if js_trim(text)), NO_MESSAGES)
 
 
 _LIST_LINE_END = re.compile(rb"\r\n|\n|\r")
@@ -438,6 +439,7 @@ def _summary(problems: list[tuple[int, Problem]]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_pitree_reads_random_files_as_pi_does(pi: Any, tmp_path: Path, shard: int) -> None:
     numbers = list(range(shard, FILES, SHARDS))

@@ -13,12 +13,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.catalog import Catalog
 from sessions_app.sessionfiles.entries import js_number
 from sessions_app.sessionfiles.instants import MAX_MS
 from sessions_app.sessionfiles.listing import read_info, session_info
 from sessions_app.sessionfiles.store import SessionFile
+
+pytestmark = pytest.mark.processes  # pi's own code, run by node
 
 HEADER = {"type": "session", "version": 3, "id": "found", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 START_MS = 1767225600000  # the header's time

@@ -7,8 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.store import SessionFile
+
+pytestmark = pytest.mark.processes  # pi's own code, run by node
 
 HEADER = {"type": "session", "version": 3, "id": "odd", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 

@@ -13,6 +13,8 @@ from support import exports as X
 from sessions_app.sessionfiles import tree
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
+pytestmark = pytest.mark.processes  # pi opens the files, under node (tests/support/tiers.py)
+
 
 def _exports(folder: Path) -> list[Path]:
     chats = [X.webui_multimodel()]

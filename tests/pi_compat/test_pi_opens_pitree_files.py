@@ -26,6 +26,8 @@ from sessions_app.sessionfiles.context import convert_to_llm
 from sessions_app.sessionfiles.fork import create_session, fork_session, tail_fork
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
+pytestmark = pytest.mark.processes  # pi's own code, run by node
+
 CWD = "/home/alice/projects/todo-api"
 USAGE = {
     "input": 1200,

@@ -39,6 +39,7 @@ def test_expected_json_lists_the_samples(pi_expected: dict[str, Any], pi_samples
         assert (pi_samples_dir / f"{key}.jsonl").is_file(), key
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     "key",
     SAMPLE_KEYS,
@@ -76,6 +77,7 @@ def test_pi_agrees_with_expected(key: str, pi_results: dict[str, dict[str, Any]]
     assert got["fileChanged"] is False
 
 
+@pytest.mark.processes
 def test_pi_repairs_and_migrates_only_the_copy(pi: Any, pi_samples_dir: Path, pi_expected: dict[str, Any]) -> None:
     corrupt = pi_samples_dir / "06-corrupt-tail.input.jsonl"
     legacy = pi_samples_dir / "05-legacy-v1.input.jsonl"
@@ -101,6 +103,7 @@ def test_pi_repairs_and_migrates_only_the_copy(pi: Any, pi_samples_dir: Path, pi
     assert {corrupt: corrupt.read_bytes(), legacy: legacy.read_bytes()} == before
 
 
+@pytest.mark.processes
 def test_pi_errors_are_reported_per_file(pi: Any, tmp_path: Path, pi_samples_dir: Path) -> None:
     not_a_session = tmp_path / "not-a-session.jsonl"
     not_a_session.write_text('{"type":"message","id":"a","parentId":null}\n', encoding="utf-8")
@@ -116,6 +119,7 @@ def test_pi_errors_are_reported_per_file(pi: Any, tmp_path: Path, pi_samples_dir
     assert not missing.exists()
 
 
+@pytest.mark.processes
 def test_parent_cycle_is_an_error_not_a_hang(pi: Any, tmp_path: Path) -> None:
     path = tmp_path / "cycle.jsonl"
     lines = [
@@ -130,6 +134,7 @@ def test_parent_cycle_is_an_error_not_a_hang(pi: Any, tmp_path: Path) -> None:
     assert "cycle" in got["error"]
 
 
+@pytest.mark.processes
 def test_deep_linear_session_tree(pi: Any, tmp_path: Path) -> None:
     """A long chat nests one tree level per entry; the harness must cope (flat transport)."""
     count = 3000
@@ -163,6 +168,7 @@ def test_deep_linear_session_tree(pi: Any, tmp_path: Path) -> None:
     assert depth == count
 
 
+@pytest.mark.processes
 def test_pi_treats_a_harness_leaf_line_as_an_unknown_entry(pi: Any, tmp_path: Path, pi_samples_dir: Path) -> None:
     """Pin the known difference of docs/format.md §11.3: pi's coding-agent ignores a `leaf` line's
     targetId (it reads it as an entry of unknown type), so a file whose last line is a `leaf` entry

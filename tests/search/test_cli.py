@@ -109,6 +109,7 @@ def test_words_left_out_alone_say_a_word_to_find_is_missing(pitree, folder) -> N
         pitree("--", "-staging")
 
 
+@pytest.mark.processes
 def test_errors_are_one_line_and_a_nonzero_exit(root: Path, tmp_path: Path, folder) -> None:
     folder.write("s", folder.user("words"))
     bogus = tmp_path / "bogus.sqlite3"

@@ -10,6 +10,8 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
+
 import sessions_app.search.index as index_module
 from sessions_app.search.index import SearchIndex
 from sessions_app.sessionfiles.catalog import Catalog
@@ -80,6 +82,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.processes
 def test_processes_building_and_querying_at_once_agree_on_one_complete_index(folder, root, tmp_path) -> None:
     paths = [folder.write(f"s{n:02d}", *[folder.user(f"shared unique{n}x{i}") for i in range(4)]) for n in range(30)]
     db = tmp_path / "shared.sqlite3"

@@ -137,7 +137,7 @@ def test_a_snippet_shows_the_text_near_its_matches_however_long_the_runs_between
 def test_a_text_holding_a_word_a_hundred_thousand_times_is_searched_at_once(folder, run) -> None:
     """FTS5's own snippet() takes time growing with the square of the matches in one text: an entry of
     the longest indexed length holding "a" 100,000 times kept a core busy for minutes, and three such
-    searches pinned both cores. The snippet is cut in time linear in the text (``bench/bounded.py``
+    searches pinned both cores. The snippet is cut in time linear in the text (``bench/probe_search.py``
     measures it in milliseconds); the 60 s allowed here are a bound far beyond it, not a target."""
     folder.write("dense", {"id": "many", **folder.user("a " * 100_000)}, {"id": "few", **folder.user("a b c")})
     found: list[Results] = []

@@ -16,9 +16,10 @@ websocket of theirs sends.
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,24 @@ class World:
         client = self.holder_or_none(token)
         assert client is not None, f"the link {token} does not open"
         return client
+
+    def copy(self, root: Path) -> World:
+        """This world again under ``root`` (an empty sessions folder), once the database holds its rows
+        as they were built: its files copied there, its users read again, and each person a new browser
+        holding the cookies theirs holds."""
+        shutil.copytree(self.root, root, dirs_exist_ok=True)
+        clients = {}
+        for role, client in self.clients.items():
+            clients[role] = Client()
+            clients[role].cookies = copy.deepcopy(client.cookies)
+        return replace(
+            self,
+            root=root,
+            path=root / self.path.relative_to(self.root),
+            users={role: User.objects.get(pk=user.pk) for role, user in self.users.items()},
+            clients=clients,
+            link_share=Share.objects.get(pk=self.link_share.pk) if self.link_share else None,
+        )
 
     def holder_or_none(self, token: str) -> Client | None:
         client = Client()

@@ -59,6 +59,7 @@ def test_the_first_run_makes_the_owner_and_prints_a_one_time_link(transactional_
     assert Client().get(url.removeprefix("http://pitree.test")).status_code == 404  # single use
 
 
+@pytest.mark.processes
 def test_scripts_run_prints_the_link_once(tmp_path: Path) -> None:
     env = {
         **os.environ,
@@ -348,6 +349,7 @@ def _setting(name: str, **env: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.processes
 def test_cookies_are_secure_unless_debugging_or_said_otherwise() -> None:
     """Unset, ``PITREE_SECURE_COOKIES`` leaves it to each request (below); how the server was started
     (``PITREE_BIND``, daphne by hand) does not matter."""

@@ -19,6 +19,8 @@ from support.teams import World
 from pitree_web import cache as fallback
 from sessions_app.access import signin
 
+pytestmark = pytest.mark.processes  # the tests start servers of their own (tests/support/tiers.py)
+
 
 @pytest.fixture
 def redis_cache(tmp_path: Path, settings: Any) -> Iterator[Any]:

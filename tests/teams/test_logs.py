@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from axes.models import AccessLog
 from django.test import Client
 from django.urls import reverse
@@ -39,6 +40,7 @@ def _get(url: str, headers: dict[str, str] | None = None) -> None:
         urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10).read()
 
 
+@pytest.mark.processes
 def test_the_server_s_access_log_shows_no_token(tmp_path: Path) -> None:
     """The launcher ``./scripts/run`` execs, on a port of its own: a link opened (known or not) is
     logged without its token; a refused ``Host`` is one warning line, without a traceback."""

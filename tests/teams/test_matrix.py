@@ -17,17 +17,30 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
-from support.teams import BRANCH_A, CREW_CWD, LEAF, MEMBERS, READERS, ROLES, SAMPLES, WRITERS, World, copy_sample
+from support.teams import (
+    BRANCH_A,
+    CREW_CWD,
+    LEAF,
+    MEMBERS,
+    READERS,
+    ROLES,
+    SAMPLES,
+    WRITERS,
+    World,
+    build_world,
+    copy_sample,
+)
 
 from pitree_web.asgi import application
 from sessions_app.access.shares import BRANCH, SNAPSHOT, revoke
@@ -223,10 +236,10 @@ def _answer(response: Any) -> int | str:
     return int(response.status_code)
 
 
-@pytest.fixture
-def people(world: World, django_user_model: Any) -> World:
+def _build_people(root: Path) -> World:
     """The world with the matrix's further people (the module's docstring), and a copy of the session
     in a folder nobody owns."""
+    world = build_world(root)
     made = {
         "branch_link": world.share(Share.VIEWER, mode=BRANCH, entry=BRANCH_A[0], link=True),
         "snapshot_link": world.share(Share.VIEWER, mode=SNAPSHOT, entry=LEAF, link=True),
@@ -238,13 +251,24 @@ def people(world: World, django_user_model: Any) -> World:
         world.clients[role] = world.holder(share.token)
     revoke(made["revoked_link"].share)
     Share.objects.filter(pk=made["expired_link"].share.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    world.users["root"] = django_user_model.objects.create_superuser("root", password=None)
+    world.users["root"] = User.objects.create_superuser("root", password=None)
     world.clients["root"] = Client()
     world.clients["root"].force_login(world.users["root"])
     copied = copy_sample(world.root, "02-tree-branches", "--home-someone-unowned--")
     unowned = copied.with_name(copied.name.replace(world.session_id, UNOWNED_ID))
     unowned.write_bytes(copied.read_bytes().replace(world.session_id.encode(), UNOWNED_ID.encode(), 1))
     copied.unlink()
+    return world
+
+
+@pytest.fixture(scope="module")
+def build() -> Callable[[Path], World]:
+    """The matrix's world: built once for the module (tests/teams/conftest.py), as each test finds it."""
+    return _build_people
+
+
+@pytest.fixture
+def people(world: World) -> World:
     return world
 
 
@@ -314,10 +338,8 @@ def test_a_stranger_sees_what_an_unknown_session_shows(world: World) -> None:
     assert theirs.replace(world.session_id, "ID") == unknown.replace(unknown_id, "ID")
 
 
-def test_the_admin_is_for_superusers(world: World, django_user_model: Any) -> None:
-    root = django_user_model.objects.create_superuser("root", password=None)
-    client = Client()
-    client.force_login(root)
+def test_the_admin_is_for_superusers(people: World) -> None:
+    client = people.client("root")
     assert client.get("/admin/").status_code == 200
     assert client.get("/admin/sessions_app/share/").status_code == 200
 

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.processes  # the ASGI application started in a fresh Python
+
 REPO = Path(__file__).resolve().parents[2]
 
 START = """

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.processes  # a daphne process
+
 MAX_MESSAGE = 10_000
 LIMIT = 3 * MAX_MESSAGE + 64 * 1024  # settings.PITREE_MAX_BODY_BYTES for that message size
 HUGE = 800 * 1024 * 1024

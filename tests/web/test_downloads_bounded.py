@@ -96,6 +96,7 @@ def _peak_growth_kb(server: Daphne, url: str) -> int:
         return server.memory_kb("VmHWM") - before
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("name", ["download.md", "download.jsonl", "download.jsonl?entry=000007cf"])
 def test_a_slow_reader_costs_the_server_a_few_pieces_whatever_the_file_s_size(server, name: str) -> None:
     daphne, path = server

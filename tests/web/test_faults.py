@@ -83,6 +83,7 @@ def test_a_reply_that_cannot_be_stored_is_said_and_the_message_stays(client, pi,
     assert f"/e/{last['id']}/" in response["HX-Push-Url"]
 
 
+@pytest.mark.processes
 def test_a_read_only_folder(client, pi) -> None:
     before = pi.path(LINEAR).read_bytes()
     with read_only(pi.folder.parent):

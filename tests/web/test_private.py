@@ -44,6 +44,7 @@ def _get(server, path: str) -> None:
         response.read()
 
 
+@pytest.mark.processes
 def test_what_the_server_creates_is_private_and_what_was_left_readable_is_tightened(tmp_path: Path) -> None:
     sessions = tmp_path / "pi-sessions"  # outside var/: may be pi's folder, shared with pi
     pis_folder = sessions / "--home-pi-work--"

@@ -45,6 +45,7 @@ def test_invalid_values_stop_the_start_naming_the_variable(monkeypatch, name, va
         _settings(monkeypatch, **{name: value})
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(("name", "value"), [("PITREE_FSYNC", "maybe"), ("PITREE_ASSISTANT", "gpt")])
 def test_the_command_line_says_a_bad_value_in_one_line(name: str, value: str) -> None:
     env = {key: item for key, item in os.environ.items() if not key.startswith("PITREE_")} | {name: value}

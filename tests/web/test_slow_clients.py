@@ -18,6 +18,8 @@ import pytest
 from support.daphne import Daphne, launch_daphne
 from websockets.asyncio.client import connect
 
+pytestmark = pytest.mark.processes  # the tests start servers of their own (tests/support/tiers.py)
+
 SLOW = 1000
 
 
