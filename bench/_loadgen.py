@@ -1,11 +1,13 @@
-"""A small HTTP/1.1 load generator, run as its own process by ``load.py``.
+"""A small HTTP/1.1 load generator, run as its own process by ``load.py`` and ``machines.py``.
 
-    python bench/_loadgen.py URL CLIENTS SECONDS [COOKIE]
+    python bench/_loadgen.py URL[,URL…] CLIENTS SECONDS [COOKIE]
 
 ``CLIENTS`` keep-alive connections each send ``GET URL`` and wait for the whole answer, again and
-again, for ``SECONDS``, sending ``COOKIE`` (a ``Cookie`` header value, e.g. a signed-in session). Prints one JSON object: requests, requests per second, p50/p99 latency in
-seconds, and errors (non-200 answers or broken connections). Plain asyncio streams, no dependency,
-so that the measuring costs little next to the server it measures.
+again, for ``SECONDS``, sending ``COOKIE`` (a ``Cookie`` header value, e.g. a signed-in session); with
+several URLs (the same page on several servers) the connections take them in turn. Prints one JSON
+object: requests, requests per second, p50/p99 latency in seconds, and errors (non-200 answers or
+broken connections). Plain asyncio streams, no dependency, so that the measuring costs little next to
+the server it measures.
 """
 
 from __future__ import annotations
@@ -47,17 +49,26 @@ def _percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] if ordered else float("nan")
 
 
-async def main(url: str, clients: int, seconds: float, cookie: str = "") -> dict[str, float | int | list[str]]:
+def _target(url: str, cookie: str) -> tuple[str, int, bytes]:
+    """Host, port and the request bytes of a GET of ``url``."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     cookie_line = f"Cookie: {cookie}\r\n" if cookie else ""
-    request = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/html\r\n{cookie_line}\r\n".encode()
+    return (
+        host,
+        port,
+        f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/html\r\n{cookie_line}\r\n".encode(),
+    )
+
+
+async def main(urls: str, clients: int, seconds: float, cookie: str = "") -> dict[str, float | int | list[str]]:
+    targets = [_target(url, cookie) for url in urls.split(",")]
     latencies: list[float] = []
     errors: list[str] = []
     started = time.perf_counter()
     stop = started + seconds
-    await asyncio.gather(*(_client(host, port, request, stop, latencies, errors) for _ in range(clients)))
+    await asyncio.gather(*(_client(*targets[n % len(targets)], stop, latencies, errors) for n in range(clients)))
     elapsed = time.perf_counter() - started
     return {
         "requests": len(latencies),

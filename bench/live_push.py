@@ -1,8 +1,11 @@
-"""From an append to every open tab: latency of the push path, N = 1, 10, 100 websocket clients.
+"""From an append to every open tab: latency of the push path, N = 1, 10, 100 and 1,000 websocket
+clients, today's code and the baseline commit's side by side in one run.
 
-pitree runs under daphne in a process of its own; this process holds N real websocket clients
-(loopback, the ``websockets`` library, one event loop), each joined to the same session with the page's
-protocol. Each round appends one line and timestamps its arrival at every client:
+pitree runs under daphne in a process of its own (today's tree, then the baseline's: ``_baseline.source_tree``,
+by default where this branch left ``main``); this process holds N real websocket clients (loopback, the
+``websockets`` library, one event loop), each joined to the same session with the page's protocol,
+standing where the file's position is, so that what is appended there continues every tab's branch.
+Each round appends one line and timestamps its arrival at every client:
 
 - **app writes**: the line is written by the server process itself (a label set through the HTTP form
   post, as a browser does); the clock starts before the request is sent;
@@ -11,23 +14,22 @@ protocol. Each round appends one line and timestamps its arrival at every client
 
 Rounds run one after the other (the next starts when every client has the line). Afterwards each client
 must have received every line exactly once, in file order: ``lost`` and ``duplicated`` count the
-exceptions. Files are watched with inotify; the external writes are also measured with stat polling
-(``PITREE_WATCH=poll``).
+exceptions. Files are watched with inotify; today's external writes are also measured with stat
+polling (``PITREE_WATCH=poll``).
 
-Targets: p99 ≤ 100 ms at N = 100 for app writes, 0 lost, 0 duplicated. The ratio N=100 / N=1 shows how
-the cost grows with the number of tabs (the batch is rendered once, then sent N times).
+A client knows a line arrived by what its protocol says of it: the baseline's JSON batches list their
+entries; today's HTML messages name, in ``#tab-state``, the last line the tab's page reflects (each
+tab's message is decided and assembled for it, out of fragments rendered once per batch).
+
+Targets: app writes p99 ≤ 60 ms at N = 100 and ≤ 500 ms at N = 1,000, 0 lost, 0 duplicated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,23 +40,26 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _accounts
+import _baseline
 import _common as C
+import _servers
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
 SAMPLE = C.ROOT / "sessions_app" / "samples" / "pi" / "01-linear.jsonl"
 SESSION_ID = "019cadd4-5bfc-74dd-b0a5-3da46bf1f75f"
-ROUNDS = 40
-CLIENTS = (1, 10, 100)
-TIMEOUT = 30.0
+ROUNDS = {1: 40, 10: 40, 100: 40, 1000: 10}
+TIMEOUT = 60.0
+STATE = re.compile(r'data-cursor-id="([^"]*)"')
 
 
 class Client:
-    """One websocket tab: arrival times of every entry it receives."""
+    """One websocket tab: arrival times of every line it is told of."""
 
-    def __init__(self, socket: Any) -> None:
+    def __init__(self, socket: Any, html: bool) -> None:
         self.socket = socket
+        self.html = html
         self.arrivals: dict[str, list[float]] = {}
         self.order: list[str] = []
         self.got = asyncio.Event()
@@ -62,16 +67,20 @@ class Client:
     async def read(self) -> None:
         async for raw in self.socket:
             now = time.perf_counter()
-            message = json.loads(raw)
-            if message.get("t") != "batch":
-                continue
-            for entry in message["entries"]:
-                self.arrivals.setdefault(entry["id"], []).append(now)
-                self.order.append(entry["id"])
-            self.got.set()
+            for line in self._lines(raw):
+                self.arrivals.setdefault(line, []).append(now)
+                self.order.append(line)
+                self.got.set()
+
+    def _lines(self, raw: str | bytes) -> list[str]:
+        text = raw if isinstance(raw, str) else raw.decode()
+        if self.html:
+            return STATE.findall(text)
+        message = json.loads(text)
+        return [entry["id"] for entry in message["entries"]] if message.get("t") == "batch" else []
 
 
-async def _connect(server: str, cookie: str, cursor: int) -> Client:
+async def _connect(server: str, cookie: str, path: Path, html: bool) -> Client:
     from websockets.asyncio.client import connect
     from websockets.typing import Origin
 
@@ -82,10 +91,17 @@ async def _connect(server: str, cookie: str, cursor: int) -> Client:
         open_timeout=TIMEOUT,
         max_queue=None,
     )
-    await socket.send(json.dumps({"cursor": cursor}))
-    while json.loads(await socket.recv()) != {"t": "live"}:
-        pass
-    return Client(socket)
+    cursor = path.stat().st_size
+    if html:
+        leaf = SessionFile(path, fsync=False).leaf_id
+        await socket.send(json.dumps({"v": 1, "cursor": cursor, "at": leaf, "notes": "none"}))
+        while "do=live" not in str(await socket.recv()):
+            pass
+    else:
+        await socket.send(json.dumps({"cursor": cursor}))
+        while json.loads(await socket.recv()) != {"t": "live"}:
+            pass
+    return Client(socket, html)
 
 
 class AppWriter:
@@ -100,9 +116,10 @@ class AppWriter:
         self.token = found.group(1)
         self.count = 0
 
-    def write(self) -> float:
+    def write(self, label: str = "") -> float:
+        """Set the label (by default ``round N``); returns when the clock started."""
         self.count += 1
-        body = urllib.parse.urlencode({"entry": "358d8704", "label": f"round {self.count}"}).encode()
+        body = urllib.parse.urlencode({"entry": "358d8704", "label": label or f"round {self.count}"}).encode()
         request = urllib.request.Request(
             f"{self.server}/s/{SESSION_ID}/label/",
             data=body,
@@ -124,14 +141,14 @@ def _last_id(path: Path) -> str:
     return str(json.loads(path.read_bytes().splitlines()[-1])["id"])
 
 
-async def _measure(server: str, cookie: str, path: Path, clients: int, kind: str) -> dict[str, Any]:
-    tabs = [await _connect(server, cookie, path.stat().st_size) for _ in range(clients)]
+async def _measure(server: str, cookie: str, path: Path, clients: int, kind: str, html: bool) -> dict[str, Any]:
+    tabs = [await _connect(server, cookie, path, html) for _ in range(clients)]
     readers = [asyncio.create_task(tab.read()) for tab in tabs]
     writer = AppWriter(server, cookie) if kind == "app" else None
     latencies: list[float] = []
     written: list[str] = []
     try:
-        for _ in range(ROUNDS):
+        for _ in range(ROUNDS[clients]):
             for tab in tabs:
                 tab.got.clear()
             if writer is not None:
@@ -140,20 +157,18 @@ async def _measure(server: str, cookie: str, path: Path, clients: int, kind: str
                 started = _external_write(path)
             entry = _last_id(path)
             written.append(entry)
-            deadline = time.perf_counter() + TIMEOUT
             for tab in tabs:
-                while entry not in tab.arrivals and time.perf_counter() < deadline:
+                while entry not in tab.arrivals:
                     await asyncio.wait_for(tab.got.wait(), TIMEOUT)
                     tab.got.clear()
                 latencies.append(tab.arrivals[entry][0] - started)
         # A last line written and awaited: anything sent twice would have come before it.
-        sentinel_started = _external_write(path)
+        _external_write(path)
         sentinel = _last_id(path)
         for tab in tabs:
             while sentinel not in tab.arrivals:
                 await asyncio.wait_for(tab.got.wait(), TIMEOUT)
                 tab.got.clear()
-        del sentinel_started
         expected = [*written, sentinel]
         lost = sum(1 for tab in tabs for entry in expected if entry not in tab.arrivals)
         duplicated = sum(len(times) - 1 for tab in tabs for times in tab.arrivals.values())
@@ -173,98 +188,64 @@ async def _measure(server: str, cookie: str, path: Path, clients: int, kind: str
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_server(root: Path, watch: str) -> tuple[subprocess.Popen[bytes], str, str]:
-    """Start the server; returns it, its URL and a signed-in session's ``Cookie`` header value."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "pitree_web.settings",
-        "PITREE_SESSIONS_DIR": str(root),
-        "PITREE_FSYNC": "0",
-        "PITREE_DEBUG": "0",
-        "PITREE_WATCH": watch,
-    }
-    env.pop("PITREE_REDIS_URL", None)
-    link = _accounts.prepare_server_env(env)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "pitree_web.asgi:application"],
-        cwd=C.ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/", timeout=2):
-                return process, url, _accounts.session_cookie(url, link)
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("daphne did not start")
-
-
-async def _run(report: C.Report, root: Path, path: Path, watch: str, kinds: tuple[str, ...]) -> dict[tuple, dict]:
-    process, url, cookie = _start_server(root, watch)
-    results: dict[tuple, dict] = {}
-    try:
-        await _measure(url, cookie, path, 1, "external")  # warm-up: imports, template loading, first feed
-        for kind in kinds:
-            for clients in CLIENTS:
-                result = await _measure(url, cookie, path, clients, kind)
-                results[(kind, clients)] = result
-                report.line(
-                    f"{watch:7} {kind:8} N={clients:<3}  median {C.fmt_time(result['median']):>8}  "
-                    f"p99 {C.fmt_time(result['p99']):>8}  lost {result['lost']}  duplicated {result['duplicated']}  "
-                    f"out of order {result['out_of_order']}"
-                )
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=10)
+async def _run(
+    report: C.Report, name: str, code: Path, html: bool, watch: str, rows: list[tuple[str, int]]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    root = Path(tempfile.mkdtemp(prefix="pitree-live-"))
+    folder = root / "--bench--"
+    folder.mkdir()
+    path = folder / f"2026-03-02T09-15-03-000Z_{SESSION_ID}.jsonl"
+    shutil.copy(SAMPLE, path)
+    results: dict[tuple[str, int], dict[str, Any]] = {}
+    with _servers.serving(
+        code, root, PITREE_DEBUG="0", PITREE_WATCH=watch, PITREE_CONNECTIONS_PER_ADDRESS="5000"
+    ) as server:
+        url, cookie = server.url, server.cookie
+        await _measure(url, cookie, path, 1, "external", html)  # warm-up: imports, template loading, first feed
+        for kind, clients in rows:
+            result = await _measure(url, cookie, path, clients, kind, html)
+            results[(kind, clients)] = result
+            report.line(
+                f"{name:14} {watch:5} {kind:8} N={clients:<4}  median {C.fmt_time(result['median']):>8}  "
+                f"p99 {C.fmt_time(result['p99']):>8}  lost {result['lost']}  duplicated {result['duplicated']}  "
+                f"out of order {result['out_of_order']}"
+            )
+    shutil.rmtree(root, ignore_errors=True)
     return results
+
+
+ROWS = [(kind, n) for kind in ("app", "external") for n in (1, 10, 100, 1000)]
 
 
 def main() -> int:
     report = C.Report("live_push", "Push latency: append → received by N websocket clients (daphne, loopback)")
-    root = Path(tempfile.mkdtemp(prefix="pitree-live-"))
-    try:
-        folder = root / "--bench--"
-        folder.mkdir()
-        path = folder / f"2026-03-02T09-15-03-000Z_{SESSION_ID}.jsonl"
-        shutil.copy(SAMPLE, path)
-        report.line(f"{ROUNDS} rounds per row; each row's latencies pool every client of every round")
-        inotify = asyncio.run(_run(report, root, path, "auto", ("app", "external")))
-        polling = asyncio.run(_run(report, root, path, "poll", ("external",)))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    report.line("rounds per row: " + ", ".join(f"N={n}: {r}" for n, r in ROUNDS.items()))
+    report.line("each row's latencies pool every client of every round")
+    now = asyncio.run(_run(report, "now (HTML)", C.ROOT, True, "auto", ROWS))
+    base = _baseline.source_tree()
+    before: dict[tuple[str, int], dict[str, Any]] = {}
+    if base is not None:
+        sha, code = base
+        before = asyncio.run(_run(report, f"{sha} (JSON)", code, False, "auto", ROWS))
+    polling = asyncio.run(_run(report, "now (HTML)", C.ROOT, True, "poll", [("external", 100)]))
 
-    app100, app1 = inotify[("app", 100)], inotify[("app", 1)]
-    report.figure("app writes, N=100: p99", C.fmt_time(app100["p99"]), "≤ 100 ms", app100["p99"] <= 0.100)
+    app100, app1000 = now[("app", 100)], now[("app", 1000)]
+    report.figure("app writes, N=100: p99", C.fmt_time(app100["p99"]), "≤ 60 ms", app100["p99"] <= 0.060)
+    report.figure("app writes, N=1000: p99", C.fmt_time(app1000["p99"]), "≤ 500 ms", app1000["p99"] <= 0.500)
     report.figure("app writes, N=100: median", C.fmt_time(app100["median"]))
-    report.figure("app writes: p99 ratio N=100 / N=1", f"{app100['p99'] / app1['p99']:.1f}×")
-    ext100, ext1 = inotify[("external", 100)], inotify[("external", 1)]
+    ext100 = now[("external", 100)]
     report.figure("external writes (inotify), N=100: p99", C.fmt_time(ext100["p99"]), "≤ 250 ms", ext100["p99"] <= 0.25)
-    report.figure("external writes (inotify): p99 ratio N=100 / N=1", f"{ext100['p99'] / ext1['p99']:.1f}×")
-    report.line()
-    report.line(
-        f"ratio N=100 / N=1: app writes p99 {app100['p99'] / app1['p99']:.1f}×, median "
-        f"{app100['median'] / app1['median']:.1f}×; external writes p99 {ext100['p99'] / ext1['p99']:.1f}×, "
-        f"median {ext100['median'] / ext1['median']:.1f}×"
-    )
+    if before:
+        for kind, clients in (("app", 100), ("app", 1000), ("external", 100), ("external", 1000)):
+            ratio = now[(kind, clients)]["p99"] / before[(kind, clients)]["p99"]
+            report.figure(f"{kind} writes p99, N={clients}: HTML / baseline JSON", f"{ratio:.2f}×")
     poll100 = polling[("external", 100)]
     report.figure("external writes (polling), N=100: p99", C.fmt_time(poll100["p99"]), "≤ 1 s", poll100["p99"] <= 1.0)
-    every = [*inotify.values(), *polling.values()]
+    every = [*now.values(), *polling.values()]
     lost = sum(r["lost"] for r in every)
     duplicated = sum(r["duplicated"] + r["out_of_order"] for r in every)
-    report.figure("entries lost, all rows", str(lost), "0", lost == 0)
-    report.figure("entries duplicated or out of order, all rows", str(duplicated), "0", duplicated == 0)
+    report.figure("entries lost, all rows of today's code", str(lost), "0", lost == 0)
+    report.figure("entries duplicated or out of order, all rows of today's code", str(duplicated), "0", duplicated == 0)
     return report.finish()
 
 

@@ -42,7 +42,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _folder() -> tuple[Path, str]:
+def session_folder() -> tuple[Path, str]:
     """A sessions folder for the server, and the id of the 1k-entry session in it."""
     folder = Path(tempfile.mkdtemp(prefix="pitree-load-"))
     big = _gen.session_file(1_000, seed=3)
@@ -93,7 +93,7 @@ def _load(url: str, seconds: float, cookie: str) -> dict:
 
 def main() -> int:
     report = C.Report("load", f"Session page vs a minimal view, {CLIENTS} concurrent clients, one daphne process")
-    folder, session_id = _folder()
+    folder, session_id = session_folder()
     port = _free_port()
     server, cookie = _serve(folder, port)
     try:

@@ -44,6 +44,7 @@ from support.fake_openai import FakeOpenAI, chunk, send_event, start_sse  # noqa
 from support.pi_agent import agent_environment, pi_settings  # noqa: E402
 
 from sessions_app.sessionfiles.fork import create_session  # noqa: E402
+from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
 
 PIECES = 25
 GAP = 0.12  # seconds between two pieces
@@ -104,20 +105,15 @@ class Tab:
     async def read(self) -> None:
         async for raw in self.socket:
             now = time.perf_counter_ns()
-            message = json.loads(raw)
-            if message.get("t") == "reply" and message.get("pi"):
-                html = message["html"]
-            elif message.get("t") == "batch":  # a piece pi wrote before it could be streamed, the last say
-                html = "".join(entry["html"] for entry in message["entries"])
-            else:
-                continue
-            for stamp in STAMP.findall(html):
+            # pi's turn as it grows, or the entry pi wrote (a piece it wrote before it could be
+            # streamed, the last say): every message is HTML, and only the model's text holds stamps.
+            for stamp in STAMP.findall(str(raw)):
                 if stamp not in self.seen:
                     self.seen.add(stamp)
                     self.latencies.append((now - int(stamp)) / 1e9)
 
 
-async def _open_tab(server: _servers.Server, session_id: str, cursor: int) -> Tab:
+async def _open_tab(server: _servers.Server, session_id: str, path: Path) -> Tab:
     from websockets.asyncio.client import connect
     from websockets.typing import Origin
 
@@ -128,8 +124,9 @@ async def _open_tab(server: _servers.Server, session_id: str, cursor: int) -> Ta
         open_timeout=TIMEOUT,
         max_queue=None,
     )
-    await socket.send(json.dumps({"cursor": cursor}))
-    while json.loads(await socket.recv()) != {"t": "live"}:
+    leaf = SessionFile(path, fsync=False).leaf_id
+    await socket.send(json.dumps({"v": 1, "cursor": path.stat().st_size, "at": leaf, "notes": "none"}))
+    while "do=live" not in str(await socket.recv()):
         pass
     return Tab(socket)
 
@@ -151,7 +148,7 @@ async def _through_pitree(root: Path, fake: FakeOpenAI, workspace: Path) -> dict
         await asyncio.to_thread(_send, server, made.session_id)  # pi started, warm
         for round_number in range(ROUNDS):
             count = TABS[round_number % len(TABS)]
-            tabs = [await _open_tab(server, made.session_id, made.path.stat().st_size) for _ in range(count)]
+            tabs = [await _open_tab(server, made.session_id, made.path) for _ in range(count)]
             readers = [asyncio.create_task(tab.read()) for tab in tabs]
             try:
                 await asyncio.to_thread(_send, server, made.session_id)

@@ -35,7 +35,7 @@ if "daphne.server" in sys.modules:
 
     larger = settings.PITREE_MAX_UPLOAD_BODY_BYTES
     bodylimit.install(
-        settings.PITREE_MAX_BODY_BYTES, {reverse("teams:upload"): larger, reverse("teams:import"): larger}
+        settings.PITREE_MAX_BODY_BYTES, {reverse("sharing:upload"): larger, reverse("sharing:import"): larger}
     )
     per_address = None if settings.PITREE_BEHIND_TLS_PROXY else settings.PITREE_CONNECTIONS_PER_ADDRESS
     connections.install(settings.PITREE_REQUEST_SECONDS, per_address)
@@ -49,6 +49,15 @@ if "daphne.server" in sys.modules:
     # Replies a killed server was writing: stored now, as stopped replies.
     recover(settings.PITREE_JOURNAL_DIR, sessions=settings.PITREE_SESSIONS_DIR, fsync=settings.PITREE_FSYNC)
     claude.start()  # a server follows Claude Code's sessions when PITREE_CLAUDE_PROJECTS names them
+
+    if settings.DATABASES["default"].get("OPTIONS", {}).get("pool"):
+        # daphne's event loop (the one it serves on) lends pooled connections to its worker threads
+        # only for each call they run.
+        from daphne.server import twisted_loop
+
+        from .dbthreads import DatabaseThreads
+
+        twisted_loop.set_default_executor(DatabaseThreads(thread_name_prefix="asyncio"))
 
 shutdown.install()
 

@@ -2,7 +2,8 @@
 which a Redis that dies costs only the sharing of what it counts.
 
 What the default cache holds are counts: share and sign-in links opened, failed sign-ins per address
-(django-ratelimit), searches and downloads under way (``sessions_app.views.busy``). With Django's own
+(django-ratelimit), searches and downloads under way (``sessions_app.views.busy``); and the marks of
+replies being written (``sessions_app.services.replies.answering``). With Django's own
 Redis cache, a dead Redis made every one of those requests answer 500: signing in, opening a share
 link, a one-time link. Here a call that Redis cannot answer (refused, or not within ``SOCKET_SECONDS``)
 is made in this process's memory instead, and so is every call for ``RETRY_SECONDS`` after it (so
@@ -66,7 +67,7 @@ class FallbackRedisCache(RedisCache):
             self.failing = True
             log.warning(
                 "the cache's Redis does not answer (%s): this process counts in its own memory meanwhile "
-                "(links opened, sign-ins, searches under way), asking Redis again every %s s",
+                "(links opened, sign-ins, searches under way, replies being written), asking Redis again every %s s",
                 error,
                 RETRY_SECONDS,
             )

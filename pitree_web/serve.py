@@ -14,7 +14,7 @@ from typing import Any
 from daphne.cli import CommandLineInterface
 from daphne.server import Server
 
-# The routes teams:link and accounts:once (tests/teams/test_accounts.py checks that they match).
+# The routes sharing:link and accounts:once (tests/teams/test_accounts.py checks that they match).
 _TOKEN = re.compile(r"^(/l/|/accounts/once/)[^/?#]+")
 
 

@@ -183,28 +183,45 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "sessions_app.views.pages.sidebar_context",
             ],
         },
     },
 ]
 
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        # Accounts, grants, shares and authorship (never an entry: those live in the session files).
-        "NAME": env.path("PITREE_DB", VAR_DIR / "db.sqlite3").expanduser(),
-        # Several threads write grants, sign-ins and authorship: each transaction takes the write lock
-        # as it begins and waits for it (a read that turned into a write failed at once with "database
-        # is locked" when another had written meanwhile: a sign-in answered 500 under load); readers
-        # go on beside a writer (WAL).
-        "OPTIONS": {
-            "timeout": 20,
-            "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
-        },
+# Accounts, grants, shares and authorship (never an entry: those live in the session files). SQLite in
+# PITREE_DB on one machine; PostgreSQL (PITREE_DATABASE_URL) when several machines share it, since
+# SQLite's locking is not reliable on a network filesystem.
+if env.str("PITREE_DATABASE_URL", ""):
+    DATABASES = {"default": env.dj_db_url("PITREE_DATABASE_URL", conn_health_checks=True)}
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("PITREE_DATABASE_URL: expected postgres://USER:PASSWORD@HOST:PORT/NAME")
+    # Under ASGI each request runs in a thread of its own: a connection kept per thread would be a new
+    # one per request, which costs PostgreSQL more than a page costs pitree. Each process keeps a pool
+    # (psycopg's) that a request's connection goes back to when it ends, checked before it is lent
+    # again; at most 20 connections a process (pitree_web/dbthreads.py: the event loop's worker threads
+    # give theirs back after each call, a request's thread before an async view, which may last minutes).
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 20, "timeout": 30}
+    MIDDLEWARE.append("pitree_web.dbthreads.ConnectionGivenBack")  # runs last, right before the view
+    # Every machine must sign the same way, or a browser signed in on one is signed out by the next.
+    if not env.str("PITREE_SECRET_KEY", ""):
+        raise ImproperlyConfigured("PITREE_DATABASE_URL is set: set PITREE_SECRET_KEY too, the same on every machine")
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env.path("PITREE_DB", VAR_DIR / "db.sqlite3").expanduser(),
+            # Several threads write grants, sign-ins and authorship: each transaction takes the write
+            # lock as it begins and waits for it (a read that turned into a write failed at once with
+            # "database is locked" when another had written meanwhile: a sign-in answered 500 under
+            # load); readers go on beside a writer (WAL). PostgreSQL's row locks and constraints do the
+            # same there (``select_for_update``, ``F()`` updates, a unique row inserted once).
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
+            },
+        }
     }
-}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -242,7 +259,8 @@ if PITREE_REDIS_URL:
     CACHES["default"] = {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": PITREE_REDIS_URL}
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels_redis's layer, its calls waiting for one of a bounded set of connections.
+            "BACKEND": "pitree_web.redislayer.RedisLayer",
             # redis-py 8 gives up on a read after 5 s by default, just when channels_redis's 5 s blocking
             # pop returns: an idle listener would fail with "Timeout reading". Wait longer than the pop.
             "CONFIG": {"hosts": [{"address": PITREE_REDIS_URL, "socket_timeout": 30}]},

@@ -11,7 +11,7 @@ from sessions_app import accounts_urls, sharing_urls
 
 urlpatterns = [
     path("", include("sessions_app.urls")),
-    path("", include((sharing_urls.urlpatterns, "teams"))),
+    path("", include((sharing_urls.urlpatterns, "sharing"))),
     path("accounts/", include((accounts_urls.urlpatterns, "accounts"))),
     path("admin/", admin.site.urls),
     # What a browser asks for when a document names no icon (a raw JSON line, say): the app's own.

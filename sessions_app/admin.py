@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
+from .access.shares import revoke
 from .models import Authorship, Share, SignInLink, Workspace
 
 
@@ -21,8 +21,7 @@ class WorkspaceAdmin(admin.ModelAdmin):
 @admin.action(description="Revoke the selected shares")
 def revoke_shares(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Share]) -> None:
     for share in queryset.filter(revoked_at__isnull=True):
-        share.revoked_at = timezone.now()
-        share.save(update_fields=["revoked_at"])  # each save closes that share's open sockets
+        revoke(share)  # each closes that share's open sockets
 
 
 @admin.register(Share)

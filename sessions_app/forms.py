@@ -5,6 +5,7 @@ whatever the file's leaf is now. A query string that does not parse is a 400 tha
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -34,6 +35,7 @@ class EntryIdField(forms.CharField):
 
 
 _ENTRY_ID = EntryIdField()  # what each id of an ``EntryIdsField`` is checked by
+REPLY_ID = re.compile(r"\A[A-Za-z0-9_-]{1,40}\Z")  # a reply being written, named by the page that asked for it
 
 
 class EntryIdsField(forms.Field):
@@ -84,7 +86,7 @@ class MessageForm(forms.Form):
 
     text = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 3}), required=False)
     parent = EntryIdField(required=False)
-    stream = forms.RegexField(r"^[A-Za-z0-9_-]{1,40}$", required=False)
+    stream = forms.RegexField(REPLY_ID, required=False)
     cursor = forms.IntegerField(min_value=0, required=False)
     branch = forms.BooleanField(required=False)
     queue = forms.ChoiceField(choices=[("", ""), ("steer", "steer"), ("follow_up", "follow_up")], required=False)
@@ -102,7 +104,7 @@ class MessageForm(forms.Form):
 
 class RegenerateForm(forms.Form):
     entry = EntryIdField()
-    stream = forms.RegexField(r"^[A-Za-z0-9_-]{1,40}$", required=False)
+    stream = forms.RegexField(REPLY_ID, required=False)
 
 
 class NavigateForm(forms.Form):
@@ -115,15 +117,24 @@ class NavigateForm(forms.Form):
     summarize = forms.BooleanField(required=False)
 
 
-class LabelForm(forms.Form):
+class AnnotationForm(forms.Form):
+    """A write from a tab that goes where the tab stands: ``at``, the entry its page stands on, as of
+    ``cursor``, the byte offset of the file the page reflects (the write follows what continued that
+    branch since: ``SessionFile.append``'s ``after``); ``reply``, the reply the page shows being
+    written there, below which the write is chained when it is still being written (``annotations``)."""
+
+    at = EntryIdField(required=False)
+    cursor = forms.IntegerField(min_value=0, required=False)
+    reply = forms.RegexField(REPLY_ID, required=False)
+
+
+class LabelForm(AnnotationForm):
     entry = EntryIdField()
     label = forms.CharField(max_length=200, required=False)
-    at = EntryIdField(required=False)
 
 
-class RenameForm(forms.Form):
+class RenameForm(AnnotationForm):
     name = forms.CharField(max_length=500, required=False)
-    at = EntryIdField(required=False)
 
 
 class ForkForm(forms.Form):
@@ -162,11 +173,16 @@ class CompactForm(forms.Form):
 
 
 class NewSessionForm(forms.Form):
-    cwd = forms.CharField(max_length=4096, label="Workspace")
+    """A new session: in the workspace named (an absolute path), or, named none, the reader's own (*New
+    chat*)."""
+
+    cwd = forms.CharField(max_length=4096, label="Workspace", required=False)
     name = forms.CharField(max_length=500, required=False)
 
     def clean_cwd(self) -> str:
         cwd: str = self.cleaned_data["cwd"].strip()
+        if not cwd:
+            return ""
         if not cwd.startswith("/") or "\x00" in cwd:
             raise forms.ValidationError("Give the workspace as an absolute path, e.g. /home/me/project.")
         if len(encode_cwd(cwd).encode()) > 255:  # pi's folder for it is one file name: at most 255 bytes
@@ -196,18 +212,16 @@ class EntryActionsForm(PositionForm):
     do = forms.ChoiceField(choices=[(name, name) for name in ENTRY_ACTIONS], required=False)
 
 
-class ModelForm(forms.Form):
+class ModelForm(AnnotationForm):
     """Answer with ``model`` from here on: a ``model_change`` entry under the tab's position."""
 
     model = forms.CharField(max_length=500)
-    at = EntryIdField(required=False)
 
 
-class ThinkingForm(forms.Form):
+class ThinkingForm(AnnotationForm):
     """Think at ``level`` from here on: a ``thinking_level_change`` entry under the tab's position."""
 
     level = forms.ChoiceField(choices=[(level, level) for level in THINKING_LEVELS])
-    at = EntryIdField(required=False)
 
 
 class TreeFilterForm(PositionForm):
@@ -261,9 +275,11 @@ class OlderForm(forms.Form):
 
 
 class ListForm(forms.Form):
-    """The session list: a search (``q``) and which page of the result."""
+    """The session list: a search (``q``), the workspace it keeps (a folder of the sessions folder,
+    by name; empty: all) and which page of the result."""
 
     q = forms.CharField(max_length=500, required=False)
+    workspace = forms.RegexField(r"^[^/\x00]{1,255}$", required=False)
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 

@@ -1,4 +1,4 @@
-"""URL patterns of sharing and transfer (namespace "teams"): a session's share page and share links,
+"""URL patterns of sharing and transfer (namespace "sharing"): a session's share page and share links,
 downloads and uploads, and who wrote an entry; mounted by pitree_web.urls."""
 
 from django.urls import path

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.core.cache import caches
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
@@ -30,6 +32,12 @@ atexit.register(shutil.rmtree, _CHILD_CACHES, ignore_errors=True)
 os.environ.setdefault("PITREE_CACHE_DIR", _CHILD_CACHES)
 os.environ.setdefault("PITREE_SEARCH_DB", os.path.join(_CHILD_CACHES, "search.sqlite3"))
 os.environ.setdefault("PITREE_JOURNAL_DIR", os.path.join(_CHILD_CACHES, "replies"))
+
+# With PostgreSQL (the permission matrix's second run) the tests connect without settings.py's pool:
+# each test's event loop closes with its worker threads, and a pooled connection such a thread held
+# would never go back (daphne's loop gives them back after each call, pitree_web/dbthreads.py; the
+# two-machine tests run it so).
+django_settings.DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
@@ -113,6 +121,14 @@ def sessions_dir(tmp_path: Path, settings) -> Path:
     path.mkdir()
     settings.PITREE_SESSIONS_DIR = path
     return path
+
+
+@pytest.fixture(autouse=True)
+def _nothing_counted_or_marked_by_another_test() -> None:
+    """The default cache (this process's memory without Redis) holds rate counts and the marks of replies
+    being written (sessions_app.services.replies), keyed by session and entry ids the samples share: a
+    reply a test left running would refuse another test's message."""
+    caches["default"].clear()
 
 
 @pytest.fixture(autouse=True)

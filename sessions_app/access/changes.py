@@ -47,7 +47,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.contrib.auth.signals import user_logged_out
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.dispatch import receiver
@@ -94,13 +94,22 @@ def tell(groups: list[str], *, ended: bool = False) -> None:
 def bump() -> int:
     """Count one more change to grants, in the current transaction (so the count moves when the change
     commits, and not if it is rolled back); the generation it reached. Update first, then read: the
-    update takes the database's write lock, so no other change counts between the two. The count
-    starts at a random number: a database emptied that counts again (a test's) does not repeat numbers
-    a process remembers as told (``told_here``)."""
+    update locks the row (SQLite: the whole database) until the transaction ends, so no other change
+    counts between the two. The count starts at a random number: a database emptied that counts again
+    (a test's) does not repeat numbers a process remembers as told (``told_here``).
+
+    The first change makes the row. Two first changes at once (PostgreSQL lets both find no row to
+    update) insert it twice: the primary key refuses the second, inside a savepoint of its own so that
+    the change's transaction goes on, and that one counts on the row the first made."""
     with transaction.atomic():
-        if not GrantGeneration.objects.filter(pk=1).update(value=F("value") + 1):
-            return GrantGeneration.objects.create(pk=1, value=1 + secrets.randbits(48)).value
-        return GrantGeneration.objects.values_list("value", flat=True).get(pk=1)
+        if GrantGeneration.objects.filter(pk=1).update(value=F("value") + 1):
+            return GrantGeneration.objects.values_list("value", flat=True).get(pk=1)
+        try:
+            with transaction.atomic():
+                return GrantGeneration.objects.create(pk=1, value=1 + secrets.randbits(48)).value
+        except IntegrityError:
+            GrantGeneration.objects.filter(pk=1).update(value=F("value") + 1)
+            return GrantGeneration.objects.values_list("value", flat=True).get(pk=1)
 
 
 def generation() -> int:

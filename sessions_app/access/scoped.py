@@ -28,7 +28,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Container, Generator, Iterable
+from collections.abc import Callable, Container, Generator, Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -115,8 +115,8 @@ class SessionView(SessionFile):
         return list(range(len(before), len(self.index)))
 
     def _append(
-        self, plan: Plan, *, position_then: Parent = AT_LEAF, entry_id: str | None = None
-    ) -> dict[str, Any] | None:
+        self, plan: Plan, *, position_then: Parent = AT_LEAF, entry_id: str | None = None, then: Sequence[Draft] = ()
+    ) -> list[dict[str, Any]]:
         if not self.grant.can_write:
             raise PermissionDenied("You may read this session but not write to it.")
 
@@ -130,10 +130,12 @@ class SessionView(SessionFile):
             return planned
 
         with pi.writing(self.full.path):  # never among the lines of pi's turn
-            written = self.full._append(within_view, position_then=position_then, entry_id=entry_id)
+            written = self.full._append(within_view, position_then=position_then, entry_id=entry_id, then=then)
         self.index = self._current()
-        if written is not None and self.author is not None and not self.author.unrestricted:
-            record(self.session_id, written["id"], self.author.user if self.author.signed_in else None)
+        if written and self.author is not None and not self.author.unrestricted:
+            # The first entry is the one asked for: what a write chains below it (settings picked
+            # while a reply was written, below that reply) was asked for by others (docs/format.md §5.2).
+            record(self.session_id, written[0]["id"], self.author.user if self.author.signed_in else None)
         return written
 
     def writes_under(self, parent_id: str | None) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from ..models import Share, new_token, token_hash
@@ -88,6 +89,13 @@ def open_link(token: str) -> Share | None:
 
 
 def revoke(share: Share) -> None:
-    if share.revoked_at is None:
-        share.revoked_at = timezone.now()
-        share.save(update_fields=["revoked_at"])
+    """End ``share`` now; a share revoked already keeps the time it was revoked at, however many
+    requests revoke it at once (the row is locked while it is read and written)."""
+    with transaction.atomic():
+        locked = Share.objects.select_for_update().filter(pk=share.pk).first()
+        if locked is None:  # deleted meanwhile: nothing left to end
+            return
+        if locked.revoked_at is None:
+            locked.revoked_at = timezone.now()
+            locked.save(update_fields=["revoked_at"])
+    share.revoked_at = locked.revoked_at

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -46,11 +46,13 @@ def first_owner() -> str | None:
     """When no account exists yet: make the owner (a superuser who signs in by link; a password can be
     set once signed in) and return a one-time token for them. None when accounts exist."""
     User = get_user_model()
-    with transaction.atomic():
-        if User.objects.exists():
-            return None
-        name = _owner_name()
-        owner = User.objects.create_superuser(username=name, email="", password=None)
+    try:
+        with transaction.atomic():
+            if User.objects.exists():
+                return None
+            owner = User.objects.create_superuser(username=_owner_name(), email="", password=None)
+    except IntegrityError:  # another machine's first start made the owner meanwhile (PostgreSQL)
+        return None
     return mint(owner)
 
 

@@ -13,7 +13,8 @@ import asyncio
 import re
 
 from sessions_app.sessionfiles.context import COMPACTION_PREFIX, Message, estimate_tokens
-from sessions_app.sessionfiles.entries import clip, content_text
+from sessions_app.sessionfiles.description import parts_of, text_of
+from sessions_app.sessionfiles.entries import clip
 
 from .base import Assistant, AssistantError, Deltas, Finish
 
@@ -66,9 +67,9 @@ def compose_reply(messages: list[Message], variant: int = 0) -> str:
     users = [m for m in messages if m.get("role") == "user"]
     if not users:
         return "**Offline responder** — there is no user message to answer yet."
-    content = users[-1].get("content")
-    text = content_text(content, separator="\n")
-    images = sum(isinstance(b, dict) and b.get("type") == "image" for b in content) if isinstance(content, list) else 0
+    parts = parts_of(users[-1].get("content"))
+    text = text_of(parts, separator="\n")
+    images = sum(part.kind == "image" for part in parts)
     replies = sum(m.get("role") == "assistant" for m in messages)
     opening = _OPENINGS[variant % len(_OPENINGS)]
     lines = [f"**Offline responder** — {opening}; it is the same every time on this branch.", ""]
@@ -83,7 +84,7 @@ def compose_reply(messages: list[Message], variant: int = 0) -> str:
 
 def compose_summary(messages: list[Message], instructions: str | None = None) -> str:
     """A compaction summary: the first line of each user message and a few counts."""
-    asked = [content_text(m.get("content"), separator="\n").strip() for m in messages if m.get("role") == "user"]
+    asked = [text_of(parts_of(m.get("content")), "\n").strip() for m in messages if m.get("role") == "user"]
     asked = ["(the summary of an earlier part)" if t.startswith(COMPACTION_PREFIX.strip()) else t for t in asked]
     replies, tools = (sum(m.get("role") == role for m in messages) for role in ("assistant", "toolResult"))
     counts = f"{_count(len(asked), 'user message')}, {_count(replies, 'assistant reply')}"

@@ -22,6 +22,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from sessions_app.sessionfiles.context import Message
+from sessions_app.sessionfiles.description import parts_of
 from sessions_app.sessionfiles.entries import clip
 
 from .base import Assistant, AssistantError, Deltas, Finish
@@ -205,21 +206,18 @@ def _content(text: str, images: list[dict[str, Any]]) -> str | list[dict[str, An
 def _readable(message: Message) -> tuple[str, str, list[dict[str, Any]]]:
     """A message's role, text and images as a model may read them; no role for what it should not see
     (a reply that ended in error or aborted: pi skips them too)."""
-    role, content = str(message.get("role")), message.get("content")
+    role = str(message.get("role"))
     if role not in ("system", "user", "assistant", "toolResult") or message.get("stopReason") in ("error", "aborted"):
         return "", "", []
-    texts, images = [content] if isinstance(content, str) and content else [], []
-    for block in content if isinstance(content, list) else []:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
-            texts.append(block["text"])
-        elif kind == "toolCall":
-            arguments = json.dumps(block.get("arguments", {}), ensure_ascii=False, sort_keys=True)
-            texts.append(f"[Tool call {block.get('name')} {arguments}]")
-        elif kind == "image" and isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str):
-            images.append(
-                {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
-            )
+    texts, images = [], []
+    for part in parts_of(message.get("content")):
+        if part.kind == "text" and part.text:
+            texts.append(part.text)
+        elif part.call is not None:
+            arguments = json.dumps(part.call.arguments, ensure_ascii=False, sort_keys=True)
+            texts.append(f"[Tool call {part.call.name} {arguments}]")
+        elif part.kind == "image" and part.data is not None and part.mime_type is not None:
+            images.append({"type": "image_url", "image_url": {"url": f"data:{part.mime_type};base64,{part.data}"}})
     return role, "\n".join(texts), images if role in ("user", "toolResult") else []
 
 

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..sessionfiles.catalog import SessionInfo, describe
+from ..sessionfiles.catalog import SessionInfo, info_fields
 from .transcript import terminal_line
 
 MIN_SHORT_ID = 8
@@ -88,10 +88,10 @@ def ls_lines(forest: Sequence[tuple[SessionInfo, int]], now_ms: int) -> Iterator
 
 
 def ls_json(forest: Sequence[tuple[SessionInfo, int]]) -> list[dict[str, Any]]:
-    """pi's SessionInfo fields per session (``catalog.describe``), plus ``shortId`` and ``depth``
+    """pi's SessionInfo fields per session (``catalog.info_fields``), plus ``shortId`` and ``depth``
     (0 for a session that is no fork of a listed one), in listing order."""
     width = short_id_length([info.id for info, _ in forest])
-    return [{**describe(info), "shortId": info.id[:width], "depth": depth} for info, depth in forest]
+    return [{**info_fields(info), "shortId": info.id[:width], "depth": depth} for info, depth in forest]
 
 
 def _messages(count: int) -> str:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..sessionfiles.entries import as_text, content_text, dump_json, one_line
+from ..sessionfiles.description import Description, Part, Shell, ToolCall, describe, text_of
+from ..sessionfiles.entries import as_text, dump_json, one_line
 
 Entry = dict[str, Any]
 INDENT = "  "
@@ -52,45 +53,41 @@ def when(timestamp: Any) -> str:
     return f"{timestamp[:10]} {timestamp[11:19]}"
 
 
-def block_text(block: Any) -> str:
-    """One content block as text: text as is, images and other blocks as a bracketed marker."""
-    if not isinstance(block, dict):
-        return raw_json(block)
-    kind = block.get("type")
-    if kind == "text":
-        return as_text(block.get("text", ""))
-    if kind == "image":
-        return f"[image {as_text(block.get('mimeType', ''))}]".replace(" ]", "]")
-    return raw_json(block)
+def part_text(part: Part) -> str:
+    """One part of a message as text: text as is, thoughts and tool calls marked, an image as a
+    bracketed marker, anything else as its raw JSON."""
+    if part.kind == "text":
+        return part.text
+    if part.kind == "thinking":
+        return "(thinking, redacted)" if part.redacted else f"(thinking) {part.text}"
+    if part.call is not None:
+        return f"→ {tool_call(part.call)}"
+    if part.kind == "image":
+        return f"[image {part.mime_type or ''}]".replace(" ]", "]")
+    return raw_json(part.value)
 
 
-def content_as_shown(content: Any) -> str:
-    """A message ``content`` as a transcript shows it: every block on its own line, images and other
-    blocks as markers. (The core's ``content_text`` keeps text blocks only: what a preview or the model
-    reads, not what a reader must be shown.)"""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(block_text(block) for block in content)
-    return raw_json(content)
+def content_as_shown(parts: Iterable[Part]) -> str:
+    """A message's content as a transcript shows it: every part on its own line (``part_text``). (The
+    description's ``text_of`` keeps the text parts only: what a preview or the model reads, not what
+    a reader must be shown.)"""
+    return "\n".join(map(part_text, parts))
 
 
-def tool_call(block: Mapping[str, Any]) -> str:
+def tool_call(call: ToolCall) -> str:
     """``name(key=value, …)`` with JSON values, or ``name(<raw arguments>)`` when they are not an object."""
-    arguments = block.get("arguments")
+    arguments = call.arguments
     if isinstance(arguments, dict):
         inner = ", ".join(f"{key}={raw_json(value)}" for key, value in arguments.items())
     elif arguments is None:
         inner = ""
     else:
         inner = raw_json(arguments)
-    return f"{as_text(block.get('name', '?'))}({inner})"
+    return f"{call.name or '?'}({inner})"
 
 
-def _model_name(provider: Any, model: Any) -> str:
-    return "/".join(as_text(part) for part in (provider, model) if part)
+def _model_name(provider: str | None, model: str | None) -> str:
+    return "/".join(part for part in (provider, model) if part)
 
 
 # ---------------------------------------------------------------------------------- node lines (tree)
@@ -99,103 +96,86 @@ def _model_name(provider: Any, model: Any) -> str:
 def node_line(entry: Entry, width: int = 70) -> str:
     """``kind: text`` on one line — what ``tree`` shows for a node. Not the web's ``preview`` (a title
     with Markdown read as words): a terminal reader is shown what the line holds, by kind, raw."""
-    kind, text = _node_parts(entry)
+    kind, text = _node_parts(describe(entry))
     text = terminal_line(text, width)
     return f"{kind}: {text}" if text else kind
 
 
-def _node_parts(entry: Entry) -> tuple[str, str]:
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return "message", raw_json(message)
-        role = message.get("role")
-        content = message.get("content")
-        if role == "assistant":
-            return "assistant", _assistant_node(content)
-        if role == "toolResult":
-            error = " (error)" if message.get("isError") else ""
-            return f"toolResult {as_text(message.get('toolName', '?'))}{error}", content_as_shown(content)
-        if role == "bashExecution":
-            return "bash", f"$ {as_text(message.get('command', ''))}{_exit_note(message)}"
-        if role == "custom":
-            return f"custom {as_text(message.get('customType', ''))}".strip(), content_as_shown(content)
-        if role in ("user", "system"):
-            return str(role), content_as_shown(content)
-        return f"message {role}" if isinstance(role, str) else "message", raw_json(message)
+def _node_parts(described: Description) -> tuple[str, str]:
+    kind, parts = described.kind, described.parts
+    if described.type == "message" and described.message is None:
+        return "message", raw_json(described.entry.get("message"))
+    if (result := described.result) is not None:
+        return f"toolResult {result.tool or '?'}{' (error)' if result.is_error else ''}", content_as_shown(parts)
+    if (shell := described.shell) is not None:
+        return "bash", f"$ {shell.command or ''}{_exit_note(shell)}"
+    if kind == "assistant":
+        return "assistant", _assistant_node(described)
+    if kind in ("custom", "custom_message"):
+        return f"{kind} {described.custom_type or ''}".strip(), content_as_shown(parts)
+    if kind in ("user", "system"):
+        return kind, content_as_shown(parts)
+    if described.message is not None:  # a role not known here
+        return f"message {described.role}" if described.role is not None else "message", raw_json(described.message)
     if kind == "model_change":
-        return kind, _model_name(entry.get("provider"), entry.get("modelId"))
-    if kind == "thinking_level_change":
-        return kind, as_text(entry.get("thinkingLevel"))
-    if kind == "compaction":
-        return kind, as_text(entry.get("summary", ""))
-    if kind == "branch_summary":
-        return kind, as_text(entry.get("summary", ""))
-    if kind == "custom_message":
-        return f"custom_message {as_text(entry.get('customType', ''))}".strip(), content_as_shown(entry.get("content"))
-    if kind == "custom":
-        data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return "custom", f"{as_text(entry.get('customType', ''))}{data}"
+        return kind, _model_name(described.provider, described.model)
+    if kind in ("thinking_level_change", "compaction", "branch_summary"):
+        return kind, described.text or ""
+    if kind == "custom_state":
+        return "custom", _custom_state_text(described)
     if kind == "label":
-        return kind, _label_text(entry)
+        return kind, _label_text(described)
     if kind == "session_info":
-        name = entry.get("name")
-        return kind, f"name {as_text(name)!r}" if name else "name cleared"
+        return kind, f"name {described.text!r}" if described.text else "name cleared"
     if kind == "context_edit":
-        return kind, _context_edit_text(entry)
+        return kind, _context_edit_text(described)
     if kind == "usage":
-        return kind, _usage_text(entry)
-    return as_text(kind), raw_json(entry)
+        return kind, _usage_text(described)
+    return described.type, raw_json(described.entry)
 
 
-def _assistant_node(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    if written := content_text(content).strip():
+def _assistant_node(described: Description) -> str:
+    if written := text_of(described.parts).strip():
         return written
-    calls = [tool_call(b) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
-    if calls:
-        return "→ " + ", ".join(calls)
-    if any(isinstance(b, dict) and b.get("type") == "thinking" for b in content):
+    if calls := described.tool_calls:
+        return "→ " + ", ".join(map(tool_call, calls))
+    if any(part.kind == "thinking" for part in described.parts):
         return "[thinking only]"
     return ""
 
 
-def _exit_note(message: Mapping[str, Any]) -> str:
-    if message.get("cancelled"):
+def _exit_note(shell: Shell) -> str:
+    if shell.cancelled:
         return "  (cancelled)"
-    code = message.get("exitCode")
-    return f"  (exit {as_text(code)})" if code is not None else ""
+    return f"  (exit {as_text(shell.exit_code)})" if shell.exit_code is not None else ""
 
 
-def _label_text(entry: Entry) -> str:
-    if "targetId" not in entry:
+def _custom_state_text(described: Description) -> str:
+    data = f" {raw_json(described.data)}" if described.data is not None else ""
+    return f"{described.custom_type or ''}{data}"
+
+
+def _label_text(described: Description) -> str:
+    if described.target is None:
         return "of no entry shown here"  # a share's view of a label on an entry it does not hold
-    label = entry.get("label")
-    target = entry.get("targetId")
-    return f"{as_text(label)!r} on {as_text(target)}" if label else f"cleared on {as_text(target)}"
+    target = described.target
+    return f"{described.text!r} on {target}" if described.text else f"cleared on {target}"
 
 
-def _context_edit_text(entry: Entry) -> str:
-    replacement = entry.get("replacement")
-    target = entry.get("targetId")
-    if replacement is None:
-        return f"{as_text(target)} dropped from the context"
-    content = replacement.get("content") if isinstance(replacement, dict) else replacement
-    return f"{as_text(target)} replaced by {terminal_line(content_as_shown(content))!r}"
+def _context_edit_text(described: Description) -> str:
+    if described.data is None:
+        return f"{described.target} dropped from the context"
+    return f"{described.target} replaced by {terminal_line(content_as_shown(described.parts))!r}"
 
 
-def _usage_text(entry: Entry) -> str:
-    usage = entry.get("usage")
+def _usage_text(described: Description) -> str:
+    usage = described.data
     total = usage.get("totalTokens") if isinstance(usage, dict) else None
-    parts = [as_text(entry.get("kind", "?")), _model_name(entry.get("provider"), entry.get("model"))]
+    parts = [described.text or "?", _model_name(described.provider, described.model)]
     if total is not None:
         parts.append(f"{as_text(total)} tokens")
-    if entry.get("note"):
-        parts.append(as_text(entry["note"]))
+    if described.note:
+        parts.append(described.note)
     return " · ".join(part for part in parts if part)
 
 
@@ -228,12 +208,13 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
 
     Settings changes and other metadata are single lines starting with ``·``.
     """
+    described = describe(entry)
     entry_id = as_text(entry.get("id", "?"))
     label_note = f"  (label: {label})" if label else ""
-    one_liner = _one_liner(entry)
+    one_liner = _one_liner(described)
     if one_liner is not None:
         return [f"· {entry_id}  {when(entry.get('timestamp'))}  {one_liner}{label_note}"]
-    marker, details, body = _block(entry)
+    marker, details, body = _block(described)
     header = f"[{marker}] {entry_id}  {when(entry.get('timestamp'))}"
     if details:
         header += "  " + " · ".join(details)
@@ -243,108 +224,73 @@ def render_entry(entry: Entry, label: str | None = None) -> list[str]:
     return lines
 
 
-def _one_liner(entry: Entry) -> str | None:
-    kind = entry.get("type")
+def _one_liner(described: Description) -> str | None:
+    kind = described.kind
     if kind == "model_change":
-        return f"model → {_model_name(entry.get('provider'), entry.get('modelId'))}"
+        return f"model → {_model_name(described.provider, described.model)}"
     if kind == "thinking_level_change":
-        return f"thinking level → {as_text(entry.get('thinkingLevel'))}"
+        return f"thinking level → {described.text or '?'}"
     if kind == "label":
-        return f"label {_label_text(entry)}"
+        return f"label {_label_text(described)}"
     if kind == "session_info":
-        name = entry.get("name")
-        return f"session name → {as_text(name)!r}" if name else "session name cleared"
-    if kind == "custom":
-        data = f" {raw_json(entry['data'])}" if "data" in entry else ""
-        return f"custom {as_text(entry.get('customType', ''))}{data}"
+        return f"session name → {described.text!r}" if described.text else "session name cleared"
+    if kind == "custom_state":
+        return f"custom {_custom_state_text(described)}"
     if kind == "context_edit":
-        return f"context edit: {_context_edit_text(entry)}"
+        return f"context edit: {_context_edit_text(described)}"
     if kind == "usage":
-        return f"usage {_usage_text(entry)}"
+        return f"usage {_usage_text(described)}"
     return None
 
 
-def _block(entry: Entry) -> tuple[str, list[str], list[str]]:
+def _block(described: Description) -> tuple[str, list[str], list[str]]:
     """(marker, header details, body texts) for entries shown as a block."""
-    kind = entry.get("type")
-    if kind == "message" and isinstance(entry.get("message"), dict):
-        return _message_block(entry["message"], entry)
-    if kind == "compaction":
-        details = [
-            f"keeps from {as_text(entry.get('firstKeptEntryId'))}",
-            f"{as_text(entry.get('tokensBefore'))} tokens before",
-        ]
-        return "compaction", details, [as_text(entry.get("summary", ""))]
-    if kind == "branch_summary":
-        return "branch summary", [f"from {as_text(entry.get('fromId'))}"], [as_text(entry.get("summary", ""))]
-    if kind == "custom_message":
-        details = [as_text(entry.get("customType", ""))]
-        if not entry.get("display"):
-            details.append("not displayed")
-        return "custom message", details, [content_as_shown(entry.get("content"))]
-    return as_text(kind), ["unknown entry type, raw"], [raw_json(entry)]
-
-
-def _message_block(message: Mapping[str, Any], entry: Entry) -> tuple[str, list[str], list[str]]:
-    role = message.get("role")
-    content = message.get("content")
-    if role == "user":
-        return "user", [], [content_as_shown(content)]
-    if role == "assistant":
-        details = [_model_name(message.get("provider"), message.get("model"))]
-        stop = message.get("stopReason")
-        if stop not in (None, "stop", "toolUse"):
-            details.append(f"stopped: {as_text(stop)}")
-        body = _assistant_body(content)
-        if message.get("errorMessage"):
-            body.append(f"[error] {as_text(message['errorMessage'])}")
+    kind, parts = described.kind, described.parts
+    if kind == "user":
+        return "user", [], [content_as_shown(parts)]
+    if kind == "assistant":
+        details = [_model_name(described.provider, described.model)]
+        if described.stop_reason not in (None, "stop", "toolUse"):
+            details.append(f"stopped: {described.stop_reason}")
+        body = list(map(part_text, parts))
+        if described.error:
+            body.append(f"[error] {described.error}")
         return "assistant", [d for d in details if d], body
-    if role == "toolResult":
-        details = [as_text(message.get("toolName", "?"))]
-        if message.get("isError"):
-            details.append("ERROR")
-        return "tool result", details, [content_as_shown(content)]
-    if role == "bashExecution":
-        details = []
-        if message.get("cancelled"):
-            details.append("cancelled")
-        elif message.get("exitCode") is not None:
-            details.append(f"exit code {as_text(message.get('exitCode'))}")
-        if message.get("truncated"):
-            details.append("output truncated")
-        if message.get("excludeFromContext"):
-            details.append("not in context")
-        output = as_text(message.get("output") or "").rstrip("\n")
-        body = [f"$ {as_text(message.get('command', ''))}"] + ([output] if output else [])
-        return "bash", details, body
-    if role == "custom":
-        details = [as_text(message.get("customType", ""))]
-        if message.get("display") is False:
-            details.append("not displayed")
-        return "custom", [d for d in details if d], [content_as_shown(content)]
-    if role == "system":
-        return "system", [], [content_as_shown(content)]
-    return f"message {as_text(role)}", ["unknown role, raw"], [raw_json(entry)]
+    if (result := described.result) is not None:
+        return "tool result", [result.tool or "?", *(["ERROR"] if result.is_error else [])], [content_as_shown(parts)]
+    if (shell := described.shell) is not None:
+        return "bash", _shell_details(shell), [f"$ {shell.command or ''}", *_output(shell)]
+    if kind == "custom":
+        details = [described.custom_type or "", *(["not displayed"] if described.hidden else [])]
+        return "custom", [d for d in details if d], [content_as_shown(parts)]
+    if kind == "system":
+        return "system", [], [content_as_shown(parts)]
+    if kind == "compaction":
+        details = [f"keeps from {described.target}", f"{as_text(described.number)} tokens before"]
+        return "compaction", details, [described.text or ""]
+    if kind == "branch_summary":
+        return "branch summary", [f"from {described.target}"], [described.text or ""]
+    if kind == "custom_message":
+        details = [described.custom_type or "", *(["not displayed"] if described.hidden else [])]
+        return "custom message", details, [content_as_shown(parts)]
+    if described.message is not None:
+        return f"message {described.role}", ["unknown role, raw"], [raw_json(described.entry)]
+    return described.type, ["unknown entry type, raw"], [raw_json(described.entry)]
 
 
-def _assistant_body(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    body = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "thinking":
-            if block.get("redacted"):
-                body.append("(thinking, redacted)")
-            else:
-                body.append("(thinking) " + as_text(block.get("thinking", "")))
-        elif kind == "toolCall":
-            body.append("→ " + tool_call(block))
-        else:
-            body.append(block_text(block))
-    return body
+def _shell_details(shell: Shell) -> list[str]:
+    details = []
+    if shell.cancelled:
+        details.append("cancelled")
+    elif shell.exit_code is not None:
+        details.append(f"exit code {as_text(shell.exit_code)}")
+    if shell.truncated:
+        details.append("output truncated")
+    if shell.excluded:
+        details.append("not in context")
+    return details
 
 
-# ---------------------------------------------------------------------------------- which rows
+def _output(shell: Shell) -> list[str]:
+    output = (shell.output or "").rstrip("\n")
+    return [output] if output else []

@@ -9,13 +9,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
 from typing import Any
 
 from ..sessionfiles import tree
-from ..sessionfiles.entries import CONTINUE_TYPE, clip, content_text, one_line
+from ..sessionfiles.description import Description, Part, ToolCall, ToolResult, describe, text_of
+from ..sessionfiles.entries import CONTINUE_TYPE, clip, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .markdown import markdown_text
@@ -183,35 +185,24 @@ class EntryView:
 
 def entry_kind(entry: dict[str, Any]) -> str:
     """Which template branch renders an entry (``hidden`` ones are left out of the transcript)."""
-    kind = entry.get("type")
-    if kind in _SILENT_TYPES:
+    return shown_kind(describe(entry))
+
+
+def shown_kind(described: Description) -> str:
+    """What the transcript shows a described entry as: its kind, or ``hidden``."""
+    if described.kind in _SILENT_TYPES or described.hidden:
         return "hidden"
-    if kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return "unknown"
-        role = message.get("role")
-        if role == "custom" and message.get("display") is False:
-            return "hidden"
-        if role == "system" and not message.get("content") and isinstance(message.get("sections"), dict):
-            return "system_prompt"  # pi's prompt of a turn, kept in sections: a fold, as its TUI hides it
-        known = {"user", "assistant", "toolResult", "bashExecution", "custom", "system"}
-        return role if role in known else "unknown"
-    if kind == "custom_message":
-        return "hidden" if entry.get("display") is False else "custom_message"
-    if kind in {
-        "model_change",
-        "thinking_level_change",
-        "compaction",
-        "branch_summary",
-        "session_info",
-        "context_edit",
-    }:
-        return str(kind)
-    if kind == "custom":
-        # Extension state, not the ``custom`` message role; pitree's own says only where pi continued.
-        return "hidden" if entry.get("customType") == CONTINUE_TYPE else "custom_state"
-    return "unknown"
+    if described.kind == "custom_state" and described.custom_type == CONTINUE_TYPE:
+        return "hidden"  # pitree's own state says only where pi continued
+    message = described.message
+    if (
+        described.kind == "system"
+        and message
+        and not message.get("content")
+        and isinstance(message.get("sections"), dict)
+    ):
+        return "system_prompt"  # pi's prompt of a turn, kept in sections: a fold, as its TUI hides it
+    return described.kind
 
 
 def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator: Navigator | None = None) -> EntryView:
@@ -220,116 +211,111 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
     entry_id = index.ids[row]
     parent = index.parents[row]
     label = index.labels.get(entry_id)
+    described = describe(entry)
     view = EntryView(
         id=entry_id,
-        type=str(entry.get("type")),
-        kind=entry_kind(entry),
+        type=described.type,
+        kind=shown_kind(described),
         timestamp=str(entry.get("timestamp") or ""),
         parent_id=index.ids[parent] if parent >= 0 else None,
         label=label[0] if label else None,
         navigator=navigator,
         line=session.line_key(index.offsets[row], index.lengths[row]),
     )
-    _fill(view, entry, index.lengths[row])
-    if view.kind == "toolResult":
-        _tool_result(session, row, view, entry.get("message") or {})
+    _fill(view, described, index.lengths[row])
+    if (result := described.result) is not None:
+        _tool_result(session, row, view, result)
     return view
 
 
 CALL_SEARCH = 32  # entries up a branch in which a tool result looks for the call it answers
 
 
-def _tool_result(session: SessionFile, row: int, view: EntryView, message: dict[str, Any]) -> None:
+def _tool_result(session: SessionFile, row: int, view: EntryView, result: ToolResult) -> None:
     """A tool result with what its call says and what its output and pi's details say; the status line
     its output ends with ("Command exited with code 2") is said in its title instead."""
-    call = _call_of(session, row, message.get("toolCallId"))
+    call = _call_of(session, row, result.call_id)
     if call is not None:
-        view.call = describe_call(_field(call.get("name") or "tool"), call.get("arguments"), body=False)
+        view.call = describe_call(_field(call.name or "tool"), call.arguments, body=False)
     text = "".join(b.text for b in view.blocks if b.kind == "text" and not b.lazy)
-    view.output = describe_output(view.call, text, message.get("details"))
+    view.output = describe_output(view.call, text, result.details)
     said = text[len(view.output.text) :]
     last = view.blocks[-1] if view.blocks else None
     if said and last is not None and last.kind == "text" and not last.lazy and last.text.endswith(said):
         last.text = last.text[: len(last.text) - len(said)]
 
 
-def _call_of(session: SessionFile, row: int, call_id: Any) -> dict[str, Any] | None:
+def _call_of(session: SessionFile, row: int, call_id: str | None) -> ToolCall | None:
     """The tool call a result answers: in the nearest assistant message up its branch (parallel calls'
     results hang one under the other below it), within ``CALL_SEARCH`` entries."""
     index = session.index
     for ancestor in islice(tree.ancestors(index, row), 1, CALL_SEARCH):
         if index.roles[ancestor] != "assistant":
             continue
-        message = session.entries([ancestor])[0].get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == call_id:
-                return block
-        return None
+        calls = describe(session.entries([ancestor])[0]).tool_calls
+        return next((call for call in calls if call.id == call_id), None)
     return None
 
 
-def _fill(view: EntryView, entry: dict[str, Any], size: int) -> None:
+def _fill(view: EntryView, described: Description, size: int) -> None:
     """``size``: the length of the entry's line, which tells a raw view too large for the page before
     it is written out."""
     kind = view.kind
-    found = entry.get("message")
-    message: dict[str, Any] = found if isinstance(found, dict) else {}
     if kind in ("user", "custom", "system"):
         view.role = kind
-        view.blocks = content_blocks(message.get("content"))
+        view.blocks = content_blocks(described.parts)
         if kind == "custom":
-            view.title = _field(message.get("customType") or "custom")
+            view.title = _field(described.custom_type or "custom")
     elif kind == "assistant":
         view.role = "assistant"
-        view.blocks = content_blocks(message.get("content"))
-        view.is_error = message.get("stopReason") in ("error", "aborted")
-        view.error_message = _field(message.get("errorMessage") or "")
-        view.meta = _assistant_meta(message)
-    elif kind == "toolResult":
-        view.title = _field(message.get("toolName") or "tool")
-        view.is_error = bool(message.get("isError"))
-        view.blocks = content_blocks(message.get("content"), fold_text=True)
-    elif kind == "bashExecution":
-        view.title = _field(message.get("command") or "")
-        exit_code = message.get("exitCode")
-        view.is_error = bool(message.get("cancelled")) or (exit_code not in (None, 0))
-        view.meta = "cancelled" if message.get("cancelled") else f"exit {exit_code}" if exit_code is not None else ""
-        output = str(message.get("output") or "")
+        view.blocks = content_blocks(described.parts)
+        view.is_error = described.is_error
+        view.error_message = _field(described.error or "")
+        model = described.model or ""
+        view.meta = _field(f"{described.provider}/{model}" if described.provider else model)
+    elif (result := described.result) is not None:
+        view.title = _field(result.tool or "tool")
+        view.is_error = result.is_error
+        view.blocks = content_blocks(described.parts, fold_text=True)
+    elif (shell := described.shell) is not None:
+        view.title = _field(shell.command or "")
+        view.is_error = described.is_error
+        code = shell.exit_code
+        view.meta = "cancelled" if shell.cancelled else f"exit {code}" if code is not None else ""
+        output = shell.output or ""
         view.blocks = [Block("raw", text=output, lazy=len(output) > LAZY_BLOCK_CHARS)]
     elif kind == "custom_message":
-        view.title = _field(entry.get("customType") or "extension")
-        view.blocks = content_blocks(entry.get("content"))
+        view.title = _field(described.custom_type or "extension")
+        view.blocks = content_blocks(described.parts)
     elif kind == "model_change":
-        view.text = _field(f"{entry.get('provider')}/{entry.get('modelId')}")
+        view.text = _field(f"{described.provider}/{described.model}")
     elif kind == "thinking_level_change":
-        view.text = _field(entry.get("thinkingLevel"))
+        view.text = _field(described.text)
     elif kind in ("compaction", "branch_summary"):
-        view.text = str(entry.get("summary") or "")
+        view.text = described.text or ""
         if len(view.text) > LAZY_TEXT_CHARS:  # its head, and the raw line for the rest
             view.text, view.text_cut = head_of(view.text), True
-        tokens = entry.get("tokensBefore")
+        tokens = described.number
         view.meta = f"{tokens:,} tokens before" if kind == "compaction" and isinstance(tokens, int) else ""
     elif kind == "session_info":
-        view.text = _field(entry.get("name") or "")
+        view.text = _field(described.text or "")
     elif kind == "context_edit":
-        replacement = entry.get("replacement")
-        view.text = _field(entry.get("targetId"))
-        view.detail = "dropped from the context" if replacement is None else "replaced in the context"
-    elif kind == "hidden" and entry.get("type") == "label":  # shown only at the end of a path (``silent``)
-        target, text = entry.get("targetId"), entry.get("label")
-        view.text = target if isinstance(target, str) else ""
-        view.detail = _field(text) if isinstance(text, str) else ""
+        view.text = _field(described.target)
+        view.detail = "dropped from the context" if described.data is None else "replaced in the context"
+    elif described.kind == "label":  # shown only at the end of a path (``silent``)
+        view.text = described.target or ""
+        view.detail = _field(described.text) if described.text is not None else ""
     elif kind == "custom_state":
-        view.title = _field(entry.get("customType") or "custom")
+        view.title = _field(described.custom_type or "custom")
     if kind in ("custom_state", "unknown", "system_prompt") and size > LAZY_TEXT_CHARS:
         view.raw_size = size  # read in its raw line
     elif kind == "custom_state":
-        view.raw = pretty(entry.get("data"))
+        view.raw = pretty(described.data)
     elif kind == "unknown":
-        view.raw = pretty(entry)
+        view.raw = pretty(described.entry)
     elif kind == "system_prompt":
-        view.raw = "\n\n".join(part for part in message["sections"].values() if isinstance(part, str))
+        sections = (described.message or {})["sections"]
+        view.raw = "\n\n".join(part for part in sections.values() if isinstance(part, str))
 
 
 def _field(value: Any) -> str:
@@ -337,63 +323,54 @@ def _field(value: Any) -> str:
     return clip(str(value), FIELD_CHARS)
 
 
-def _assistant_meta(message: dict[str, Any]) -> str:
-    model = message.get("model") or ""
-    provider = message.get("provider") or ""
-    return _field(f"{provider}/{model}" if provider else model)
-
-
-def content_blocks(content: Any, *, fold_text: bool = False) -> list[Block]:
+def content_blocks(parts: Sequence[Part], *, fold_text: bool = False) -> list[Block]:
     """The blocks of a message's content; ``fold_text``: its text is tool output, folded when large.
 
     The limits are the whole message's, not each block's: its text is in the page up to
     ``LAZY_TEXT_CHARS`` and its images up to ``LAZY_IMAGE_CHARS``, all blocks together, and only its
     first ``BLOCKS_SHOWN`` blocks are (then one of kind ``omitted`` stands for the others): a message of
     a hundred blocks just under each limit made a page of a hundred times the limit."""
-    if isinstance(content, str):
-        return [_text_block(content, 0, fold_text, LAZY_TEXT_CHARS)]
-    items = content if isinstance(content, list) else []
     blocks: list[Block] = []
     text_room, image_room = LAZY_TEXT_CHARS, LAZY_IMAGE_CHARS
-    for position, block in enumerate(items[:BLOCKS_SHOWN]):
-        if not isinstance(block, dict):
-            blocks.append(_raw_block(block, position, "value"))
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            made = _text_block(str(block.get("text") or ""), position, fold_text, text_room)
+    for part in parts[:BLOCKS_SHOWN]:
+        position = part.position
+        if part.kind == "text":
+            made = _text_block(part.text, position, fold_text, text_room)
             text_room -= 0 if made.lazy else len(made.text)
             blocks.append(made)
-        elif kind == "thinking":
-            text = str(block.get("thinking") or "")
-            blocks.append(Block("thinking", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS))
-        elif kind == "toolCall":
-            arguments = pretty(block.get("arguments"))
+        elif part.kind == "thinking":
+            blocks.append(Block("thinking", text=part.text, index=position, lazy=len(part.text) > LAZY_BLOCK_CHARS))
+        elif part.call is not None:
+            arguments = pretty(part.call.arguments)
             blocks.append(
                 Block(
                     "toolCall",
-                    name=_field(block.get("name") or "tool"),
+                    name=_field(part.call.name or "tool"),
                     arguments=arguments,
                     index=position,
                     lazy=len(arguments) > LAZY_BLOCK_CHARS,
-                    call_arguments=block.get("arguments"),
+                    call_arguments=part.call.arguments,
                 )
             )
-        elif kind == "image":
-            data_url = image_data_url(block)
+        elif part.kind == "image":
+            data_url = image_data_url(part)
             lazy = len(data_url) > image_room
             image_room -= 0 if lazy else len(data_url)
             blocks.append(Block("image", data_url=data_url, index=position, lazy=lazy))
         else:
-            blocks.append(_raw_block(block, position, _field(kind if kind is not None else "object")))
-    if len(items) > BLOCKS_SHOWN:
+            blocks.append(_raw_block(part.value, position))
+    if len(parts) > BLOCKS_SHOWN:
         blocks.append(Block("omitted", index=-1))
     return blocks
 
 
-def _raw_block(block: Any, position: int, name: str) -> Block:
-    """A block of a kind not known here, shown as JSON (folded when large, as tool output is)."""
-    text = pretty(block)
+def _raw_block(block: Any, position: int) -> Block:
+    """A block of a kind not known here, shown as JSON (folded when large, as tool output is) and
+    named by its type (``value`` for an item that is no block)."""
+    text, name = pretty(block), "value"
+    if isinstance(block, dict):
+        kind = block.get("type")
+        name = _field(kind if kind is not None else "object")
     return Block("raw", text=text, name=name, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
 
 
@@ -418,11 +395,10 @@ def head_of(text: str) -> str:
     return head
 
 
-def image_data_url(block: dict[str, Any]) -> str:
-    """A ``data:`` URL for an image block, only for real image types and valid base64 (else empty)."""
-    mime = block.get("mimeType")
-    data = block.get("data")
-    if mime not in _IMAGE_TYPES or not isinstance(data, str) or not _BASE64.match(data):
+def image_data_url(part: Part) -> str:
+    """A ``data:`` URL for an image part, only for real image types and valid base64 (else empty)."""
+    mime, data = part.mime_type, part.data
+    if mime not in _IMAGE_TYPES or data is None or not _BASE64.match(data):
         return ""
     try:
         base64.b64decode(data[:64] + "=" * (-len(data[:64]) % 4), validate=True)
@@ -450,33 +426,31 @@ def navigator_for(index: SessionIndex, row: int) -> Navigator | None:
 def preview(entry: dict[str, Any], limit: int = 80) -> str:
     """A one-line plain-text preview of an entry (tree panel, titles): Markdown is shown as the words
     it renders to, never as ``**`` and backticks."""
-    kind = entry.get("type")
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else None
-    if message is not None:
-        role = message.get("role")
-        if role == "bashExecution":
-            return one_line(f"$ {message.get('command')}", limit)
-        if role == "toolResult":
-            return one_line(f"{message.get('toolName')}: {content_text(message.get('content'))}", limit)
-        text = markdown_text(content_text(message.get("content")), limit)
-        if not text and isinstance(message.get("content"), list):
-            names = [b.get("name") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
-            text = one_line(", ".join(f"{name}(…)" for name in names), limit)
+    described = describe(entry)
+    kind = described.kind
+    if described.message is not None:
+        if described.shell is not None:
+            return one_line(f"$ {described.shell.command}", limit)
+        if described.result is not None:
+            return one_line(f"{described.result.tool}: {text_of(described.parts)}", limit)
+        text = markdown_text(text_of(described.parts), limit)
+        if not text and described.tool_calls:
+            text = one_line(", ".join(f"{call.name}(…)" for call in described.tool_calls), limit)
         return text
     if kind in ("compaction", "branch_summary"):
-        return markdown_text(str(entry.get("summary") or ""), limit)
+        return markdown_text(described.text or "", limit)
     if kind == "custom_message":
-        return markdown_text(content_text(entry.get("content")), limit)
+        return markdown_text(text_of(described.parts), limit)
     if kind == "session_info":
-        text = f"name: {entry.get('name')}"
-    elif kind == "label" and "targetId" not in entry:
+        text = f"name: {described.text}"
+    elif kind == "label" and described.target is None:
         text = "label of no entry shown here"  # a share's view of a label on an entry it does not hold
     elif kind == "label":
-        text = f"label {entry.get('targetId')}: {entry.get('label') or '(cleared)'}"
+        text = f"label {described.target}: {described.text or '(cleared)'}"
     elif kind == "model_change":
-        text = f"{entry.get('provider')}/{entry.get('modelId')}"
+        text = f"{described.provider}/{described.model}"
     elif kind == "thinking_level_change":
-        text = f"thinking {entry.get('thinkingLevel')}"
+        text = f"thinking {described.text}"
     else:
-        text = str(kind)
+        text = described.type
     return one_line(text, limit)

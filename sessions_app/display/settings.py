@@ -9,8 +9,8 @@ decoded on their own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..sessionfiles.description import describe
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
 
@@ -41,16 +41,9 @@ def branch_settings(session: SessionFile, row: int | None) -> BranchSettings:
             break
     provider = model = None
     if model_row is not None:
-        entry = session.entries([model_row])[0]
-        found = entry.get("message") if entry.get("type") == "message" else entry
-        body: dict[str, Any] = found if isinstance(found, dict) else {}
-        provider = _text(body.get("provider"))
-        model = _text(body.get("modelId") if entry.get("type") == "model_change" else body.get("model"))
+        named = describe(session.entries([model_row])[0])  # an assistant reply or a model change
+        provider, model = named.provider or None, named.model or None
     level = "off"
     if thinking_row is not None:
-        level = _text(session.entries([thinking_row])[0].get("thinkingLevel")) or "off"
+        level = describe(session.entries([thinking_row])[0]).text or "off"
     return BranchSettings(provider, model, level)
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None

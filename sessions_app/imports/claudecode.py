@@ -27,7 +27,8 @@ from typing import Any
 
 import orjson
 
-from ..sessionfiles.entries import Draft, content_text
+from ..sessionfiles.description import parts_of, text_of
+from ..sessionfiles.entries import Draft
 from . import shapes as S
 from .conversation import Conversation, Node, entry_id
 from .errors import ExportError
@@ -201,7 +202,7 @@ class _Reader:
         if kind == "assistant":
             return [S.message(self._answer(message, record, ms), _with_rest(imported, content, _ANSWER_BLOCKS))]
         if record.get("isCompactSummary"):
-            summary = content if isinstance(content, str) else content_text(content)
+            summary = content if isinstance(content, str) else text_of(parts_of(content))
             tokens = self._compacted.get(str(record.get("parentUuid")), 0)
             return [S.compaction(summary, entry_id(uuid), tokens, ms, imported)]
         if isinstance(content, str):
@@ -233,7 +234,7 @@ class _Reader:
                 usage.get("cache_creation_input_tokens"),
             ),
             stop_reason="error" if failed else stop,
-            error_message=(content_text(message.get("content")) or "error") if failed else None,
+            error_message=(text_of(parts_of(message.get("content"))) or "error") if failed else None,
             response_id=S.plain_text(message.get("id")),
             ms=ms,
         )

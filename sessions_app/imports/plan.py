@@ -22,6 +22,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
+from ..sessionfiles.description import describe
 from ..sessionfiles.entries import clean_session_name, new_entry_id
 from ..sessionfiles.instants import format_iso
 from ..sessionfiles.store import SessionFile
@@ -47,7 +48,7 @@ class Existing:
     def of(cls, session: SessionFile) -> Existing:
         index = session.index
         rows = [row for row in range(len(index)) if index.types[row] == "session_info"]
-        titles = [entry.get("name") for entry in session.entries(rows) if "imported" in entry]
+        titles = [describe(entry).text for entry in session.entries(rows) if "imported" in entry]
         return cls(index.by_id, titles[-1] if titles else None)
 
 

@@ -56,14 +56,16 @@ ENDED_KEPT = 256  # replies remembered as ended, to drop their late pieces
 class Tab(Protocol):
     """What a feed needs of an open tab (the websocket consumer)."""
 
-    def deliver(self, item: Batch | str) -> None:
+    def deliver(self, item: Batch | Piece | Gone) -> None:
         """Queue something to send; never blocks (the tab sends in its own order, in its own time)."""
-
-    def end(self, code: int) -> None:
-        """Close the socket (the session is gone)."""
 
 
 Batch = fragments.Batch
+Piece = fragments.Piece
+
+
+class Gone:
+    """The session's file cannot be read any more: its tabs say so and close."""
 
 
 @dataclass
@@ -84,7 +86,7 @@ class SessionFeed:
         self.path = path
         self.session_id = session_id
         self.tabs: set[Tab] = set()
-        self.replies: dict[str, str] = {}  # reply id -> its latest ``reply`` message, for tabs opening mid-reply
+        self.replies: dict[str, Piece] = {}  # reply id -> its latest piece, for tabs that come to its parent
         self._session: SessionFile | None = None
         self._epoch = 0
         self._offset = 0  # bytes of the file pushed to tabs so far
@@ -113,18 +115,37 @@ class SessionFeed:
                 else:
                     await self._pull()
                 self.tabs.add(tab)
-                for message in list(self.replies.values()):
-                    tab.deliver(message)
                 return await asyncio.to_thread(self._backlog, cursor, line_id)
         finally:
             self._joining -= 1
+
+    async def catch_up(self, cursor: int, line_id: str | None) -> Batch | None:
+        """What a tab already taken in missed since ``cursor`` (its page is another one now: it moved).
+        Under the lock, after a look at the file, as ``join``: what follows comes as batches."""
+        async with self._lock:
+            await self._pull()
+            return await asyncio.to_thread(self._backlog, cursor, line_id)
+
+    @property
+    def index(self) -> SessionIndex:
+        """The file as this feed has read it (what its batches were cut from)."""
+        assert self._session is not None
+        return self._session.index
+
+    def running(self) -> list[Piece]:
+        """The latest piece of each reply being written."""
+        return list(self.replies.values())
+
+    def ended(self) -> list[str]:
+        """The replies seen ending lately (``ENDED_KEPT``)."""
+        return list(self._ended)
 
     async def leave(self, tab: Tab) -> None:
         self.tabs.discard(tab)
         if not self.tabs and not self._joining:
             await self._stop()
 
-    def _broadcast(self, item: Batch | str) -> None:
+    def _broadcast(self, item: Batch | Piece | Gone) -> None:
         for tab in list(self.tabs):
             tab.deliver(item)
 
@@ -159,9 +180,7 @@ class SessionFeed:
             batch = await asyncio.to_thread(self._read)
         except (OSError, SessionError) as error:
             log.info("live: %s cannot be read any more: %s", self.path, error)
-            self._broadcast(fragments.GONE)
-            for tab in list(self.tabs):
-                tab.end(4404)
+            self._broadcast(Gone())
             return
         if batch is not None:
             await recheck()  # a grant changed in another process holds the batch back from its tabs
@@ -242,49 +261,46 @@ class SessionFeed:
                     if os.stat(self.path).st_size != self._offset:
                         await self._pull()
                 if self._session is not None:
-                    for shown in await asyncio.to_thread(self._render_pi_event, event):
-                        self._broadcast(shown)
+                    for pi_piece in await asyncio.to_thread(self._render_pi_event, event):
+                        if self._note_reply(pi_piece):
+                            self._broadcast(pi_piece)
             return
-        message = await asyncio.to_thread(self._render_reply_event, event)
-        if message is not None and self._note_reply(event, message):
-            self._broadcast(message)
+        piece = await asyncio.to_thread(self._render_reply_event, event)
+        if piece is not None and self._note_reply(piece):
+            self._broadcast(piece)
 
-    def _render_reply_event(self, event: dict[str, object]) -> str | None:
+    def _render_reply_event(self, event: dict[str, object]) -> Piece | None:
         kind, reply, parent = event.get("type"), event.get("reply"), event.get("parent")
         if not isinstance(reply, str):
             return None
+        parent = parent if isinstance(parent, str) else None
         if kind == "reply.progress":
             text = event.get("text")
-            return fragments.reply_message(
-                reply,
-                parent if isinstance(parent, str) else None,
-                text if isinstance(text, str) else "",
-                self.session_id,
-            )
+            return fragments.render_piece(self.session_id, reply, parent, text if isinstance(text, str) else "")
         if kind == "reply.finished":
             entry = event.get("entry")
-            return fragments.reply_end_message(reply, entry if isinstance(entry, str) else None)
+            return fragments.ended_piece(reply, parent, entry if isinstance(entry, str) else None)
         return None
 
-    def _note_reply(self, event: dict[str, object], message: str) -> bool:
-        """Keep the latest piece of each reply in progress, for tabs that open while it is written.
+    def _note_reply(self, piece: Piece) -> bool:
+        """Keep the latest piece of each reply in progress, for tabs that come to where it answers.
         False for a piece that comes after its reply's end (a send that timed out and went through
-        late): it is dropped, or tabs opened later would show a reply that has ended."""
-        reply = str(event.get("reply"))
-        if event.get("type") != "reply.progress":
-            self.replies.pop(reply, None)
-            self._ended[reply] = None
+        late): it is dropped, or tabs would show a reply that has ended."""
+        if piece.ended:
+            self.replies.pop(piece.reply, None)
+            self._ended[piece.reply] = None
             if len(self._ended) > ENDED_KEPT:
                 del self._ended[next(iter(self._ended))]
             return True
-        if reply in self._ended:
+        if piece.reply in self._ended:
             return False
-        self.replies[reply] = message
+        self.replies[piece.reply] = piece
         return True
 
-    def _render_pi_event(self, event: dict[str, Any]) -> list[str]:
-        """pi's turn (``services.pi_stream``) as the browser's replies: one per entry it continues under,
-        the previous one ended (by the entry it became) when pi has written another line."""
+    def _render_pi_event(self, event: dict[str, Any]) -> list[Piece]:
+        """pi's turn (``services.pi_stream``) as replies being written: one per entry it continues
+        under, the previous one ended when pi has written another line (its tabs moved onto that line
+        with the batch that brought it, which took the previous one's place away)."""
         session = self._session
         assert session is not None
         index = session.index
@@ -294,30 +310,27 @@ class SessionFeed:
         parent = index.ids[row] if row >= 0 else None
         turn = (event.get("turn"), event.get("at"))
         ending = event.get("type") == "pi.state" and not event.get("working")
-        messages: list[str] = []
+        pieces: list[Piece] = []
         previous = self._pi
         if previous is not None and (ending or previous.turn != turn or previous.parent != parent):
-            messages.append(fragments.reply_end_message(previous.reply, parent))
-            self.replies.pop(previous.reply, None)
+            pieces.append(fragments.ended_piece(previous.reply, previous.parent, None))
             self._pi = None
         if ending:
             self._pi_ended = turn
-            return messages
+            return pieces
         if turn == self._pi_ended:
-            return messages  # a late piece of a turn that has ended
+            return pieces  # a late piece of a turn that has ended
         if self._pi is None:
             kept = previous.stream if previous is not None and previous.turn == turn else {}
-            self._pi = _PiTurn(turn, parent, f"pi{event.get('turn')}-{parent or 'start'}", kept)
+            self._pi = _PiTurn(turn, parent, f"pi{event.get('turn')}-{row + 1}", kept)
         current = self._pi
         stream = event.get("stream")
         if event.get("type") == "pi.progress" and isinstance(stream, dict):
             current.stream = stream
         else:
             current.silent = event.get("silent")
-        message = fragments.pi_turn_message(current.reply, parent, current.stream, current.silent, self.session_id)
-        self.replies[current.reply] = message
-        messages.append(message)
-        return messages
+        pieces.append(fragments.pi_turn_piece(self.session_id, current.reply, parent, current.stream, current.silent))
+        return pieces
 
     async def _stop(self) -> None:
         """Stop watching (the last tab left); returns once the feed's tasks have ended. The tasks

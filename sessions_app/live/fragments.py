@@ -1,192 +1,155 @@
-"""What a push carries: new lines of a session file, and replies being written, rendered once for
-every tab with the partial templates the page itself uses.
+"""What the push path renders: new lines of a session file, and replies being written, rendered once
+with the partial templates the page itself uses, for every tab that shows them.
 
-Nothing here depends on a tab. A tab's position decides what it does with a push (append an entry
-that continues its branch, update the "‹ 2/3 ›" of an entry it shows, say that the file moved on
-elsewhere), and the browser decides that (``static/pitree/live.js``), so one rendering serves a
-hundred tabs. The few position-dependent bits of the partials are rendered for the entry itself
-(``is-position`` on a new entry) or left to the browser (the ``at`` field of forms is filled in when
-a form is sent).
-
-The protocol, server to browser, one JSON object per websocket message:
-
-- ``{"t": "batch", "epoch", "from", "to", "leaf", "entries": [{"id", "parent", "end", "node", "html"}],
-  "navs": {entry id: html}, "labels": {entry id: text or null}, "head", "title", "doctitle", "name", "tree"}``:
-  the lines in bytes ``[from, to)`` of the file; ``end`` is where each entry's line ends, so a tab
-  whose content already reflects a byte offset skips what it has; ``name`` is the session's name ("" for
-  none), for its *Rename* field.
-- ``{"t": "resync", "epoch", "replaced"}``: fetch the page again. ``replaced``: the file is not the one
-  the tab's page was made from (replaced, rewritten, read again from scratch, or without the line the
-  tab named at its cursor), so the entry the tab stands on may be gone: it fetches the session's page,
-  at its leaf; otherwise too much changed to patch, and it fetches its own position again.
-- ``{"t": "reply", "reply", "parent", "html"}`` / ``{"t": "reply-end", "reply", "entry"}``: a reply
-  being written, as its text so far, and the entry it became. What pi streams of its turn comes the
-  same way (with ``"pi": true``), one reply per message it continues under: its text, thinking and tool
-  calls as they come, and the tools it runs with their output so far.
-- ``{"t": "live"}``: the tab has what it missed; from here on everything comes as it happens.
-- ``{"t": "gone"}``: the session's file is no longer there.
-
-Browser to server: ``{"cursor": byte offset, "id": line id}`` once, when the socket opens. ``id`` names
-the version of the file the cursor counts in: the id of the line that ends at the cursor (the last entry
-the tab has, ``leaf`` markers included; at 0, the header's: the session id). A file that holds no such
-line there is not the one the tab's page came from (replaced or rewritten while its socket was down):
-the tab gets a ``resync`` with ``replaced``, not the bytes after its cursor of another file. A tab of a
-branch share, whose batches end past lines it may not see, sends the end of its own last line as its
-cursor. A tab that sends no ``id`` (a page from before it was sent) is caught up from its cursor alone.
+A batch is rendered once per view of the file (the whole file, or a share's part of it: ``Shown``);
+each tab then picks what it shows from it (``live/tabs.py``), so a hundred tabs cost one rendering
+and a hundred choices. Nothing here depends on a tab: its position, the entries it has loaded, the
+tools its reader may use are applied on the way out. A pushed fragment carries no CSRF token (it is
+rendered once for many users): its forms post through htmx, which sends the token as a header
+(``hx-headers`` on <body>), and Django reads it there when the form has no such field.
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from django.template.loader import render_to_string
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
-from ..display.entries import EntryView, Navigator, entry_kind, navigator_for, present
-from ..display.markdown import title_text
+from ..display.entries import Navigator, entry_kind, navigator_for, present
+from ..display.markdown import render_markdown
 from ..display.toolcalls import describe_call
 from ..display.tools import EVERY, offered
+from ..partials.entries import entry_fragment
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import siblings
 
-# A push is rendered once for many users, so it cannot carry anyone's CSRF token: forms are rendered
-# with this stand-in, and its hidden input is taken out again. htmx sends the token as a header
-# (``hx-headers`` on <body>), which Django reads when the form has no such field.
+# Forms rendered for many readers get this stand-in for the CSRF token; its hidden input is taken out.
 _CSRF_SLOT = secrets.token_hex(16)
 _CSRF_INPUT = f'<input type="hidden" name="csrfmiddlewaretoken" value="{_CSRF_SLOT}">'
 _HIDDEN_TYPES = frozenset({"label", "leaf", "usage"})
 PI_OUTPUT_SHOWN = 16_384  # characters of a running tool's output a tab is sent (its last ones)
 _MAX_CARRY_WALK = 64  # how far a navigator update looks below a hidden branch point for the entry showing it
+SETTINGS_TYPES = frozenset({"model_change", "thinking_level_change"})  # and answers, which name their model
 
 
 @dataclass(frozen=True)
-class PushedEntry:
+class Line:
+    """One line of a batch, as the tabs decide with it."""
+
     id: str
     parent: str | None
-    end: int  # byte offset just past the entry's line
+    end: int  # byte offset just past the line
     node: bool  # False for ``leaf`` markers, which are not part of the tree
-    html: str  # "" for entries the transcript does not show
+    settings: bool  # may change the model or thinking level from here on (a change, an answer)
+    compaction: bool
+
+
+@dataclass
+class Shown:
+    """A batch as one view of the file shows it: its lines, and what a tab may take from it, each
+    rendered once: the entries the transcript shows, the "‹ 2/3 ›" navigators and labels that
+    changed (by the entry showing them), the header, and the file's position after it."""
+
+    lines: list[Line]
+    leaf: str | None
+    entries: dict[str, str] = field(default_factory=dict)
+    navigators: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    head: str = ""
+    tree: bool = False
+    _offered: dict[frozenset[str], dict[str, str]] = field(default_factory=dict, repr=False)
+
+    def entries_for(self, tools: frozenset[str]) -> dict[str, str]:
+        """The entries as offered to a reader who may use ``tools`` (made once per set of tools)."""
+        if tools >= EVERY:
+            return self.entries
+        found = self._offered.get(tools)
+        if found is None:
+            found = self._offered[tools] = {key: offered(html, tools) for key, html in self.entries.items()}
+        return found
 
 
 @dataclass
 class Batch:
-    """New lines of a file, ``[start, end)`` in bytes, as every tab receives them."""
+    """The lines in bytes ``[start, end)`` of a file, as the feed read them once for all its tabs; or
+    ``resync``: the tabs fetch their page again (``replaced``: the file is another one now)."""
 
     epoch: int
     start: int
     end: int
-    entries: list[PushedEntry] = field(default_factory=list)
-    leaf: str | None = None
-    navs: dict[str, str] = field(default_factory=dict)
-    labels: dict[str, str | None] = field(default_factory=dict)
-    head: str = ""
-    title: str = ""
-    doctitle: str = ""
-    name: str = ""
-    tree: bool = False
+    whole: Shown | None = None  # as the whole file shows it (None for a resync)
     resync: bool = False
-    replaced: bool = False  # a resync because the file is another one now
-    _text: str | None = field(default=None, repr=False, compare=False)
-    _offering: dict[frozenset[str], Batch] = field(default_factory=dict, repr=False, compare=False)
+    replaced: bool = False
+    views: dict[Any, Any] = field(default_factory=dict, repr=False)  # other views' renderings (theirs to keep)
 
-    def text(self) -> str:
-        """The websocket message (serialised once, however many tabs receive it)."""
-        if self._text is None:
-            self._text = _dumps(self._payload())
-        return self._text
 
-    def offering(self, tools: frozenset[str]) -> Batch:
-        """This batch for a reader offered only ``tools`` under its entries (``display.tools``): made
-        once per set of tools, however many tabs receive it."""
-        if tools >= EVERY or self.resync:
-            return self
-        found = self._offering.get(tools)
-        if found is None:
-            entries = [replace(e, html=offered(e.html, tools)) for e in self.entries]
-            found = self._offering[tools] = replace(self, entries=entries, _text=None, _offering={})
-        return found
+@dataclass(frozen=True)
+class Piece:
+    """A reply being written, as its text so far, rendered once: the placeholder a tab appends, and
+    the text alone, for a tab that shows the placeholder already."""
 
-    def after(self, offset: int) -> Batch | None:
-        """This batch for a tab whose content reflects the file up to ``offset``: None when it has it all."""
-        if self.resync or offset <= self.start:
-            return self
-        if offset >= self.end:
-            return None
-        return replace(self, entries=[e for e in self.entries if e.end > offset], _text=None, _offering={})
-
-    def _payload(self) -> dict[str, Any]:
-        if self.resync:
-            return {"t": "resync", "epoch": self.epoch, "replaced": self.replaced}
-        return {
-            "t": "batch",
-            "epoch": self.epoch,
-            "from": self.start,
-            "to": self.end,
-            "leaf": self.leaf,
-            "entries": [
-                {"id": e.id, "parent": e.parent, "end": e.end, "node": e.node, "html": e.html} for e in self.entries
-            ],
-            "navs": self.navs,
-            "labels": self.labels,
-            "head": self.head,
-            "title": self.title,
-            "doctitle": self.doctitle,
-            "name": self.name,
-            "tree": self.tree,
-        }
+    reply: str
+    parent: str | None
+    placeholder: str
+    text: str
+    ended: bool = False  # its end: ``entry`` is what it became (None: nothing was stored)
+    entry: str | None = None
 
 
 def render_batch(session: SessionFile, rows: list[int], start: int, end: int, epoch: int) -> Batch:
-    """Render the rows a refresh added (file order), once for every tab of the session."""
+    """The rows a refresh added (file order), rendered once for the tabs of the whole file."""
+    return Batch(epoch=epoch, start=start, end=end, whole=render_shown(session, rows))
+
+
+def render_shown(session: SessionFile, rows: list[int]) -> Shown:
+    """``rows`` of ``session`` (a view of the file) as its tabs may show them."""
     index = session.index
-    batch = Batch(epoch=epoch, start=start, end=end, leaf=index.leaf_id)
+    shown = Shown(lines=[], leaf=index.leaf_id)
     if not rows:
-        return batch
-    decoded = session.entries(rows)
+        return shown
     new = set(rows)
     touched: set[int] = set()
-    for row, entry in zip(rows, decoded):
-        parent = index.parents[row]
-        node = index.is_node(row)
-        html = ""
-        if node and entry_kind(entry) != "hidden":
-            html = _entry_html(session, entry, row)
-        batch.entries.append(
-            PushedEntry(
-                id=index.ids[row],
+    labelled: set[str] = set()
+    for row, entry in zip(rows, session.entries(rows)):
+        parent, node, kind = index.parents[row], index.is_node(row), index.types[row]
+        entry_id = index.ids[row]
+        answer = kind == "message" and entry_kind(entry) == "assistant"
+        shown.lines.append(
+            Line(
+                id=entry_id,
                 parent=index.ids[parent] if parent != NO_PARENT else None,
                 end=index.offsets[row] + index.lengths[row] + 1,
                 node=node,
-                html=html,
+                settings=kind in SETTINGS_TYPES or answer,
+                compaction=kind == "compaction",
             )
         )
         if not node:
             continue
-        batch.tree = True
+        shown.tree = True
+        if entry_kind(entry) != "hidden":
+            shown.entries[entry_id] = _entry(session, entry, row)
         touched.update(s for s in siblings(index, row) if s not in new)
-        if index.types[row] == "label":
-            target = entry.get("targetId")
-            if isinstance(target, str):
-                label = index.labels.get(target)
-                batch.labels[target] = label[0] if label else None
+        if kind == "label" and isinstance(entry.get("targetId"), str):
+            labelled.add(entry["targetId"])
     for sibling in sorted(touched):
         for holder in _navigator_holders(session, sibling):
             nav = shown_navigator(session, holder)
             if nav is not None:
-                batch.navs[index.ids[holder]] = _navigator_html(session, nav)
-    info = session_info(session)
-    batch.head = _render(
-        "sessions_app/partials/_session_meta.html",
-        {"info": info, "session": session, "session_id": session.session_id, "read_only": index.read_only},
-    )
-    batch.title = title_text(info.name, info.first_message, 160)
-    batch.doctitle = f"{title_text(info.name, info.first_message, 60)} · pitree"
-    batch.name = info.name or ""
-    return batch
+                shown.navigators[index.ids[holder]] = _navigator(session, index.ids[holder], nav)
+    for target in labelled:
+        label = index.labels.get(target)
+        shown.labels[target] = _render(
+            "sessions_app/partials/_label.html", {"entry_id": target, "label": label[0] if label else None, "oob": True}
+        )
+    shown.head = _head(session, renamed=any(index.types[row] == "session_info" for row in rows))
+    return shown
 
 
 def resync(epoch: int, offset: int, *, replaced: bool = False) -> Batch:
@@ -195,19 +158,24 @@ def resync(epoch: int, offset: int, *, replaced: bool = False) -> Batch:
     return Batch(epoch=epoch, start=offset, end=offset, resync=True, replaced=replaced)
 
 
-def reply_message(reply: str, parent: str | None, text: str, session_id: str) -> str:
-    """A reply being written, as its Markdown so far: a placeholder the finished entry replaces."""
-    html = _render(
+def render_piece(session_id: str, reply: str, parent: str | None, text: str) -> Piece:
+    """A reply being written, as its Markdown so far."""
+    markdown = render_markdown(text)
+    placeholder = _render(
         "sessions_app/partials/_reply.html",
-        {"reply": reply, "parent": parent or "", "text": text, "session_id": session_id},
+        {"reply": reply, "parent": parent or "", "markdown": markdown, "session_id": session_id},
     )
-    return _dumps({"t": "reply", "reply": reply, "parent": parent, "html": html})
+    return Piece(reply=reply, parent=parent, placeholder=placeholder, text=str(markdown))
 
 
-def pi_turn_message(reply: str, parent: str | None, stream: dict[str, Any], silent: Any, session_id: str) -> str:
-    """What pi shows of its turn before it writes it (``services.pi_stream``): a reply being written, to
-    the browser, whose ``parent`` is the entry pi continues under (``pi`` says it is pi's, so that the
-    tab that asked shows it in place of its own stand-in whatever its id)."""
+def ended_piece(reply: str, parent: str | None, entry: str | None) -> Piece:
+    return Piece(reply=reply, parent=parent, placeholder="", text="", ended=True, entry=entry)
+
+
+def pi_turn_piece(session_id: str, reply: str, parent: str | None, stream: dict[str, Any], silent: Any) -> Piece:
+    """What pi shows of its turn before it writes it (``services.pi_stream``), as a reply being written
+    under ``parent``, the entry pi continues under: the message it streams (text, thinking, tool calls)
+    and the tools it runs with their output so far, under its Stop, Steer and Follow up."""
     message = stream.get("message") if isinstance(stream.get("message"), dict) else None
     parts = [p for p in (message or {}).get("parts", []) if isinstance(p, dict)]
     running = [
@@ -219,18 +187,13 @@ def pi_turn_message(reply: str, parent: str | None, stream: dict[str, Any], sile
         for tool in stream.get("running") or []
         if isinstance(tool, dict)
     ]
-    html = _render(
+    shown = {"parts": parts, "running": running, "silent": silent if isinstance(silent, int | float) else None}
+    text = _render("sessions_app/partials/_pi_turn_stream.html", shown)
+    placeholder = _render(
         "sessions_app/partials/_pi_turn.html",
-        {
-            "reply": reply,
-            "parent": parent or "",
-            "parts": parts,
-            "running": running,
-            "silent": silent if isinstance(silent, int | float) else None,
-            "session_id": session_id,
-        },
+        {"reply": reply, "parent": parent or "", "session_id": session_id, "stream": mark_safe(text)},
     )
-    return _dumps({"t": "reply", "reply": reply, "parent": parent, "html": html, "pi": True})
+    return Piece(reply=reply, parent=parent, placeholder=placeholder, text=text)
 
 
 def _tail(output: str) -> str:
@@ -240,19 +203,6 @@ def _tail(output: str) -> str:
     return "…" + output[-PI_OUTPUT_SHOWN:]
 
 
-def reply_end_message(reply: str, entry: str | None) -> str:
-    return _dumps({"t": "reply-end", "reply": reply, "entry": entry})
-
-
-GONE = '{"t":"gone"}'
-LIVE = '{"t":"live"}'
-
-
-def layer_message(paused: bool) -> str:
-    """Whether live updates from other server processes are paused (the channel layer does not answer)."""
-    return _dumps({"t": "layer", "paused": paused})
-
-
 # ------------------------------------------------------------------------------------ helpers
 
 
@@ -260,8 +210,18 @@ def _render(template: str, context: dict[str, Any]) -> str:
     return render_to_string(template, {**context, "csrf_token": _CSRF_SLOT}).replace(_CSRF_INPUT, "")
 
 
-def _dumps(payload: dict[str, Any]) -> str:
-    return orjson.dumps(payload).decode()
+def _head(session: SessionFile, *, renamed: bool) -> str:
+    """The header's parts that follow the file: its counts, its title, and after a rename the Rename
+    field (which, saved as it was, would undo another's rename)."""
+    info = session_info(session)
+    context = {"info": info, "session": session, "session_id": session.session_id, "oob": True}
+    parts = [
+        _render("sessions_app/partials/_session_meta.html", {**context, "read_only": session.index.read_only}),
+        _render("sessions_app/partials/_session_title.html", context),
+    ]
+    if renamed:
+        parts.append(_render("sessions_app/partials/_rename_field.html", context))
+    return "".join(parts)
 
 
 def _is_hidden(session: SessionFile, row: int) -> bool:
@@ -307,21 +267,22 @@ def _navigator_holders(session: SessionFile, row: int) -> list[int]:
     return holders
 
 
-def _entry_html(session: SessionFile, entry: dict[str, Any], row: int) -> str:
-    view: EntryView = present(session, entry, row, navigator=shown_navigator(session, row))
-    return _render(
-        "sessions_app/partials/_entry.html",
-        {
-            "e": view,
-            "session_id": session.session_id,
-            "position": view.id,
-            "read_only": session.index.read_only,
-        },
-    )
+def _entry(session: SessionFile, entry: dict[str, Any], row: int) -> str:
+    """``_entry.html`` for a pushed entry, through the page's own cache of entry fragments: every tool
+    marked (each tab's reader is offered theirs: ``Shown.entries_for``), no position (a tab marks the
+    entry it stands on itself, and its forms name it when sent) and no CSRF token."""
+    view = present(session, entry, row, navigator=shown_navigator(session, row))
+    return str(entry_fragment(view, session.session_id, session.index.read_only, tools=EVERY))
 
 
-def _navigator_html(session: SessionFile, nav: Navigator) -> str:
+def _navigator(session: SessionFile, holder: str, nav: Navigator) -> str:
     return _render(
         "sessions_app/partials/_navigator.html",
-        {"nav": nav, "session_id": session.session_id, "position": ""},
+        {"nav": nav, "session_id": session.session_id, "holder": holder, "position": "", "oob": True},
     )
+
+
+def reply_text(reply: str, text: str) -> str:
+    """The swap of a reply's text so far into the placeholder a tab shows already (its Stop button,
+    which the reader may be pressing, stays)."""
+    return f'<div id="reply-{escape(reply)}-text" hx-swap-oob="innerHTML">{text}</div>'

@@ -15,17 +15,29 @@ from __future__ import annotations
 import asyncio
 import weakref
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-import orjson
 from django.conf import settings
 
 from ..access.grants import Access, Actor
+from ..display.dates import reader_zone
 from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
-CHANGED = orjson.dumps({"t": "list"}).decode()  # the message of a tab that asked for no listing
+# What a tab that asked for no listing is told: the sidebar fetches its own list (``live/tabs.py`` says
+# what the comment at the start of a message means).
+CHANGED = "<!--pitree do=sidebar-->"
+
+
+class Shown(NamedTuple):
+    """What a list tab shows: its search, page and workspace (a folder's name, or empty for all), in the
+    reader's time zone (as the browser names it: the list is grouped by the reader's days)."""
+
+    query: str
+    page: int
+    workspace: str = ""
+    zone: str = ""
 
 
 class ListTab(Protocol):
@@ -35,18 +47,18 @@ class ListTab(Protocol):
 class ListFeed:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.tabs: dict[ListTab, tuple[Actor, str, int]] = {}  # tab -> who looks, its search and page
+        self.tabs: dict[ListTab, tuple[Actor, Shown]] = {}  # tab -> who looks, and what at
         self.notified: set[ListTab] = set()  # tabs told only that something changed
         self._task: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()  # one watch made at a time: tabs joining at once share it
 
-    async def join(self, tab: ListTab, actor: Actor, query: str, page: int, *, send_now: bool) -> None:
-        """Add a tab of ``actor`` showing page ``page`` of the listing for ``query``; ``send_now`` sends it
-        the current listing (a tab that reconnects may have missed changes)."""
-        self.tabs[tab] = (actor, query, page)
+    async def join(self, tab: ListTab, actor: Actor, shown: Shown, *, send_now: bool) -> None:
+        """Add a tab of ``actor`` showing the listing ``shown``; ``send_now`` sends it the current listing
+        (a tab that reconnects may have missed changes)."""
+        self.tabs[tab] = (actor, shown)
         await self._watch()
         if send_now:
-            tab.deliver(await asyncio.to_thread(render_listing, actor, query, page))
+            tab.deliver(await asyncio.to_thread(render_listing, actor, shown))
 
     async def notify(self, tab: ListTab, *, send_now: bool) -> None:
         """Add a tab told ``CHANGED`` whenever the folder changed (at once too, with ``send_now``)."""
@@ -77,10 +89,10 @@ class ListFeed:
             while True:
                 await watch.wait()
                 await asyncio.sleep(SETTLE)
-                shown = {(actor.key, query, page): (actor, query, page) for actor, query, page in self.tabs.values()}
-                listings = {key: await asyncio.to_thread(render_listing, *wanted) for key, wanted in shown.items()}
-                for tab, (actor, query, page) in list(self.tabs.items()):
-                    listing = listings.get((actor.key, query, page))
+                wanted = {(actor.key, shown): (actor, shown) for actor, shown in self.tabs.values()}
+                listings = {key: await asyncio.to_thread(render_listing, *asked) for key, asked in wanted.items()}
+                for tab, (actor, shown) in list(self.tabs.items()):
+                    listing = listings.get((actor.key, shown))
                     if listing is not None:
                         tab.deliver(listing)
                 for tab in list(self.notified):
@@ -89,12 +101,16 @@ class ListFeed:
             watch.close()
 
 
-def render_listing(actor: Actor, query: str, page: int) -> str:
-    """The ``list`` message: the listing partial for a search and page, as the page renders it for
-    ``actor`` (whose access is read afresh: a share made or revoked since shows)."""
-    context = list_context(query, page, Access(actor, settings.PITREE_SESSIONS_DIR))
+def render_listing(actor: Actor, shown: Shown) -> str:
+    """The listing message: the listing partial ``shown``, as the page renders it for ``actor`` (whose
+    access is read afresh: a share made or revoked since shows), swapped whole into the list, whose
+    sidebar fetches its own list too."""
+    access = Access(actor, settings.PITREE_SESSIONS_DIR)
+    context = list_context(
+        shown.query, shown.page, access, workspace=shown.workspace, zone=reader_zone(shown.zone or None)
+    )
     html = listing_html(GROUPS_TEMPLATE, context)
-    return orjson.dumps({"t": "list", "html": html}).decode()
+    return CHANGED + '<div id="session-groups" hx-swap-oob="innerHTML">' + html + "</div>"
 
 
 _feeds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, ListFeed]] = weakref.WeakKeyDictionary()

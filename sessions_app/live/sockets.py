@@ -9,10 +9,10 @@ again, under the grant as it is now, from the cursor it reached. While the quest
 
 A feed renders what the file gained once for every tab of the process (``feed.py``). A tab of a
 scoped grant takes only the batch's byte range from it and renders that range again from its own view
-(``SessionView``), so entries, "‹ 2/3 ›" counts, labels and the header it receives are those of its
-view, exactly as its page would render them; a snapshot's tab receives nothing at all (a snapshot does
-not change). Replies being written reach it only when they answer an entry it sees. Every tab's
-entries offer only the tools its reader may use, as its page does.
+(``SessionView``, once for every tab of that view), so entries, "‹ 2/3 ›" counts, labels and the header
+it receives are those of its view, exactly as its page would render them; a snapshot's tab receives
+nothing at all (a snapshot does not change). A reply being written reaches a tab only where it stands,
+an entry its view holds. Every tab's entries offer only the tools its reader may use, as its page does.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
 
-import orjson
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user
@@ -39,10 +38,10 @@ from ..access.grants import Access, Actor, Grant, folder_of
 from ..access.scoped import SessionView, tools_of
 from ..access.web import has_working_link, links_of, open_for
 from ..channel_layer.calls import Inbox
-from ..display.tools import offered
 from ..sessionfiles.errors import SessionError
+from ..sessionfiles.index import SessionIndex
 from . import fragments
-from .fragments import Batch
+from .fragments import Batch, Shown
 
 log = logging.getLogger(__name__)
 
@@ -225,41 +224,42 @@ class Guard(_Revocable):
             self._timer.cancel()
         await super().stop()
 
-    async def batch(self, batch: Batch, sent: int) -> Batch | None:
-        """``batch`` (already cut to what the tab lacks, after ``sent`` bytes) as this tab may see it;
-        None when it holds nothing the tab may see (not even that something was written)."""
-        if not await self.settled():
-            return None
-        if self.view.grant.whole or batch.resync:
-            return batch.offering(self.tools)
-        found = await asyncio.to_thread(self._render, batch, sent)
-        return found.offering(self.tools) if found is not None else None
+    async def shown(self, batch: Batch) -> Shown | None:
+        """``batch`` as this socket's view of the file shows it (None: it holds nothing the socket may
+        see, not even that something was written), once any question about its grant is answered. A
+        share's view renders the batch's range again, once for every socket with the same view."""
+        if self.view.grant.whole:
+            return batch.whole
+        key = self.view.view_key
+        rendering = batch.views.get(key)
+        if rendering is None:
+            rendering = batch.views[key] = asyncio.ensure_future(asyncio.to_thread(self._render, batch))
+        found: Shown | None = await asyncio.shield(rendering)
+        return found
 
-    def _render(self, batch: Batch, sent: int) -> Batch | None:
+    def _render(self, batch: Batch) -> Shown | None:
         view = self.view
         view.refresh()
         index = view.index
-        first = bisect.bisect_left(index.offsets, max(sent, batch.start), 0, len(index))
+        first = bisect.bisect_left(index.offsets, batch.start, 0, len(index))
         rows = [row for row in range(first, len(index)) if index.offsets[row] < batch.end]
-        return fragments.render_batch(view, rows, batch.start, batch.end, batch.epoch) if rows else None
+        return fragments.render_shown(view, rows) if rows else None
 
-    async def shown(self, message: str) -> str | None:
-        """A message for the tab as it may see it; None when it may not: a reply piece reaches it when
-        it answers an entry the view holds, offering Stop only to a reader who writes."""
-        if not await self.settled():
-            return None
-        if not message.startswith('{"t":"reply"'):
-            return message
-        if not self.view.grant.whole:
-            parent = orjson.loads(message).get("parent")
-            if not isinstance(parent, str):
-                return None
-            if self.view.index.row(parent) is None:
-                await asyncio.to_thread(self.view.refresh)
-            if self.view.index.row(parent) is None:
-                return None
-        # A marked tool is a whole piece of the JSON string holding the HTML: cutting it keeps the JSON.
-        return offered(message, self.tools)
+    async def sees(self, entry_id: str | None) -> bool:
+        """Whether the socket's view holds ``entry_id`` (what a reply being written answers): a reply
+        elsewhere than its view does not exist for it, not even as a notice that one started."""
+        if self.view.grant.whole:
+            return True
+        if entry_id is None:
+            return False
+        if self.view.index.row(entry_id) is None:
+            await asyncio.to_thread(self.view.refresh)
+        return self.view.index.row(entry_id) is not None
+
+    async def view_index(self) -> SessionIndex:
+        """The socket's view of the file, read up to date."""
+        await asyncio.to_thread(self.view.refresh)
+        return self.view.index
 
 
 class ListGuard(_Revocable):

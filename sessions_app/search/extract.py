@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..sessionfiles.entries import block_text
+from ..sessionfiles.description import Part, describe
 
 # One entry can hold megabytes of tool output; beyond this, its text is not indexed (a snippet is cut
 # from the stored text at query time, and very long rows would make every query that hits them slow).
@@ -24,53 +24,33 @@ MAX_TEXT_CHARS = 200_000
 def searchable_text(entry: dict[str, Any]) -> tuple[str, str] | None:
     """``(kind, text)`` for an entry with something to find, else None. ``kind`` is the message role,
     or the entry type for entries that are not messages."""
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return None
-        role = message.get("role")
-        kind = role if isinstance(role, str) and role else "message"
-        if role == "bashExecution":
-            parts = [_string(message.get("command")), _string(message.get("output"))]
-        else:
-            parts = list(_content(message.get("content")))
+    described = describe(entry)
+    kind = described.kind
+    if described.message is not None:
+        kind = described.role or "message"
+        shell = described.shell
+        parts = [shell.command, shell.output] if shell is not None else list(_content(described.parts))
     elif kind in ("compaction", "branch_summary"):
-        parts = [_string(entry.get("summary"))]
+        parts = [described.text]
     elif kind == "custom_message":
-        parts = list(_content(entry.get("content")))
+        parts = list(_content(described.parts))
     else:
         return None
     text = "\n".join(part for part in parts if part)
     if not text.strip():
         return None
-    return str(kind), text[:MAX_TEXT_CHARS]
+    return kind, text[:MAX_TEXT_CHARS]
 
 
-def _string(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _content(content: Any) -> Iterator[str]:
-    """A message's content: a string, or blocks (text, thinking, tool calls; images have no text). A
-    text block's text is what the core reads of it (``entries.block_text``: a ``text`` that is no
-    string as JS's ``String()`` writes it, docs/format.md §10)."""
-    if isinstance(content, str):
-        yield content
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            yield block_text(block) or ""
-        elif kind == "thinking":
-            yield _string(block.get("thinking"))
-        elif kind == "toolCall":
-            yield _string(block.get("name"))
-            yield from _flatten(block.get("arguments"))
+def _content(parts: tuple[Part, ...]) -> Iterator[str]:
+    """A message's words: its text and thinking, its tool calls' names and arguments (images and
+    parts of other kinds have no text)."""
+    for part in parts:
+        if part.call is not None:
+            yield part.call.name or ""
+            yield from _flatten(part.call.arguments)
+        elif part.kind in ("text", "thinking"):
+            yield part.text
 
 
 def _flatten(value: Any) -> Iterator[str]:

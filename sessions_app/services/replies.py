@@ -23,19 +23,32 @@ Each running reply listens on a channel of its own in the session's "replies" gr
   session opened, or opened again): the reply sends its text so far now, rather than with its next
   words, which may be long in coming;
 - ``{"type": "reply.stop", "reply": id, "reply_to": channel}``: it answers
-  ``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops.
+  ``{"type": "reply.stopping", "reply": id}`` on ``reply_to``, and stops;
+- ``{"type": "reply.then", "reply": id, "entry": {"type", "fields"}, "reply_to": channel}``: a model or
+  thinking level (or a label, a name) picked in a tab while this reply was written where the tab
+  stands: it goes below the reply, in the write that stores it (``chain``), and the reply answers
+  ``{"type": "reply.chained", "reply": id, "chained": bool}`` on ``reply_to`` (False: its write has begun).
 
 With Redis as the channel layer, that reaches the process that runs the reply; in memory, this
 process. A Stop may also come before its reply has started (the page shows Stop as soon as it sends):
 it is remembered here for a while, and the reply stops as it starts; meanwhile Stop waits, listening
 to the session's group, and asks again when the reply's first event shows it started, in this process
 or another.
+
+While it runs, a reply is also marked in Django's default cache (``answering``), shared by every
+process when ``PITREE_REDIS_URL`` is set: a message sent under the entry it answers is refused in any
+process, not only in the one writing it. The mark is a lease, renewed while the reply runs, so a
+process that dies leaves it for ``ANSWERING_LEASE`` seconds at most. While that Redis does not answer,
+the default cache answers from each process's memory (``pitree_web/cache.py``): each process then
+knows its own replies only, as with one process, and the tabs' guard (Stop instead of Send while a
+reply streams on their branch) holds for the others.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import re
 import secrets
@@ -44,12 +57,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from channels.layers import BaseChannelLayer, get_channel_layer
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
+from django.core.cache import cache
 
 from ..assistants import Reply
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
+from ..sessionfiles.entries import Draft
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.store import SessionFile
 from .journal import Journal
@@ -67,9 +82,11 @@ STOP_WAIT = 1.0  # seconds Stop waits for the process that runs (or starts) the 
 STOPS_KEPT = 256  # Stops that came before their reply started, remembered for it (the oldest dropped first)
 STOP_KEPT_FOR = 60.0  # seconds such a Stop is remembered
 SHUTDOWN_GRACE = 1.0  # seconds a server shutting down gives running replies to be stored
+ANSWERING_LEASE = 30.0  # seconds a reply's mark lasts unless renewed (every third of it while it runs)
 REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 _running: dict[str, RunningReply] = {}
+_ended_here: dict[str, None] = {}  # the latest replies this process wrote to their end, oldest first
 _early_stops: dict[tuple[str, str], float] = {}  # (session id, reply id) -> when Stop came, oldest first
 _hooked: set[int] = set()  # the reactors told to store running replies before they shut down
 
@@ -95,6 +112,7 @@ class RunningReply:
         self.position_then = session.file_position  # moved by the time it ends: it stays moved (``append``)
         # Its text as it streams, for the next start should this process be killed before the append.
         self.journal = Journal(Path(settings.PITREE_JOURNAL_DIR), session, parent_id, self.position_then, reply)
+        self.then: list[Draft] | None = []  # written below the reply when it is stored (``chain``); None once it is
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
         self.task = asyncio.create_task(self._live(session))
@@ -106,6 +124,13 @@ class RunningReply:
         """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended).
         Only the assistant's stream is cancelled, never a channel-layer call."""
         self._stream.cancel()
+
+    def chain(self, draft: Draft) -> bool:
+        """Write ``draft`` below this reply, in the write that stores it; False once that write began."""
+        if self.then is None:
+            return False
+        self.then.append(draft)
+        return True
 
     async def join(self) -> dict[str, Any]:
         """The appended entry. Shielded: a caller cancelled meanwhile (a client gone) leaves the reply be."""
@@ -125,28 +150,50 @@ class RunningReply:
             else None
         )
         entry: dict[str, Any] | None = None
+        marking = asyncio.create_task(self._keep_marked())
         try:
             if requests is not None:
                 await self._listen(requests)
             await self._send(layer, self._progress())
             self._ready.set()
             await self._announce(layer)  # until the stream ends: complete, failed or stopped
+            then, self.then = self.then or [], None
             entry = await asyncio.to_thread(
                 session.append,
                 self.reply.draft(),
                 self.parent_id,
                 position_then=self.position_then,
                 entry_id=self.journal.entry_id,
+                then=then,
             )
             return entry
         finally:
+            self.then = None
             self.journal.close(stored=entry is not None)
             _running.pop(self.id, None)
+            marking.cancel()
+            await self._unmark()
+            _ended_here[self.id] = None
+            while len(_ended_here) > STOPS_KEPT:
+                del _ended_here[next(iter(_ended_here))]
             await self._send(layer, self._progress())  # the last text, for tabs that show the reply elsewhere
             finished = {"entry": entry and entry["id"], "stopReason": self.reply.stop_reason}
             await self._send(layer, {"type": "reply.finished", "reply": self.id, "parent": self.parent_id, **finished})
             if requests is not None:
                 await requests.close()
+
+    async def _keep_marked(self) -> None:
+        """Mark the reply in the shared cache (``answering``) and renew the mark until cancelled."""
+        key = _answering_key(self.session_id, self.parent_id)
+        while True:
+            await _shared(cache.set, key, self.id, ANSWERING_LEASE)
+            await asyncio.sleep(ANSWERING_LEASE / 3)
+
+    async def _unmark(self) -> None:
+        """Remove the mark, unless another reply to the same entry (a regeneration) marked it since."""
+        key = _answering_key(self.session_id, self.parent_id)
+        if await _shared(cache.get, key) == self.id:
+            await _shared(cache.delete, key)
 
     def _progress(self) -> dict[str, Any]:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
@@ -182,6 +229,14 @@ class RunningReply:
     async def _on_request(self, message: dict[str, Any]) -> None:
         if message.get("type") == "reply.resend":
             self._changed.set()  # the announcer sends the text so far at its next turn
+        elif message.get("type") == "reply.then" and message.get("reply") == self.id:
+            entry = message.get("entry")
+            chained = isinstance(entry, dict) and self.chain(
+                Draft(str(entry.get("type")), dict(entry.get("fields") or {}))
+            )
+            if isinstance(message.get("reply_to"), str):
+                answer = {"type": "reply.chained", "reply": self.id, "chained": chained}
+                await call(get_channel_layer().send(message["reply_to"], answer))
         elif message.get("type") == "reply.stop" and message.get("reply") == self.id:
             self.stop()
             if isinstance(message.get("reply_to"), str):
@@ -211,11 +266,23 @@ def running(session_id: str) -> list[RunningReply]:
     return [reply for reply in _running.values() if reply.session_id == session_id]
 
 
-def answering(session_id: str, parent_id: str) -> bool:
-    """Whether this process is writing a reply to ``parent_id``. (With several server processes, a
-    reply another one writes is not seen here: the tabs' own guard, Stop instead of Send while a reply
-    streams on their branch, is what keeps a message from starting a sibling of it there.)"""
-    return any(reply.parent_id == parent_id for reply in running(session_id))
+async def answering(session_id: str, parent_id: str) -> bool:
+    """Whether a reply to ``parent_id`` is being written: by this process, or, as the shared cache says
+    (Redis), by another."""
+    if any(reply.parent_id == parent_id for reply in running(session_id)):
+        return True
+    return await _shared(cache.get, _answering_key(session_id, parent_id)) is not None
+
+
+def _answering_key(session_id: str, parent_id: str) -> str:
+    # Entry ids may be 1,024 characters of anything: cache keys are short and plain.
+    digest = hashlib.sha256(f"{session_id}\n{parent_id}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"pitree-answering:{digest}"
+
+
+async def _shared(method: Any, *args: Any) -> Any:
+    """``method(*args)`` of the default cache, in a worker thread: with Redis, a network call."""
+    return await asyncio.to_thread(method, *args)
 
 
 async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
@@ -235,6 +302,63 @@ async def stop(session_id: str, reply_id: str) -> dict[str, Any] | None:
     if layer is not None and await _stopped_anywhere(layer, session_id, reply_id):
         return None
     raise ReplyNotRunning(f"No reply {reply_id} is being written in this session: it may have just ended.")
+
+
+async def chain(session_id: str, parent_id: str | None, draft: Draft, reply_id: str | None = None) -> bool:
+    """Write ``draft`` below the reply being written to ``parent_id``, in the write that stores it, so
+    that a tab's pick while a reply streams where it stands applies from the next message on and never
+    starts a branch beside that reply. The reply is this process's, or ``reply_id`` (the one the tab
+    shows) in any process, asked through the replies group as Stop asks. True when a reply took it;
+    False when none is being written there (any more): the caller writes it now, and once the reply
+    that was being written is stored, so that the write, following the tab, goes below it."""
+    found = next((reply for reply in running(session_id) if reply.parent_id == parent_id), None)
+    if found is None and reply_id is not None:
+        found = _running.get(reply_id)
+    if found is not None and found.session_id == session_id:
+        if found.chain(draft):
+            return True
+        with contextlib.suppress(Exception):  # however it ended, the draft is written after it
+            await found.join()  # being stored: the draft follows it
+        return False
+    layer = get_channel_layer()
+    if reply_id is None or layer is None or reply_id in _ended_here or isinstance(layer, InMemoryChannelLayer):
+        return False  # a reply written here ended, or every reply is written here
+    return await _chained_elsewhere(layer, session_id, reply_id, draft)
+
+
+async def _chained_elsewhere(layer: BaseChannelLayer, session_id: str, reply_id: str, draft: Draft) -> bool:
+    """Ask the process writing ``reply_id`` to chain ``draft`` below it. When that reply's write has
+    begun, wait (``STOP_WAIT``) for it to be stored; False then, and when no process answered."""
+    answered = asyncio.Event()
+    chained = stored = False
+
+    async def on_message(message: dict[str, Any]) -> None:
+        nonlocal chained, stored
+        if message.get("reply") != reply_id:
+            return
+        if message.get("type") == "reply.chained":
+            chained = message.get("chained") is True
+            answered.set()
+        elif message.get("type") == "reply.finished":
+            stored = True
+            answered.set()
+
+    inbox = Inbox(layer, on_message, f"pitree-then {reply_id}", [session_group(session_id)])
+    try:
+        await inbox.open()
+        entry = {"type": draft.type, "fields": dict(draft.fields)}
+        request = {"type": "reply.then", "reply": reply_id, "entry": entry, "reply_to": inbox.channel}
+        await call(layer.group_send(replies_group(session_id), request))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(answered.wait(), STOP_WAIT)
+            if not chained and not stored:  # its write has begun: it is stored within moments
+                answered.clear()
+                await asyncio.wait_for(answered.wait(), STOP_WAIT)
+    except Exception:
+        logger.warning("could not ask other processes to write below reply %s", reply_id, exc_info=True)
+    finally:
+        await inbox.close()
+    return chained
 
 
 def _remember_stop(session_id: str, reply_id: str) -> None:

@@ -54,7 +54,7 @@ __all__ = [
     "Catalog",
     "SessionInfo",
     "UnknownSession",
-    "describe",
+    "info_fields",
     "session_info",
 ]
 
@@ -118,7 +118,6 @@ class Catalog:
         # The last listing, with the look at the folders it came from (with ``_changes``, the same
         # object until something changed).
         self._listed: tuple[dict[str, _Seen], list[SessionInfo]] | None = None
-        self._flat: tuple[dict[str, _Seen], list[tuple[str, os.stat_result]], dict[Path, str]] | None = None
 
     # ------------------------------------------------------------------ the folder
 
@@ -145,14 +144,9 @@ class Catalog:
             seen = {folder: _look(folder, folder == str(self.root)) for folder in self._folders()}
         else:
             seen = self._watched_scan()
-            flat = self._flat
-            if flat is not None and flat[0] is seen:
-                return seen, flat[1], dict(flat[2])
         files = [item for folder in sorted(seen) for item in seen[folder].files]
         odd = {path: reason for folder in sorted(seen) for path, reason in seen[folder].odd.items()}
-        if self._changes is not None:
-            self._flat = (seen, files, odd)
-        return seen, files, dict(odd)
+        return seen, files, odd
 
     def _watched_scan(self) -> dict[str, _Seen]:
         """Each folder as it is now, looking again only at what inotify says changed since the last look."""
@@ -695,7 +689,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def describe(info: SessionInfo) -> dict[str, Any]:
+def info_fields(info: SessionInfo) -> dict[str, Any]:
     """pi's SessionInfo as JSON-ready fields (the names pi's ``list()`` uses)."""
     return {
         "path": os.fsencode(info.path).decode("utf-8", "replace"),  # JSON holds no undecodable name

@@ -3,6 +3,11 @@
 Nothing here is stored; the context is derived again whenever it is needed (docs/format.md §6).
 ``build_session_context`` gives pi's in-memory messages (§6.1–§6.4); ``convert_to_llm`` turns them into
 provider messages (§6.5); ``estimate_tokens`` is §6.6.
+
+This is pi's algorithm over pi's objects: messages go on as they are stored, and a key an entry lacks
+differs from one that is null (§6.4), which the entry description (``description``) does not tell
+apart. So entries are read here key by key; what reads a message's words — a command's text for the
+model, the token estimate — reads them through the description, as every other reader does.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .description import Part, Shell, parts_of, shell_of
 from .entries import as_text, dump_json, js_truthy
 from .instants import iso_to_ms
 
@@ -194,8 +200,9 @@ def convert_to_llm(messages: Sequence[Message]) -> list[Message]:
         if role in ("system", "user", "assistant", "toolResult"):
             converted.append(message)
         elif role == "bashExecution":
-            if not message.get("excludeFromContext"):
-                converted.append(_user_text(bash_execution_text(message), timestamp))
+            shell = shell_of(message)
+            if not shell.excluded:
+                converted.append(_user_text(bash_execution_text(shell), timestamp))
         elif role == "custom":
             content = message.get("content")
             if isinstance(content, str):
@@ -214,18 +221,16 @@ def _user_text(text: str, timestamp: Any) -> Message:
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
 
 
-def bash_execution_text(message: Message) -> str:
+def bash_execution_text(shell: Shell) -> str:
     """How a ``!command`` run by the user reads to the model."""
-    text = f"Ran `{as_text(message.get('command'))}`\n"
-    output = message.get("output")
-    text += f"```\n{as_text(output)}\n```" if output else "(no output)"
-    exit_code = message.get("exitCode")
-    if message.get("cancelled"):
+    text = f"Ran `{shell.command}`\n"
+    text += f"```\n{shell.output}\n```" if shell.output else "(no output)"
+    if shell.cancelled:
         text += "\n\n(command cancelled)"
-    elif exit_code is not None and exit_code != 0:
-        text += f"\n\nCommand exited with code {as_text(exit_code)}"
-    if message.get("truncated") and message.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {as_text(message['fullOutputPath'])}]"
+    elif shell.exit_code is not None and shell.exit_code != 0:
+        text += f"\n\nCommand exited with code {as_text(shell.exit_code)}"
+    if shell.truncated and shell.full_output_path:
+        text += f"\n\n[Output truncated. Full output: {shell.full_output_path}]"
     return text
 
 
@@ -243,26 +248,13 @@ def _chars(message: dict[str, Any]) -> int:
     if role in ("branchSummary", "compactionSummary"):
         return len(as_text(message.get("summary") or ""))
     if role == "bashExecution":
-        return len(bash_execution_text(message))
-    return _content_chars(message.get("content"))
+        return len(bash_execution_text(shell_of(message)))
+    return sum(map(_part_chars, parts_of(message.get("content"))))
 
 
-def _content_chars(content: Any) -> int:
-    if isinstance(content, str):
-        return len(content)
-    if not isinstance(content, list):
-        return 0
-    total = 0
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            total += len(as_text(block.get("text") or ""))
-        elif kind == "thinking":
-            total += len(as_text(block.get("thinking") or ""))
-        elif kind == "toolCall":
-            total += len(as_text(block.get("name") or "")) + len(dump_json(block.get("arguments")))
-        elif kind == "image":
-            total += IMAGE_CHARS
-    return total
+def _part_chars(part: Part) -> int:
+    if part.call is not None:
+        return len(part.call.name or "") + len(dump_json(part.call.arguments))
+    if part.kind == "image":
+        return IMAGE_CHARS
+    return len(part.text)

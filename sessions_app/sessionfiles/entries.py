@@ -415,16 +415,3 @@ def as_text(value: Any) -> str:
     """A stored value where text is expected: a string as is, other scalars as ``str`` writes them,
     lists and objects as JSON (``str`` of a value nested a thousand levels deep would overflow)."""
     return dump_json(value).decode() if isinstance(value, list | dict) else str(value)
-
-
-def content_text(content: Any, *, separator: str = " ") -> str:
-    """The text of a message ``content``: a string as is, or the text blocks joined (images skipped)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return separator.join(
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        )
-    return ""

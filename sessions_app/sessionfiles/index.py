@@ -385,6 +385,7 @@ class IndexBuilder:
         self.leaf_rows: list[int] = []
         self.leaf_targets: dict[int, str | None] = {}  # valid leaf markers -> where they moved the leaf
         self.reports: list[tuple[int, str]] = []  # (1-based line, what is wrong)
+        self._skipped: tuple[int, str] | None = None  # the first line before the header that was not JSON
         # Reading position.
         self.offset = 0  # bytes consumed from the start of the file
         self.line_count = 0  # physical lines consumed
@@ -696,11 +697,12 @@ class IndexBuilder:
             value = parse_value(line)
         except BadLine as bad:
             self.reports.append((lineno, f"skipped before the header: {bad.reason}"))
+            self._skipped = self._skipped or (lineno, bad.reason)
             return
         if not isinstance(value, dict):
             self.reports.append((lineno, "skipped before the header: not a JSON object"))
             return
-        self.header = header_of(value, self.source, lineno)
+        self.header = header_of(value, self.source, lineno, self._skipped)
         self.version = read_version(value)
 
     def _v1_id(self, lineno: int) -> str:

@@ -282,13 +282,22 @@ def _slow_head(line: bytes | memoryview) -> Head:
     return OddParentHead(*fields, odd_parent=parent_id)
 
 
-def header_of(value: dict[str, Any], source: str, lineno: int) -> dict[str, Any]:
+def header_of(
+    value: dict[str, Any], source: str, lineno: int, skipped: tuple[int, str] | None = None
+) -> dict[str, Any]:
     """The first JSON object of a file as its header, or why the file is not a session: pi's test is an
-    object with ``type: "session"`` and a string ``id``; a harness v4 header is named as such."""
+    object with ``type: "session"`` and a string ``id``; a harness v4 header is named as such.
+    ``skipped``: the first line passed over before it (its number, why), which is then what the error
+    names first: a file whose first line is not JSON is about that line, not the next one's."""
     if value.get("kind") == "header":
         raise UnsupportedFormat(
             f'{source}: a pi harness JSONL v4 session ("kind":"header"); pitree reads format v3 only'
         )
     if value.get("type") != "session" or not isinstance(value.get("id"), str):
+        if skipped is not None:
+            raise NotASession(
+                f"{source}: not a pi session (line {skipped[0]} is not JSON: {skipped[1]};"
+                f" line {lineno} is not a session header either)"
+            )
         raise NotASession(f"{source}: not a pi session (line {lineno} is not a session header)")
     return value

@@ -30,7 +30,7 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Container, Generator, Iterable, Iterator
+from collections.abc import Callable, Container, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +51,7 @@ from .errors import (
 from .index import LEAF, MAX_LINE_BYTES, IndexBuilder, NeedsRebuild, SessionIndex
 from .lines import BadLine, header_of, loads_line
 from .migrate import migrate_entry, migrate_header
+from .tree import followed
 from .tree import path as tree_path
 
 _CHUNK = 1 << 18
@@ -367,28 +368,39 @@ class SessionFile:
         check: Callable[[SessionIndex], None] | None = None,
         position_then: Parent = AT_LEAF,
         entry_id: str | None = None,
+        after: int | None = None,
+        then: Sequence[Draft] = (),
     ) -> dict[str, Any]:
         """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf).
         ``check`` looks at the index under the lock, after catching up, and may refuse (raise).
         ``entry_id``: the id the entry gets unless the file holds it already (then a fresh one), so that
         whoever chose it can tell later whether the entry was written (a reply's journal).
 
+        ``after``: the byte offset of the file the page naming ``parent`` reflected (its cursor). The
+        entry goes where that tab stands now (``tree.followed``): what continued its branch since, an
+        answer it was shown being written and that was stored a moment ago, say, it would have moved
+        onto, so the write does not become a sibling of it.
+
         ``position_then``: the file's position (``file_position``) when the work this entry ends began
         (a reply). When the position moved since (the reader edited a message or switched branches
         while the reply was written), it stays where it moved: a ``leaf`` marker back to it follows the
         entry, in the same write. Otherwise the reply would take the session back to the branch the
         reader had left, in every tab and at the next reload. A position that did not move goes to
-        the new entry, as with any append (a regenerated answer becomes the position)."""
+        the new entry, as with any append (a regenerated answer becomes the position).
+
+        ``then``: entries chained below this one in the same write, each under the one before (the
+        model or thinking level picked while a reply was written: docs/format.md §5.2)."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None]:
             parent_id = self._parent_id(parent)
+            if after is not None:
+                row = followed(index, None if parent_id is None else index.row(parent_id), after)
+                parent_id = None if row is None else index.ids[row]
             if check is not None:
                 check(index)
             return draft, parent_id
 
-        written = self._append(plan, position_then=position_then, entry_id=entry_id)
-        assert written is not None
-        return written
+        return self._append(plan, position_then=position_then, entry_id=entry_id, then=then)[0]
 
     def navigate(self, target_id: str | None) -> dict[str, Any] | None:
         """Move the persisted position to ``target_id`` (None: before the first entry) by appending a
@@ -401,16 +413,19 @@ class SessionFile:
                 return None
             return Draft("leaf", {"targetId": target_id}), index.leaf_id
 
-        return self._append(plan)
+        written = self._append(plan)
+        return written[0] if written else None
 
-    def set_label(self, target_id: str, text: str | None, parent: Parent = AT_LEAF) -> dict[str, Any]:
-        """Set (text) or clear (None or empty) the label of an entry."""
+    def set_label(
+        self, target_id: str, text: str | None, parent: Parent = AT_LEAF, *, after: int | None = None
+    ) -> dict[str, Any]:
+        """Set (text) or clear (None or empty) the label of an entry (``after``: as ``append``)."""
         self.row_of(target_id)
-        return self.append(E.label(target_id, text), parent)
+        return self.append(E.label(target_id, text), parent, after=after)
 
-    def rename(self, name: str, parent: Parent = AT_LEAF) -> dict[str, Any]:
-        """Name the session (an empty name clears it), cleaned as pi cleans names."""
-        return self.append(E.session_info(name), parent)
+    def rename(self, name: str, parent: Parent = AT_LEAF, *, after: int | None = None) -> dict[str, Any]:
+        """Name the session (an empty name clears it), cleaned as pi cleans names (``after``: as ``append``)."""
+        return self.append(E.session_info(name), parent, after=after)
 
     def compact(
         self,
@@ -429,9 +444,7 @@ class SessionFile:
                 raise SessionError(f"Entry {first_kept_id} is not on the branch being compacted")
             return E.compaction(summary, first_kept_id, tokens_before, **extra), parent_id
 
-        written = self._append(plan)
-        assert written is not None
-        return written
+        return self._append(plan)[0]
 
     def branch_summary(
         self, target_id: str | None, summary: str, *, left_leaf: str | _AtLeaf | None = AT_LEAF, **extra: Any
@@ -447,9 +460,7 @@ class SessionFile:
             left = index.leaf_id if isinstance(left_leaf, _AtLeaf) else left_leaf
             return E.branch_summary(left if left is not None else "root", summary, **extra), target_id
 
-        written = self._append(plan)
-        assert written is not None
-        return written
+        return self._append(plan)[0]
 
     def _parent_id(self, parent: Parent) -> str | None:
         if isinstance(parent, _AtLeaf):
@@ -475,28 +486,35 @@ class SessionFile:
         *,
         position_then: Parent = AT_LEAF,
         entry_id: str | None = None,
-    ) -> dict[str, Any] | None:
-        """One entry (after it, a ``leaf`` marker when the position moved since ``position_then``; the
-        entry's id: ``append``) that ``plan`` decides on under the lock, after catching up."""
+        then: Sequence[Draft] = (),
+    ) -> list[dict[str, Any]]:
+        """One entry (after it, the entries ``then`` chains below it, each under the one before, and a
+        ``leaf`` marker when the position moved since ``position_then``; the entry's id: ``append``) that
+        ``plan`` decides on under the lock, after catching up. Returns the entries written, marker aside
+        (none when the plan wrote nothing)."""
 
-        def lines(index: SessionIndex) -> tuple[dict[str, Any], bytes] | None:
+        def lines(index: SessionIndex) -> tuple[list[dict[str, Any]], bytes] | None:
             planned = plan(index)
             if planned is None:
                 return None
             draft, parent_id = planned
             now = E.now_iso()
-            taken = index.by_id
+            taken: Container[str] = index.by_id
             fresh = entry_id if entry_id is not None and entry_id not in taken else E.new_entry_id(taken)
-            entry = draft.build(fresh, parent_id, now)
-            data = E.dump_line(entry)
+            written: list[dict[str, Any]] = []
+            for each in (draft, *then):
+                built_id = fresh if not written else E.new_entry_id(taken)
+                entry = each.build(built_id, written[-1]["id"] if written else parent_id, now)
+                written.append(entry)
+                taken = _Taken(taken, entry["id"])
+            data = b"".join(E.dump_line(entry) for entry in written)
             position = index.leaf_id
             if position_then is not AT_LEAF and position not in (position_then, parent_id):
-                also = _Taken(taken, entry["id"])
-                marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(also), entry["id"], now)
+                marker = Draft(LEAF, {"targetId": position}).build(E.new_entry_id(taken), written[-1]["id"], now)
                 data += E.dump_line(marker)
-            return entry, data
+            return written, data
 
-        return self._write(lines)
+        return self._write(lines) or []
 
     def _write(self, lines: Callable[[SessionIndex], tuple[_T, bytes] | None]) -> _T | None:
         """The one write path: under the file's lock, after catching up, ``lines`` decides what to write
@@ -531,7 +549,7 @@ class SessionFile:
 
 
 class _Taken:
-    """The ids of a file and one more (an entry built but not written yet), for ``new_entry_id``."""
+    """Ids taken: a file's and one more (an entry built but not written yet), for ``new_entry_id``."""
 
     def __init__(self, ids: Container[str], also: str) -> None:
         self.ids, self.also = ids, also
@@ -623,6 +641,7 @@ def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> di
     fd, st = open_regular(path)
     try:
         lineno = 0
+        skipped: tuple[int, str] | None = None  # the first line that was not JSON
         stop = min(st.st_size, HEADER_LIMIT)
         for piece in read_chunks(fd, 0, stop, max_line_bytes):
             if isinstance(piece, LongLine):
@@ -641,10 +660,11 @@ def read_header(path: Path | str, *, max_line_bytes: int = MAX_LINE_BYTES) -> di
                     continue
                 try:
                     value = loads_line(line)
-                except BadLine:
+                except BadLine as bad:
+                    skipped = skipped or (lineno, bad.reason)
                     continue
                 if isinstance(value, dict):
-                    return header_of(value, str(path), lineno)
+                    return header_of(value, str(path), lineno, skipped)
     finally:
         os.close(fd)
     raise NotASession(_no_header(path, st.st_size))

@@ -6,6 +6,7 @@ following ``parents`` always ends (cycles and self-parents were cut when the row
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from itertools import islice
 from typing import Any
@@ -70,6 +71,21 @@ def latest_position_under(index: SessionIndex, row: int) -> int:
         if target is not None and target in inside:
             return target
     return newest
+
+
+def followed(index: SessionIndex, row: int | None, cursor: int) -> int | None:
+    """Where a tab stands that stood on ``row`` (None: before the first entry) when its page reflected
+    the file up to byte ``cursor``, once it has followed what was appended since: an entry appended
+    under where it stands continues its branch, and the tab moves onto it. The push path applies this
+    rule to each tab as lines arrive (``live``), and a write from a tab applies it under the file's
+    lock, so that a page a moment behind (the reply it was shown being written, just stored) never
+    writes beside what it was about to show."""
+    parents, first = index.parents, bisect.bisect_left(index.offsets, cursor, 0, len(index))
+    at = NO_PARENT if row is None else row
+    for later in range(first, len(index)):
+        if parents[later] == at and index.is_node(later):
+            at = later
+    return None if at == NO_PARENT else at
 
 
 def tree(index: SessionIndex) -> list[dict[str, Any]]:

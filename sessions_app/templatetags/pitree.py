@@ -3,16 +3,12 @@ plain-text previews, ages, role names."""
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-from dataclasses import astuple
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from django import template
-from django.core.cache import caches
 from django.template.loader import render_to_string
 from django.templatetags.static import static
 from django.urls import reverse
@@ -23,8 +19,9 @@ from django.utils.timesince import timesince
 from ..converters import reverse_entry
 from ..display.entries import EntryView
 from ..display.markdown import markdown_text, render_markdown, title_text
-from ..display.tools import READING, SIBLING, offered
+from ..display.tools import READING
 from ..display.treepanel import TreeRow
+from ..partials.entries import entry_fragment
 
 register = template.Library()
 
@@ -112,50 +109,20 @@ def entry_url(name: str, session_id: str, entry_id: str | None, *args: object) -
     return reverse_entry(name, session_id, entry_id, *args) or ""
 
 
-# Stand for the request's CSRF token and the tab's position inside a cached fragment; filled in on the
-# way out. (Hex: escaping and URL-encoding leave them as they are.)
-_CSRF_SLOT = secrets.token_hex(16)
-_POSITION_SLOT = secrets.token_hex(16)
-
-
 @register.simple_tag(takes_context=True)
 def entry_html(context: template.Context, e: EntryView) -> SafeString:
-    """``_entry.html`` for ``e``, rendered once and then taken from the ``fragments`` cache.
-
-    A stored line never changes, so its fragment depends only on what the key holds: the line itself,
-    its label and navigator, and the page's session and read-only state. The per-request parts are
-    cached as slots and filled in here: the tools the reader may use (the page's ``tools``; the others
-    are cut out, ``display.tools``), the CSRF token of its forms, and the tab's position, which its
-    forms and links name (``at``) and which marks the entry the tab stands on (``is-position``). So a
-    tab that moves (every message sent) renders only its new entries: rendering forty entries through
-    the template engine was most of a session page's cost."""
-    position = context.get("position") or ""
-    values = {
-        "e": e,
-        "session_id": context.get("session_id"),
-        "position": _POSITION_SLOT,
-        "read_only": context.get("read_only"),
-    }
-    parts: tuple[Any, ...] = (e.line, e.id, e.label, astuple(e.navigator) if e.navigator else None)
-    key = "entry:" + hashlib.blake2b(repr((*parts, values["session_id"], values["read_only"])).encode()).hexdigest()
-    cache = caches["fragments"]
-    html = cache.get(key)
-    if html is None:
-        html = render_to_string("sessions_app/partials/_entry.html", {**values, "csrf_token": _CSRF_SLOT})
-        cache.set(key, html)
-    token = context.get("csrf_token")
-    tools = context.get("tools") or READING
-    if e.id in (context.get("trunk") or ()):
-        tools -= {SIBLING}  # its sibling would be outside the branch shared with the reader
-    html = offered(html, tools)
-    html = html.replace(_CSRF_SLOT, str(token) if token else "")
-    # In a query string (links' ``at=``) the position is URL-encoded; elsewhere (inputs) it is text.
-    html = html.replace(f"at={_POSITION_SLOT}", f"at={escape(quote(position, safe=''))}")
-    html = html.replace(_POSITION_SLOT, escape(position))
-    if e.id == position:
-        tag_end = f'" id="{escape(e.dom_id)}"'
-        html = html.replace(tag_end, f" is-position{tag_end}", 1)
-    return mark_safe(html)
+    """``_entry.html`` for ``e`` as this page shows it: rendered once, then taken from the
+    ``fragments`` cache, with the page's position, tools and CSRF token filled in
+    (``partials.entries``)."""
+    return entry_fragment(
+        e,
+        str(context.get("session_id")),
+        bool(context.get("read_only")),
+        position=context.get("position") or "",
+        csrf_token=context.get("csrf_token"),
+        tools=context.get("tools") or READING,
+        trunk=context.get("trunk") or (),
+    )
 
 
 @register.simple_tag(takes_context=True)

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 
 from ..access.scoped import SessionView
 from ..assistants.base import ABORTED_MESSAGE
-from ..cli.transcript import content_as_shown, tool_call
+from ..cli.transcript import content_as_shown, part_text, tool_call
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import session_info
+from ..sessionfiles.description import Description, Part, describe
 from ..sessionfiles.tree import path as tree_path
 from .downloads import Download, download_name, in_pieces
 
@@ -40,62 +41,47 @@ def _parts(view: SessionView, rows: list[int], head: str) -> Iterator[str]:
     yield head
     for start in range(0, len(rows), BATCH):
         for entry in view.entries(rows[start : start + BATCH]):
-            parts = _markdown_entry(entry)
+            parts = _markdown_entry(describe(entry))
             if parts:
                 yield "\n"
                 yield from parts
 
 
-def _markdown_entry(entry: dict[str, object]) -> list[str]:
+def _markdown_entry(described: Description) -> list[str]:
     """An entry as Markdown, in parts: a text as long as the entry's is one part, never copied into a
     longer one."""
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return []
-        role = message.get("role")
-        content = message.get("content")
-        if role == "user":
-            return ["## You\n\n", content_as_shown(content), "\n"]
-        if role == "assistant":
-            return ["## Assistant\n\n", *_assistant_markdown(content), _ending(message)]
-        if role == "toolResult":
-            return [f"### Tool result: {message.get('toolName', '?')}\n\n", *_fenced(content_as_shown(content))]
-        if role == "bashExecution":
-            shown = f"$ {message.get('command', '')}\n{message.get('output') or ''}"
-            return ["### Shell\n\n", *_fenced(shown)]
-        return [f"## {role}\n\n", content_as_shown(content), "\n"]
+    kind, parts = described.kind, described.parts
+    if described.message is not None:
+        if kind == "user":
+            return ["## You\n\n", content_as_shown(parts), "\n"]
+        if kind == "assistant":
+            return ["## Assistant\n\n", *_assistant_markdown(parts), _ending(described)]
+        if (result := described.result) is not None:
+            return [f"### Tool result: {result.tool or '?'}\n\n", *_fenced(content_as_shown(parts))]
+        if (shell := described.shell) is not None:
+            return ["### Shell\n\n", *_fenced(f"$ {shell.command or ''}\n{shell.output or ''}")]
+        return [f"## {described.role}\n\n", content_as_shown(parts), "\n"]
     if kind in ("compaction", "branch_summary"):
         title = "Summary of the earlier history" if kind == "compaction" else "Summary of a branch left behind"
-        quoted = "\n".join(f"> {line}" for line in str(entry.get("summary", "")).splitlines())
+        quoted = "\n".join(f"> {line}" for line in (described.text or "").splitlines())
         return [f"> **{title}**\n>\n", quoted, "\n"]
     if kind == "custom_message":
-        return [f"### {entry.get('customType', 'extension')}\n\n", content_as_shown(entry.get("content")), "\n"]
+        return [f"### {described.custom_type or 'extension'}\n\n", content_as_shown(parts), "\n"]
     return []  # position markers, labels, names, model changes: not part of the conversation's text
 
 
-def _assistant_markdown(content: object) -> list[str]:
-    if not isinstance(content, list):
-        return [content_as_shown(content), "\n"]
-    parts = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "toolCall":
-            parts.append(f"→ `{tool_call(block)}`")
-        elif isinstance(block, dict) and block.get("type") == "thinking":
-            continue
-        else:
-            parts.append(content_as_shown([block]))
-    shown = [part for part in parts if part.strip()]
-    return [*itertools.chain.from_iterable((["\n\n", part] if at else [part]) for at, part in enumerate(shown)), "\n"]
+def _assistant_markdown(parts: tuple[Part, ...]) -> list[str]:
+    shown = [f"→ `{tool_call(p.call)}`" if p.call is not None else part_text(p) for p in parts if p.kind != "thinking"]
+    shown = [text for text in shown if text.strip()]
+    return [*itertools.chain.from_iterable((["\n\n", text] if at else [text]) for at, text in enumerate(shown)), "\n"]
 
 
-def _ending(message: dict[str, object]) -> str:
+def _ending(described: Description) -> str:
     """What the page says under a reply that did not end well (stopped, failed), as a note after it."""
-    reason = message.get("stopReason")
+    reason = described.stop_reason
     if reason not in ("aborted", "error"):
         return ""
-    why = E.one_line(str(message.get("errorMessage") or ""), TITLE_WIDTH * 4)
+    why = E.one_line(described.error or "", TITLE_WIDTH * 4)
     said = ABORTED_MESSAGE if reason == "aborted" else "The reply failed"  # what replies stopped here store
     return f"\n*{said}{': ' + why if why and why != said else ''}.*\n"
 

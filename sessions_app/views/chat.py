@@ -23,6 +23,7 @@ from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm, TailForkForm
 from ..services import chat, pi, replies, summaries
 from ..sessionfiles import entries as E
+from ..sessionfiles.description import describe
 from ..sessionfiles.errors import EntryNotFound, WriteFailed
 from ..sessionfiles.tree import latest_position_under
 from ..transfer.newfiles import tail_fork_for
@@ -36,7 +37,7 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
     to it. "Edit & resend" posts here too, with the edited message's parent: a sibling branch. A
     message from a page that missed how the conversation went on after ``parent`` is refused (409),
     with a choice: continue from the latest entry, or send as a new branch here (``MessageForm``); so
-    is one that answers an entry whose reply this process is still writing."""
+    is one that answers an entry whose reply is still being written (by any process, with Redis)."""
     session = await asyncio.to_thread(open_session, request, session_id, write=True, drive=pi.enabled())
     form = MessageForm(request.POST)
     if not form.is_valid():
@@ -48,7 +49,7 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
             return await asyncio.to_thread(_moved_on, request, session, form, moved)
     parent = form.cleaned_data["parent"] or None
     cursor = form.cleaned_data["cursor"]
-    if parent is not None and not form.cleaned_data["branch"] and replies.answering(session.session_id, parent):
+    if parent is not None and not form.cleaned_data["branch"] and await replies.answering(session.session_id, parent):
         # The message would become a sibling of the reply being written (its page shows Stop for it).
         return form_error(
             request,
@@ -196,11 +197,10 @@ def _moved_on(request: HttpRequest, session: Any, form: MessageForm, moved: chat
 
 def _label(entry: dict[str, Any]) -> str:
     """The entry to continue from, as the choice names it: who wrote it and how it begins."""
-    message = entry.get("message")
-    role = message.get("role") if isinstance(message, dict) else None
-    who = {"user": "a message: ", "assistant": "an answer: "}.get(str(role), "")
+    described = describe(entry)
+    who = {"user": "a message: ", "assistant": "an answer: "}.get(described.kind, "")
     words = preview(entry, 60)
-    return f"{who}“{words}”" if words else f"{who}{entry.get('type')}"
+    return f"{who}“{words}”" if words else f"{who}{described.type}"
 
 
 async def _moved(request: HttpRequest, session: Any, position: str | None) -> HttpResponse:

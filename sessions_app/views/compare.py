@@ -218,9 +218,9 @@ def map_page(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def _follow(sessions: list[SessionFile]) -> str:
-    """For follow.js: each session's file, how far into it this page reads (its cursor, taken before
-    anything is rendered, so whatever is appended meanwhile is announced) and the id of the line that
-    ends there (by which the feed tells a file replaced meanwhile, ``sessionfiles.cursor.reflects``)."""
+    """For the follow socket (``live.consumers.FollowConsumer``): each session's file, how far into it
+    this page reads (its cursor, taken before anything is rendered, so whatever is appended meanwhile is
+    announced) and the id of the line that ends there (by which the feed tells a file replaced meanwhile, ``sessionfiles.cursor.reflects``)."""
     seen: dict[str, dict[str, Any]] = {}
     for session in sessions:
         index = session.index

@@ -76,7 +76,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
     except imports.JobRefused as error:
         form.add_error("file", str(error))
         return render(request, "sessions_app/import.html", _context(request, form), status=422)
-    return redirect("teams:import_status", job_id=job.id)
+    return redirect("sharing:import_status", job_id=job.id)
 
 
 @login_required
@@ -92,8 +92,8 @@ def import_start(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"error": str(error)}, status=422)
     return JsonResponse(
         {
-            "piece": reverse("teams:import_piece", args=[job.id]),
-            "run": reverse("teams:import_run", args=[job.id]),
+            "piece": reverse("sharing:import_piece", args=[job.id]),
+            "run": reverse("sharing:import_run", args=[job.id]),
             "chunk": settings.PITREE_IMPORT_CHUNK_BYTES,
         }
     )
@@ -130,7 +130,7 @@ def import_run(request: HttpRequest, job_id: str) -> HttpResponse:
         imports.run_job(access_of(request), job)
     except imports.JobRefused as error:
         return JsonResponse({"error": str(error)}, status=409)
-    return redirect("teams:import_status", job_id=job.id)
+    return redirect("sharing:import_status", job_id=job.id)
 
 
 @login_required

@@ -16,7 +16,8 @@ from ..access.scoped import SessionView, can_write, may_fork, tools_of, trunk_of
 from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd, writable
 from ..assistants import get_assistant
-from ..display.entries import Block, content_blocks, entry_kind, present
+from ..display.dates import ZONE_COOKIE, reader_zone
+from ..display.entries import Block, content_blocks, present
 from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import resumed_at, transcript_page
 from ..display.treepanel import FILTERS, earlier_rows, run_rows, tree_rows
@@ -39,6 +40,7 @@ from ..services import pi
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
+from ..sessionfiles.description import describe
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
@@ -47,24 +49,23 @@ from ..transfer.downloads import download_name
 from . import pi as pi_views
 from .responses import form_error, is_htmx
 
-
-def sidebar_context(request: HttpRequest) -> dict[str, Any]:
-    """A context processor: the workspace the sessions sidebar's *New session* proposes, the reader's
-    own (every page but the list's has that form; looked up only when a page shows it)."""
-    return {"new_session_cwd": lambda: default_cwd(access_of(request))}
+WORKSPACE_COOKIE = "pitree_workspace"
 
 
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
-    """Sessions grouped by workspace, forks nested under their parent, filtered by ``?q=``, a page
-    of ``LIST_PAGE_SIZE`` at a time (``?page=``) so a folder of thousands renders as fast as a few."""
+    """Sessions newest first, grouped by last activity in the reader's time zone, forks nested under
+    their parent, filtered by ``?q=`` and ``?workspace=``, a page of ``LIST_PAGE_SIZE`` at a time
+    (``?page=``) so a folder of thousands renders as fast as a few."""
     form = ListForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
     access = access_of(request)
-    context = list_context(form.cleaned_data["q"].strip(), form.cleaned_data["page"], access)
+    asked = form.cleaned_data
+    zone = reader_zone(request.COOKIES.get(ZONE_COOKIE))
+    context = list_context(asked["q"].strip(), asked["page"], access, workspace=asked["workspace"], zone=zone)
     context["new_form"] = NewSessionForm(initial={"cwd": default_cwd(access)})
-    context["workspaces"] = writable(access)
+    context["writable_workspaces"] = writable(access)
     context["listing"] = listing_html(GROUPS_TEMPLATE, context)
     return render(request, "sessions_app/list.html", context)
 
@@ -76,11 +77,32 @@ def sidebar(request: HttpRequest) -> HttpResponse:
     form = SidebarForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
-    through = form.cleaned_data["through"]
-    page = through or form.cleaned_data["page"]
-    context = list_context(form.cleaned_data["q"].strip(), page, access_of(request), from_start=bool(through))
+    asked = form.cleaned_data
+    through = asked["through"]
+    # The workspace chosen is kept for every page's sidebar: asked for, or as last chosen.
+    chosen = "workspace" in request.GET
+    workspace = asked["workspace"] if chosen else _kept_workspace(request)
+    context = list_context(
+        asked["q"].strip(),
+        through or asked["page"],
+        access_of(request),
+        from_start=bool(through),
+        workspace=workspace,
+        zone=reader_zone(request.COOKIES.get(ZONE_COOKIE)),
+    )
     context["current"] = form.cleaned_data["current"]
-    return HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
+    context["first_page"] = bool(through) or context["page"].number == 1
+    response = HttpResponse(listing_html("sessions_app/partials/_sidebar_list.html", context, request))
+    if chosen:
+        response.set_cookie(WORKSPACE_COOKIE, workspace, max_age=365 * 24 * 3600, samesite="Lax", httponly=True)
+    return response
+
+
+def _kept_workspace(request: HttpRequest) -> str:
+    """The sidebar's workspace as last chosen in this browser, when it still names a folder a form
+    accepts (the cookie is the client's to write)."""
+    form = ListForm({"workspace": request.COOKIES.get(WORKSPACE_COOKIE, "")})
+    return form.cleaned_data["workspace"] if form.is_valid() else ""
 
 
 @require_GET
@@ -181,18 +203,15 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     long for Markdown (``markdown.MARKDOWN_CHARS``) is plain text too, escaped: markdown-it takes up to
     25 µs a character, on the thread every sync view shares."""
     session = open_session(request, session_id)
-    entry = session.entries([entry_row(session, entry_id)])[0]
-    found = entry.get("message")
-    message: dict[str, Any] = found if isinstance(found, dict) else {}
-    if message.get("role") == "bashExecution":
-        blocks = [Block("raw", text=str(message.get("output") or ""))]
+    described = describe(session.entries([entry_row(session, entry_id)])[0])
+    if described.shell is not None:
+        blocks = [Block("raw", text=described.shell.output or "")]
     else:
-        content = message.get("content") if message else entry.get("content")
-        blocks = content_blocks(content, fold_text=message.get("role") == "toolResult")
+        blocks = content_blocks(described.parts, fold_text=described.result is not None)
     found = next((b for b in blocks if b.index == block), None)
     if found is None:
         raise Http404("No such block")
-    plain = entry_kind(entry) != "assistant"  # an answer's text too long for Markdown is plain too
+    plain = described.kind != "assistant"  # an answer's text too long for Markdown is plain too
     found.lazy = False
     return render(request, "sessions_app/partials/_block_body.html", {"block": found, "plain": plain})
 

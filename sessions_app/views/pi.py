@@ -17,7 +17,7 @@ from ..access.web import open_session
 from ..display.settings import THINKING_LEVELS, BranchSettings
 from ..forms import CompactForm, MessageForm, ModelForm, RegenerateForm, ThinkingForm
 from ..services import chat, pi
-from ..sessionfiles.entries import content_text
+from ..sessionfiles.description import describe, text_of
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.tree import latest_position_under
 from .responses import form_error, moved_to
@@ -139,11 +139,11 @@ def _question_of(session: SessionView, answer_id: str) -> tuple[str, str | None]
     if not isinstance(question, str):
         return None
     entry = session.entry(question)
-    message = entry.get("message")
-    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "user":
+    described = describe(entry)
+    if described.kind != "user":
         return None
     parent = entry.get("parentId")
-    return content_text(message.get("content"), separator="\n"), parent if isinstance(parent, str) else None
+    return text_of(described.parts, "\n"), parent if isinstance(parent, str) else None
 
 
 async def _answered(request: HttpRequest, session: SessionView, text: str, at: str | None) -> HttpResponse:

@@ -104,7 +104,7 @@ def share_page(request: HttpRequest, session_id: str) -> HttpResponse:
             form.add_error(None, str(error))
             return _page(request, session, form, status=422)
         if made.token is not None:
-            made_link = request.build_absolute_uri(reverse("teams:link", args=[made.token]))
+            made_link = request.build_absolute_uri(reverse("sharing:link", args=[made.token]))
             made_share = made.share
         form = ShareForm(initial={"entry": data["entry"], "mode": data["mode"]})
     else:
@@ -148,7 +148,7 @@ def revoke_share(request: HttpRequest, session_id: str, share_id: int) -> HttpRe
     if share is None:
         raise Http404("No such share of this session.")
     revoke(share)
-    return redirect("teams:share", session_id=session.session_id)
+    return redirect("sharing:share", session_id=session.session_id)
 
 
 @login_not_required

@@ -9,10 +9,11 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.shortcuts import render
-from django.template.defaultfilters import filesizeformat
+from django.shortcuts import redirect, render
+from django.template.defaultfilters import filesizeformat, pluralize
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..access.web import access_of, open_session
@@ -125,6 +126,16 @@ def _upload(request: HttpRequest) -> HttpResponse:
         except OSError as error:
             form.add_error(None, f"The session file could not be written: {error.strerror}.")
             return render(request, "sessions_app/upload.html", context, status=409)
-        context["done"] = done
-        context["url"] = permalink(done.session, None)
+        messages.success(request, _saved_notice(done))
+        return redirect(permalink(done.session, None))
     return render(request, "sessions_app/upload.html", context)
+
+
+def _saved_notice(done: uploads.Uploaded) -> str:
+    """What the session page says once the upload has taken the user there."""
+    fork = f", a fork of “{done.forked_from.title[:80]}”" if done.forked_from else ""
+    kept = ""
+    if done.skipped:
+        were = "was kept as it was" if done.skipped == 1 else "were kept as they were"
+        kept = f" {done.skipped:,} line{pluralize(done.skipped)} pitree cannot read {were}."
+    return f"Uploaded: saved as a new session{fork}.{kept}"

@@ -1,12 +1,13 @@
 // pitree's little JavaScript: what htmx cannot do on its own.
-// - forms name the entry the tab stands on now, and refusals are said next to the form that was sent;
-// - a reply in progress: a placeholder the websocket streams text into until the POST returns, and
-//   Send turning into Stop while a reply is written on the tab's branch (asked here or elsewhere);
+// - forms name the entry the tab stands on now (as the server keeps it for the tab: #tab-state), and
+//   refusals are said next to the form that was sent;
+// - a reply in progress: Send turning into Stop while a reply is written where the tab stands (asked
+//   here or elsewhere), and what a send does meanwhile to the message box;
 // - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message,
-//   the sidebar following the sessions folder (through the session list's socket) and its ages;
+//   the sidebar following the sessions folder (its page's socket says when it changed) and its ages;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
 // - a search result's permalink: the entry found, its words marked, the fold holding them open;
-// - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch, Ctrl+Enter sends, and the
+// - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch (enter.js: a message box's keys), and the
 //   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
 (function () {
   "use strict";
@@ -25,19 +26,36 @@
   htmx.config.wsReconnectDelay = reconnectDelay;
 
   const pitree = (window.pitree = {
-    /** The entry the tab stands on (its leaf); "" before the first entry. */
+    /** The entry the tab stands on, as the server keeps it for the tab; "" before the first entry. */
     position() {
-      const transcript = document.getElementById("transcript");
-      return transcript ? transcript.dataset.position || "" : "";
+      const state = document.getElementById("tab-state");
+      return state ? state.dataset.position || "" : "";
+    },
+    /** The byte offset of the file the tab's page reflects. */
+    cursor() {
+      const state = document.getElementById("tab-state");
+      return state ? state.dataset.cursor || "0" : "0";
     },
     refreshTree,
+    refreshSidebar: () => {
+      clearTimeout(sidebarTimer);
+      sidebarTimer = setTimeout(refreshSidebar, 200);
+    },
     flash,
     announce,
     replyEnded,
+    heard: (token) => heard(token),
     showWhole,
     composerBox: () => composerBox(),
+    /** The reply an edit or a regeneration asked for, while the control that asked is hidden (live.js
+     *  gives it the focus when it shows); ``null`` forgets it. */
+    askedReply(token) {
+      if (token !== undefined) askedReply = token;
+      return askedReply;
+    },
     reconnectDelay,
   });
+  let askedReply = null;
 
   const endedReplies = new Set(); // replies whose end was announced, by id
 
@@ -200,13 +218,19 @@
   document.addEventListener("htmx:historyRestore", restoreDraft);
 
   // ---- requests: the tab's position, and where a refusal is said ---------------------------------
-  // Forms outside the transcript (rename, the tree) were rendered for the position the page opened at,
-  // and an entry's panel is fetched long after: every request naming a position names the one the tab
-  // stands on now. (htmx's parameters are a FormData proxy: `in` does not see its keys.)
+  // Forms were rendered for the position their page or push had, and an entry's panel is fetched long
+  // after: every request naming a position names the one the server keeps for the tab now. A write
+  // names the cursor of its page too, and the reply being written there: the server puts the write
+  // where the tab stands as of then (after what it was about to be shown), and below that reply, never
+  // beside it. (htmx's parameters are a FormData proxy: `in` does not see its keys.)
   document.addEventListener("htmx:configRequest", (ev) => {
-    if (ev.detail.parameters.at !== undefined && document.getElementById("transcript")) {
-      ev.detail.parameters.at = pitree.position();
-    }
+    const parameters = ev.detail.parameters;
+    if (parameters.at === undefined || !document.getElementById("tab-state")) return;
+    parameters.at = pitree.position();
+    if (ev.detail.verb !== "post") return;
+    parameters.cursor = pitree.cursor();
+    const reply = document.querySelector(`#entries > [data-reply][data-parent="${CSS.escape(pitree.position())}"]`);
+    if (reply) parameters.reply = reply.dataset.reply;
   });
 
   // A refused request (the answer says why) is shown next to the form that was sent when that form has
@@ -358,74 +382,47 @@
   });
 
   // ---- a reply in progress -------------------------------------------------------------------
+  // A send, an edit or a regeneration is answered once its reply is stored; meanwhile the socket shows
+  // what the server writes (the message, the reply growing: live.js). A send empties the message box
+  // (the text comes back if it is refused). An edit or a regeneration moves the tab to the entry its new
+  // branch grows from: what it replaces is hidden until the answer comes, and shown again if refused.
   function newToken() {
     const bytes = new Uint8Array(9);
     crypto.getRandomValues(bytes);
     return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
-  function article(kind, title) {
-    const el = document.createElement("article");
-    el.className = `entry entry--${kind} is-pending`;
-    const head = document.createElement("header");
-    head.className = "entry__head";
-    const role = document.createElement("span");
-    role.className = "entry__role";
-    role.textContent = title;
-    head.append(role);
-    el.append(head);
-    return el;
-  }
+  const sent = new Map(); // request token -> the composer's text it sent, until the answer comes
+  const moves = new Map(); // request token -> the entry the tab stood on before its edit or regeneration
+  const seen = new Set(); // requests whose reply the server started: it took them
+  const taken = new Set(); // requests whose answer was lost after the server had taken them
 
   function showPending(form, token) {
-    const entries = document.getElementById("entries");
-    if (!entries) return;
-    standIns.set(token, form.querySelector("textarea[name=text]") ? 2 : 1); // the message, the reply
-    // Entries an edit or a regeneration replaces are only hidden until the answer comes: a refused
-    // request brings them back (and the form that sent it must stay in the page for htmx).
     const from = form.dataset.replaceFrom;
-    let cut = from ? document.getElementById(`entry-${from}`) : null;
-    while (cut) {
-      if (!cut.hidden) {
-        cut.hidden = true;
-        cut.dataset.hiddenFor = token;
+    if (from) {
+      let cut = document.getElementById(`entry-${from}`);
+      while (cut) {
+        if (!cut.hidden) {
+          cut.hidden = true;
+          cut.dataset.hiddenFor = token;
+        }
+        cut = cut.nextElementSibling;
       }
-      cut = cut.nextElementSibling;
+      moves.set(token, pitree.position());
+      document.dispatchEvent(new CustomEvent("pitree:moving", { detail: { at: form.dataset.movesTo || "" } }));
+      // The control that asked is hidden now: the focus goes to the reply being written once it shows.
+      const active = document.activeElement;
+      if (!active || active === document.body || active.closest("[hidden]")) askedReply = token;
     }
     const text = form.querySelector("textarea[name=text]");
-    if (text) {
-      const user = article("user", "You");
-      user.dataset.pendingFor = token;
-      const body = document.createElement("div");
-      body.className = "plain";
-      body.textContent = text.value;
-      user.append(body);
-      entries.append(user);
+    if (text && form.id === "composer") {
       // What was sent is in the conversation now: the box empties for the next message (and gets the
       // text back if the message is refused). The request took its fields already.
-      if (form.id === "composer") {
-        sent.set(token, text.value);
-        text.value = "";
-        draftSent(sent.get(token));
-      }
+      sent.set(token, text.value);
+      text.value = "";
+      draftSent(sent.get(token));
     }
-    const reply = article("assistant", "Assistant · writing…");
-    reply.dataset.pendingFor = token;
-    const stream = document.createElement("div");
-    stream.className = "plain stream";
-    stream.id = `stream-${token}`;
-    reply.append(stream);
-    entries.append(reply);
-    // The edit form or Regenerate button that sent this is hidden with its entry: the focus it held
-    // would fall to the page's body, so it goes to the reply being written (read out as it is).
-    const active = document.activeElement;
-    if (!active || active === document.body || active.closest("[hidden]")) {
-      reply.tabIndex = -1;
-      reply.focus({ preventScroll: true });
-    }
-    // The very bottom (not just the reply's end, which the docked composer covers), so that the view
-    // follows the reply as it streams in (live.js keeps a reader at the bottom there).
-    toBottom();
+    toBottom(); // the view follows what the socket appends (live.js keeps a reader at the bottom there)
   }
 
   // The composer's box stays usable while a reply is written (the next message can be typed, and
@@ -436,19 +433,21 @@
     });
   }
 
-  const sent = new Map(); // request token -> the composer's text it sent, until the answer comes
-  const standIns = new Map(); // request token -> how many stand-ins showPending put in the conversation
-  const taken = new Set(); // requests whose answer was lost after the server had taken them
-
   // A send, an edit or a regeneration can lose its answer after the server took it: the connection
   // dropped, the server was restarted mid-reply, a proxy gave up waiting for a long reply (the answer
-  // comes when the reply is stored). What the server wrote then reached the tab through its socket and
-  // took the place of this tab's stand-ins (the message stored, the reply being written): the request
-  // is not undone, and its text does not come back into the box, from where it would be sent twice.
+  // comes when the reply is stored). Its socket said the server started the request's reply, then (the
+  // reply's id is the request's token): the request is not undone, and its text does not come back into
+  // the box, from where it would be sent twice.
   const TAKEN =
     "The connection was lost before the server answered, but it had taken what you sent: the message is in the conversation " +
     "(not back in the box, so that it is not sent twice) and the reply shows here once the connection is back " +
     "(cut short if the server was restarted).";
+
+  /** The server started the reply ``token`` (its socket says so, live.js): if this tab asked for it, the
+   *  request was taken. */
+  function heard(token) {
+    if (document.querySelector(`form[data-stream][data-pending="${CSS.escape(token)}"]`)) seen.add(token);
+  }
 
   /** The stream token of the request an htmx event is about ("" for a request that streams nothing). */
   function streamToken(detail) {
@@ -457,23 +456,22 @@
   }
 
   /** Whether the request ``token``, whose answer never came (no status) or failed (5xx), had been taken
-   *  by the server. Asked when the request ends, before its stand-ins are undone. */
+   *  by the server. Asked when the request ends (htmx says so before it says the request failed). */
   function tookIt(token, xhr) {
     if (taken.has(token)) return true;
     const lost = !xhr || xhr.status === 0 || xhr.status >= 500;
-    const shown = standIns.get(token) || 0;
-    if (!lost || !shown) return false;
-    if (document.querySelectorAll(`[data-pending-for="${CSS.escape(token)}"]`).length >= shown) return false;
+    if (!lost || !seen.has(token)) return false;
     taken.add(token);
     return true;
   }
 
   function undoPending(form, token) {
-    document.querySelectorAll(`[data-pending-for="${token}"]`).forEach((el) => el.remove());
     document.querySelectorAll(`[data-hidden-for="${token}"]`).forEach((el) => {
       el.hidden = false;
       delete el.dataset.hiddenFor;
     });
+    if (moves.has(token)) document.dispatchEvent(new CustomEvent("pitree:moving", { detail: { at: moves.get(token) } }));
+    if (askedReply === token) askedReply = null;
     setBusy(form, false);
     const text = form.querySelector("textarea[name=text]");
     if (text && sent.has(token)) {
@@ -522,11 +520,14 @@
     const refused = !ev.detail.successful || (ev.detail.xhr && ev.detail.xhr.status >= 400);
     if (refused && tookIt(token, ev.detail.xhr)) {
       setBusy(form, false);
-      // live.js takes the tab where the answer would have: the session at its new reply.
-      document.dispatchEvent(new CustomEvent("pitree:answer-lost", { detail: { token } }));
+      // The tab stands on the new branch already, where the socket goes on showing it; what it
+      // replaced is another branch now.
+      document.querySelectorAll(`[data-hidden-for="${token}"]`).forEach((el) => el.remove());
     } else if (refused) undoPending(form, token);
+    if (askedReply === token) askedReply = null;
     sent.delete(token);
-    standIns.delete(token);
+    moves.delete(token);
+    seen.delete(token);
   });
 
   // A message put into pi's queue (its turn's Steer or Follow up, which send the box's text) has left the box.
@@ -539,7 +540,7 @@
     draftSent(text);
   });
 
-  // ---- Send becomes Stop while a reply is written on this tab's branch ---------------------------
+  // ---- Send becomes Stop while a reply is written where this tab stands ---------------------------
   // A Stop for this tab's reply that no server process could act on: the reply had not started yet,
   // in a process that heard of the Stop too late (the server waits a second for it). It is asked
   // again, said nothing of, as soon as the reply streams here.
@@ -548,22 +549,21 @@
     const config = ev.detail.requestConfig;
     if (!config || config.elt.id !== "stop-reply" || ev.detail.xhr.status !== 409) return;
     const reply = config.formData.get("reply") || "";
-    if (!reply || !document.querySelector(`#entries > article.entry--assistant[data-pending-for="${CSS.escape(reply)}"]`)) return;
+    if (!reply || !document.querySelector(`form[data-stream][data-pending="${CSS.escape(reply)}"]`)) return;
     stopAgain = reply;
     ev.detail.shouldSwap = false;
   });
 
-  // The reply this tab asked for (its placeholder, named by the request's token, which the server uses
-  // as the reply's id), or one the websocket streams here from another tab: Stop names it. Stopping
-  // keeps its text so far; the entry then arrives like any other and Send comes back.
+  // The reply being written where the tab stands (the socket shows it), or the one this tab has just
+  // asked for (named by the request's token, which the server uses as the reply's id): Stop names it.
+  // Stopping keeps its text so far; the entry then arrives like any other and Send comes back.
   function syncStop() {
     const composer = document.getElementById("composer");
     const stopForm = document.getElementById("stop-reply");
     if (!composer || !stopForm) return;
-    const list = document.getElementById("entries");
-    const streaming = list && list.querySelector(":scope > article[data-reply]:not([data-reply-entry])");
-    const asked = list && list.querySelector(":scope > article.entry--assistant[data-pending-for]");
-    const reply = streaming ? streaming.dataset.reply : asked ? asked.dataset.pendingFor : "";
+    const streaming = document.querySelector("#entries > article[data-reply]");
+    const asked = document.querySelector("form[data-stream][data-pending]");
+    const reply = streaming ? streaming.dataset.reply : asked ? asked.dataset.pending : "";
     stopForm.elements.reply.value = reply;
     if (!reply) stopAgain = "";
     else if (streaming && streaming.dataset.reply === stopAgain) {
@@ -579,6 +579,43 @@
       send.hidden = !!reply;
       if (focused) (reply ? stop : send).focus();
     }
+  }
+
+  // ---- sending: the refusal of a message from a tab that missed something -----------------------
+  // The composer sends the entry the tab stands on and the cursor of its page (its fields, which the
+  // server keeps current): a message from a tab that missed how the conversation went on after the
+  // entry it answers is refused (views/chat.send), and the refusal's two ways on ("continue from the
+  // latest", "send as a new branch here") send the composer again with their own fields.
+  let resend = null;
+  document.addEventListener("htmx:configRequest", (ev) => {
+    if (!ev.detail.elt || ev.detail.elt.id !== "composer" || !resend) return;
+    const parameters = ev.detail.parameters;
+    parameters.parent = resend.parent;
+    if (resend.cursor) parameters.cursor = resend.cursor;
+    if (resend.branch) parameters.branch = "1";
+  });
+
+  document.addEventListener("click", (ev) => {
+    const choice = ev.target.closest && ev.target.closest("#flash [data-resend]");
+    const composer = document.getElementById("composer");
+    if (!choice || !composer) return;
+    resend = { parent: choice.dataset.parent || "", cursor: choice.dataset.cursor || "", branch: Boolean(choice.dataset.branch) };
+    // "Continue from the latest" names the newest entry there when it was offered. A tab that has shown
+    // more of that branch since (the reply then being written, say) continues from what it shows now,
+    // at its cursor: from the entry named, it would only be refused again.
+    if (!resend.branch && shownBeyond(resend.parent)) resend = { parent: pitree.position(), cursor: "", branch: false };
+    try {
+      composer.requestSubmit(); // htmx reads the fields now, in its submit handler
+    } finally {
+      resend = null;
+    }
+  });
+
+  /** Whether the tab's position is further down the branch than the entry ``id`` (both shown). */
+  function shownBeyond(id) {
+    const named = id && document.getElementById(`entry-${id}`);
+    const at = document.getElementById(`entry-${pitree.position()}`);
+    return Boolean(named && at && named !== at && named.compareDocumentPosition(at) & Node.DOCUMENT_POSITION_FOLLOWING);
   }
 
   // ---- after the transcript changed: focus, open folds, the draft ----------------------------
@@ -597,10 +634,12 @@
     const draft = document.querySelector("#composer textarea[name=text]");
     keptDraft = draft ? draft.value : "";
     // Focus inside the transcript would fall to the page's body: it goes back to the composer after a
-    // send from it (the next message can be typed at once), else to the entry that was acted on.
+    // send from it (the next message can be typed at once), else to the entry that was acted on. (A page
+    // fetched again is morphed in: the focus stays where it is, live.js.)
     const elt = ev.detail.requestConfig && ev.detail.requestConfig.elt;
     const active = document.activeElement;
-    const inside = active === document.body || (active && active.closest && active.closest("#transcript"));
+    const morphed = elt && elt.getAttribute && elt.getAttribute("hx-swap") === "morph";
+    const inside = !morphed && (active === document.body || (active && active.closest && active.closest("#transcript")));
     const entry = elt && elt.closest && elt.closest("#transcript article.entry[data-entry]");
     focusBack = inside ? (entry ? entry.dataset.entry : "composer") : null;
     // A pick answers with the transcript, pickers and all: the focus goes back to the picker once they
@@ -761,9 +800,25 @@
     return navigator.clipboard.write([new ClipboardItem({ "text/plain": blob })]);
   }
 
+  // An entry never changes: a message fetched to be copied is kept for the next Copy of it, which then
+  // copies at once, within the click (the older way below needs the click's activation, which a long
+  // fetch on a busy machine outlives).
+  const SOURCES_KEPT = 4;
+  const sources = new Map(); // raw line URL -> its text (a promise)
+
+  function fetchedSource(url) {
+    if (!sources.has(url)) {
+      const text = fetchSource(url);
+      text.catch(() => sources.delete(url));
+      sources.set(url, text);
+      if (sources.size > SOURCES_KEPT) sources.delete(sources.keys().next().value);
+    }
+    return sources.get(url);
+  }
+
   /** The text of a message too large for the page to carry (its Copy names its raw line): its text
    *  blocks joined as the server's ``EntryView.written`` joins them. */
-  async function fetchedSource(url) {
+  async function fetchSource(url) {
     const response = await fetch(url);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const entry = await response.json();
@@ -1054,41 +1109,17 @@
   });
 
   // ---- the sidebar follows the sessions folder ----------------------------------------------------
-  // It listens on the session list's socket, which tells when the folder changed (a new session, a
-  // first message, a rename, here or anywhere): its list is fetched again then, for what its filter
-  // holds and as many pages as were scrolled in. Its ages ("3 minutes ago") are kept current meanwhile.
-  let sidebarSocket = false;
+  // A page's socket says when the sessions folder changed (a new session, a first message, a rename,
+  // here or anywhere: live.js): the list is fetched again then, for what its filter holds and as many
+  // pages as were scrolled in. Its ages ("3 minutes ago") are kept current meanwhile.
   let sidebarTimer = 0;
-
-  document.addEventListener("htmx:wsOpen", (ev) => {
-    if (ev.target.id !== "sidebar-list") return;
-    // After a reconnect ("resume") the listing is sent at once: changes may have been missed.
-    // Told only that the folder changed ("notify"): the server renders no listing for it.
-    ev.detail.socketWrapper.send(JSON.stringify({ q: "", page: 1, resume: sidebarSocket, notify: true }));
-    sidebarSocket = true;
-  });
-
-  document.addEventListener("htmx:wsBeforeMessage", (ev) => {
-    const list = document.getElementById("sidebar-list");
-    if (!list || (ev.target !== list && ev.target.id !== list.dataset.follows)) return;
-    if (ev.target === list) ev.preventDefault(); // a notice that the folder changed, not markup
-    let message;
-    try {
-      message = JSON.parse(ev.detail.message);
-    } catch (error) {
-      return;
-    }
-    if (message.t !== "list") return;
-    clearTimeout(sidebarTimer);
-    sidebarTimer = setTimeout(refreshSidebar, 200);
-  });
 
   // The pages the sidebar shows: one after the filter was typed in, one more for each "More sessions".
   document.addEventListener("htmx:beforeRequest", (ev) => {
     const list = document.getElementById("sidebar-list");
     const elt = ev.detail.elt;
     if (!list || !elt) return;
-    if (elt.id === "sidebar-filter") delete list.dataset.pages;
+    if (elt.id === "sidebar-filter" || elt.id === "sidebar-workspace") delete list.dataset.pages;
     else if (elt.classList.contains("sidebar__more") && list.contains(elt)) list.dataset.pages = elt.dataset.page;
   });
 
@@ -1221,17 +1252,6 @@
     const panel = ev.key === "Escape" && target.closest && target.closest(".entry__panel");
     if (panel && panel.querySelector("[data-close-panel]")) {
       closePanel(panel, true); // focus goes back to the tool that opened it
-      return;
-    }
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && target.matches && target.matches("form textarea")) {
-      ev.preventDefault();
-      // While a reply is written on this branch, asked here or in another tab, what is typed stays in
-      // the box: Send is Stop meanwhile.
-      const send = target.form.querySelector("button.send");
-      if (!target.form.dataset.pending && !(send && send.hidden)) target.form.requestSubmit();
-      else if (target.form.id === "composer" && target.value.trim()) {
-        flash("A reply is being written on this branch: your message stays in the box until it ends (or until you stop it).", "reply-ends");
-      }
       return;
     }
     if (target.matches && target.matches("[role=treeitem]")) {
@@ -1526,7 +1546,7 @@
       childList: true,
       subtree: true,
       attributes: true,
-      attributeFilter: ["data-reply-entry", "data-pending-for"],
+      attributeFilter: ["data-pending"],
     });
     syncStop();
     // A session opens at its newest message, with the composer in view (unless the address names a spot).

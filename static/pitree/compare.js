@@ -124,11 +124,12 @@
   });
 
   // ---- live -------------------------------------------------------------------------------------
-  // follow.js says when a compared session's file grew: the page is fetched again and its grid (and
-  // the branch choice) replaced, scrolled where it was, with the messages and folds opened still open,
-  // and the focus back on the same element of the new grid (see focusKey). The trunk stays (pages of
-  // it may have been loaded), but its entries shown again may carry a new label: a column that adds
-  // nothing to the trunk labels its end, which the trunk's entries show.
+  // The follow socket says when a compared session's file grew ("pitree:grew", live.js): the page is
+  // fetched again and its grid (and the branch choice) replaced, scrolled where it was, with the
+  // messages and folds opened still open, and the focus back on the same element of the new grid (see
+  // focusKey). The trunk stays (pages of it may have been loaded), but its entries shown again may
+  // carry a new label: a column that adds nothing to the trunk labels its end, which the trunk's
+  // entries show.
   let refreshes = 0;
   const FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex='-1'])";
   // Parts of the replaced page that stay when it is fetched again, each found by a selector: an entry

@@ -243,7 +243,8 @@
     }
   }
 
-  // follow.js says when the file grew: draw the map again, keeping the picks and the scroll.
+  // The follow socket says when the file grew ("pitree:grew", live.js): draw the map again, keeping
+  // the picks and the scroll.
   document.addEventListener("pitree:grew", () => load(false));
   load(true);
 })();

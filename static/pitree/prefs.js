@@ -12,4 +12,14 @@
   } catch (error) {
     // Storage refused (a private window's policy): the system's theme and the default layout.
   }
+  // The reader's time zone, for what the server groups by day (the session list's Today, Yesterday…).
+  try {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const cookie = `pitree_tz=${encodeURIComponent(zone)}`;
+    if (zone && !document.cookie.split("; ").includes(cookie)) {
+      document.cookie = `${cookie}; path=/; max-age=31536000; samesite=lax`;
+    }
+  } catch (error) {
+    // No zone to tell: the server uses UTC.
+  }
 })();

@@ -6,15 +6,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
+from support.redisserver import redis_server, shut_down
 
+from pitree_web import cache as fallback
 from sessions_app.assistants import OfflineAssistant, Reply
 from sessions_app.channel_layer.groups import session_group
 from sessions_app.services import chat, replies
+from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
 SLOW = 30.0  # seconds between offline chunks: a reply that is still being written when the test acts
@@ -272,3 +277,96 @@ async def test_shutdown_stores_every_running_reply_as_aborted(session: SessionFi
         assert on_file[entry["id"]] == entry and entry["parentId"] == parent
         assert entry["message"]["stopReason"] == "aborted"
         assert entry["message"]["content"] == [{"type": "text", "text": running.reply.text}]
+
+
+@pytest.mark.processes
+async def test_a_reply_started_while_the_caches_redis_is_dead_is_marked_there_once_it_answers(
+    session: SessionFile, tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark that refuses a message under a reply in every process (``replies.answering``) lives in
+    the default cache, whose dead Redis the process's memory stands in for (pitree_web/cache.py): the
+    reply is written all the same, and its next renewal puts the mark where the other processes look."""
+    monkeypatch.setattr(replies, "ANSWERING_LEASE", 3.0)  # renewed every second (Redis counts whole seconds)
+    monkeypatch.setattr(fallback, "RETRY_SECONDS", 0.0)
+    with redis_server(tmp_path) as url:
+        settings.CACHES = {
+            **settings.CACHES,
+            "default": {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": url},
+        }
+        port = shut_down(url)
+    parent = session.leaf_id
+    running = replies.start(session, parent, offline_reply(session, SLOW))
+    await written(running)
+    assert await replies.answering(session.session_id, parent)
+    key = replies._answering_key(session.session_id, parent)
+    with redis_server(tmp_path, port):
+        other_process = fallback.FallbackRedisCache(url, {})
+        deadline = asyncio.get_running_loop().time() + 10
+        while other_process.get(key) != running.id:
+            assert asyncio.get_running_loop().time() < deadline, "the mark never reached Redis"
+            await asyncio.sleep(0.05)
+        running.stop()
+        assert (await running.join())["message"]["stopReason"] == "aborted"
+        assert other_process.get(key) is None  # gone with the reply
+        assert not await replies.answering(session.session_id, parent)
+
+
+async def test_a_pick_while_a_reply_is_written_goes_below_it_in_the_write_that_stores_it(session: SessionFile) -> None:
+    """A tab's model or thinking level picked while a reply answers where it stands: never beside the
+    reply (a branch of its own), but below it, in one write with it (docs/format.md §5.2)."""
+    parent = session.leaf_id
+    running = replies.start(session, parent, offline_reply(session, delay=SLOW))
+    await written(running)
+    assert await replies.chain(session.session_id, parent, E.thinking_level_change("high")) is True
+    assert await replies.chain(session.session_id, "elsewhere", E.thinking_level_change("low"), "no-such") is False
+    size = session.path.stat().st_size
+    running.stop()
+    entry = await running.join()
+    lines = [json.loads(line) for line in session.path.read_bytes()[size:].splitlines()]
+    assert [line["type"] for line in lines] == ["message", "thinking_level_change"]
+    assert lines[0]["id"] == entry["id"] and lines[1]["parentId"] == entry["id"] and lines[1]["thinkingLevel"] == "high"
+    # Once the reply is stored, none takes it: the caller writes it, below the reply (it follows the tab).
+    assert await replies.chain(session.session_id, parent, E.thinking_level_change("low"), running.id) is False
+
+
+async def test_a_pick_that_comes_as_the_reply_is_stored_waits_for_it(session: SessionFile, monkeypatch) -> None:
+    """The reply's write has begun: the pick is not in it, and the caller gets the answer once the reply
+    is stored, so that its own write, following the tab, lands below the reply."""
+    parent = session.leaf_id
+    running = replies.start(session, parent, offline_reply(session, delay=SLOW))
+    await written(running)
+    storing = asyncio.Event()
+    append = session.append
+
+    def slow_append(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        storing.set()
+        time.sleep(0.3)  # the write under way while the pick comes
+        return append(*args, **kwargs)
+
+    monkeypatch.setattr(session, "append", slow_append)
+    running.stop()
+    await storing.wait()
+    assert await replies.chain(session.session_id, parent, E.thinking_level_change("high")) is False
+    assert stored(session)["id"] == (await running.join())["id"]  # stored by the time the answer came
+
+
+async def test_a_pick_reaches_a_reply_of_another_process_through_its_replies_group(session: SessionFile) -> None:
+    """A reply written by another process is asked as Stop asks it: ``reply.then`` on the replies group,
+    answered with whether it took the pick (here the in-memory layer plays both processes)."""
+    parent = session.leaf_id
+    running = replies.start(session, parent, offline_reply(session, delay=SLOW))
+    await written(running)
+    layer = get_channel_layer()
+    draft = E.model_change("pitree", "other")
+    assert await replies._chained_elsewhere(layer, session.session_id, running.id, draft) is True
+    running.stop()
+    entry = await running.join()
+    (chained,) = [
+        line
+        for line in map(json.loads, session.path.read_bytes().splitlines())
+        if line["type"] == "model_change" and line["modelId"] == "other"
+    ]
+    assert chained["parentId"] == entry["id"]
+    assert (
+        await replies._chained_elsewhere(layer, session.session_id, running.id, draft) is False
+    )  # stored: nobody answers

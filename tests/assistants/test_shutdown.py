@@ -17,6 +17,7 @@ import pytest
 from django.core.handlers.asgi import ASGIHandler
 from support import accounts
 from support.daphne import Daphne, launch_daphne
+from support.pushes import parse
 from support.redisserver import redis_server
 from websockets.sync.client import ClientConnection, connect
 
@@ -59,7 +60,8 @@ def test_sigterm_with_a_reply_being_written_and_tabs_open_stops_quickly_and_stor
     try:
         with contextlib.ExitStack() as sockets:
             # What a browser keeps open: a session page's socket and the session list's.
-            tab = _socket(sockets, server, f"/ws/s/{session_id}/", {"cursor": session_file.stat().st_size})
+            hello = {"v": 1, "cursor": session_file.stat().st_size, "at": "db26dc72", "notes": "none"}
+            tab = _socket(sockets, server, f"/ws/s/{session_id}/", hello)
             _socket(sockets, server, "/ws/sessions/", {"q": "", "resume": False})
             elapsed, code = _stop_while_a_reply_is_written(server, session_id, tab)
     finally:
@@ -82,8 +84,8 @@ def _stop_while_a_reply_is_written(server: Daphne, session_id: str, tab: ClientC
     sending.start()
     deadline = time.monotonic() + TIMEOUT
     while True:
-        message = json.loads(tab.recv(timeout=TIMEOUT))
-        if message["t"] == "reply" and "Offline responder" in message["html"]:
+        message = parse(tab.recv(timeout=TIMEOUT))
+        if "Offline responder" in message.raw:  # the reply, shown where it answers
             break
         assert time.monotonic() < deadline, "the reply did not begin"
     started = time.monotonic()
@@ -93,11 +95,11 @@ def _stop_while_a_reply_is_written(server: Daphne, session_id: str, tab: ClientC
 
 
 def _socket(sockets: contextlib.ExitStack, server: Daphne, path: str, hello: dict) -> ClientConnection:
-    """A socket as a page opens it: it says what it shows and waits for ``{"t": "live"}``."""
+    """A socket as a page opens it: it says what it shows and waits until it is live."""
     url, headers = server.ws + path, {"Cookie": server.cookie}
     socket = sockets.enter_context(connect(url, origin=server.url, additional_headers=headers, open_timeout=TIMEOUT))
     socket.send(json.dumps(hello))
-    while json.loads(socket.recv(timeout=TIMEOUT)) != {"t": "live"}:
+    while not parse(socket.recv(timeout=TIMEOUT)).live:
         pass
     return socket
 

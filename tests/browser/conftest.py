@@ -292,6 +292,21 @@ def _reset(ctx: Any, site: str) -> None:
 
 
 @pytest.fixture
+def phone(chromium: Any, server: Server) -> Iterator[Any]:
+    """A page in a phone's browser (390 × 844, a touch screen and no mouse), signed in as the owner."""
+    ctx = chromium.new_context(
+        base_url=server.url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    name, _, value = server.daphne.cookie.partition("=")
+    ctx.add_cookies([{"name": name, "value": value, "url": server.url}])
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
+
+
+@pytest.fixture
 def new_page(context: Any, record: PageRecord) -> Any:
     """Open another page (tab) in this test's browser context, with the same recording as ``page``."""
 
@@ -351,7 +366,8 @@ class UI:
             page.locator("#tree-panel .tree-filters").wait_for()  # beside the conversation: it loads at once
 
     def position(self, page: Any) -> str:
-        return page.locator("#transcript").get_attribute("data-position") or ""
+        """The entry the tab stands on, as the server keeps it for the tab (``#tab-state``)."""
+        return page.locator("#tab-state").get_attribute("data-position") or ""
 
     def path_ids(self, page: Any) -> list[str]:
         """Entry ids shown in the transcript, top to bottom."""
@@ -359,13 +375,13 @@ class UI:
 
     def wait_position(self, page: Any, entry_id: str) -> None:
         page.wait_for_function(
-            "(id) => { const t = document.getElementById('transcript'); return t && t.dataset.position === id && !document.querySelector('.htmx-request'); }",
+            "(id) => { const t = document.getElementById('tab-state'); return t && t.dataset.position === id && !document.querySelector('.htmx-request'); }",
             arg=entry_id,
         )
 
     def wait_position_change(self, page: Any, old: str) -> str:
         page.wait_for_function(
-            "(old) => { const t = document.getElementById('transcript'); return t && t.dataset.position !== old && !document.querySelector('.is-pending') && !document.querySelector('.htmx-request'); }",
+            "(old) => { const t = document.getElementById('tab-state'); return t && t.dataset.position !== old && !document.querySelector('.is-pending') && !document.querySelector('.htmx-request'); }",
             arg=old,
         )
         return self.position(page)

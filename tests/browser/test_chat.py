@@ -54,7 +54,7 @@ def test_send_streams_the_reply_then_shows_the_stored_entry(page, ui, sessions, 
 
     # Then the POST's answer swaps in the transcript with the stored entries.
     expect(page.locator("#entries article.is-pending")).to_have_count(0)
-    page.wait_for_function("() => document.getElementById('transcript').dataset.position !== ''")
+    page.wait_for_function("() => document.getElementById('tab-state').dataset.position !== ''")
     lines = [line for line in _read(files[0]) if line["type"] != "session"]
     user, reply = lines[-2], lines[-1]
     assert user["type"] == "message" and user["message"]["role"] == "user"

@@ -42,7 +42,7 @@ def test_single_keys_do_nothing_while_a_link_or_button_has_the_focus(page, ui, s
     assert ui.position(page) == before
     page.evaluate("() => document.activeElement.blur()")
     page.keyboard.press("l")  # the same key with no control focused switches the branch
-    page.wait_for_function(f"() => document.getElementById('transcript').dataset.position !== {before!r}")
+    page.wait_for_function(f"() => document.getElementById('tab-state').dataset.position !== {before!r}")
 
 
 def test_escape_closes_an_entry_s_panel_and_focus_goes_back_to_its_tool(page, ui, sessions) -> None:

@@ -13,21 +13,16 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from support.fake_openai import FakeOpenAI, send_json
+from support.fake_openai import FakeOpenAI, listing, running_fake
 
 POSITION = "db26dc72"  # 01-linear's leaf
 
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    server.list_models = lambda handler, _: send_json(
-        handler, 200, {"object": "list", "data": [{"id": "fake-model"}, {"id": "other-model"}]}
-    )
-    try:
+    with running_fake() as server:
+        server.list_models = listing("fake-model", "other-model")
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

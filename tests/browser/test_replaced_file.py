@@ -92,7 +92,7 @@ def test_a_file_that_grew_too_much_to_patch_keeps_the_tab_where_it_stands(page, 
     with seeded.path.open("ab") as file:
         file.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
     size = seeded.path.stat().st_size
-    page.wait_for_function("(size) => document.getElementById('transcript').dataset.cursor === String(size)", arg=size)
+    page.wait_for_function("(size) => document.getElementById('tab-state').dataset.cursor === String(size)", arg=size)
     assert ui.position(page) == USER
     assert page.url.endswith(seeded.entry_url(USER))
     assert not record.errors
@@ -107,7 +107,7 @@ class _Socket:
         self.passing = True
         self.open: list[tuple[Any, Any]] = []  # (the page's side, the server's side)
         self.held: list[Any] = []
-        page.route_web_socket(re.compile(r"/ws/s/"), self._route)
+        page.route_web_socket(re.compile(r"/ws/(s|follow)/"), self._route)
 
     def _route(self, socket: Any) -> None:
         if self.passing:
@@ -151,9 +151,9 @@ def test_a_file_replaced_while_the_socket_was_down_shows_the_new_file_s_page(pag
     ui.wait_position(page, tree["leafIdAfterLoad"])
     _live(page)
     assert ui.path_ids(page)[-1] == tree["leafIdAfterLoad"] and ANSWER not in ui.path_ids(page)
-    transcript = page.locator("#transcript")
-    expect(transcript).to_have_attribute("data-cursor", str(seeded.path.stat().st_size))
-    expect(transcript).to_have_attribute("data-cursor-id", seeded.entries()[-1]["id"])
+    state = page.locator("#tab-state")
+    expect(state).to_have_attribute("data-cursor", str(seeded.path.stat().st_size))
+    expect(state).to_have_attribute("data-cursor-id", seeded.entries()[-1]["id"])
     assert not missing, missing
     assert not record.errors and not record.console_errors, (record.errors, record.console_errors)
 

@@ -40,7 +40,8 @@ def test_sidebar_lists_filters_and_marks_the_session(page, ui, sessions) -> None
     expect(sidebar).to_be_visible()  # beside the conversation at 1280 px
     current = sidebar.locator("a[aria-current=page]")
     expect(current).to_have_attribute("href", tree.url)
-    expect(sidebar.locator(".sidebar__workspace")).to_have_text(["projects/todo-api"])
+    expect(sidebar.locator(".sidebar__when").first).to_be_visible()  # by day, newest first
+    expect(sidebar.locator("#sidebar-workspace")).to_have_count(0)  # one workspace: nothing to choose
     links = sidebar.locator(".sidebar__sessions a")
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
     assert sorted(hrefs) == sorted([tree.url, linear.url, f"/s/{fork.id}/"])
@@ -95,33 +96,14 @@ def test_sidebar_loads_more_sessions_as_it_is_scrolled(page, ui, sessions) -> No
     expect(links).to_have_count(62)
 
 
-def test_new_session_from_the_sidebar(page, ui, sessions) -> None:
-    seeded = sessions.seed("01-linear")
-    ui.open(page, seeded.url)
-    new = page.locator("#sidebar details.new-session")
-    new.locator("summary").click()
-    new.locator("input[name=cwd]").fill("relative/path")
-    new.get_by_role("button", name="Start").click()
-    expect(new.locator(".form-errors")).to_contain_text("absolute path")  # said next to the form
-    new.locator("input[name=cwd]").fill("/home/alice/elsewhere")
-    new.locator("input[name=name]").fill("From the sidebar")
-    new.get_by_role("button", name="Start").click()
-    page.wait_for_url(re.compile(r"/s/(?!" + seeded.id + r")[A-Za-z0-9._-]+/$"))
-    expect(page.locator("#composer textarea[name=text]")).to_be_focused()  # "write the first one below"
-    ui.open(page, page.url)
-    expect(page.locator("#session-title")).to_have_text("From the sidebar")
-    expect(page.locator("#sidebar a[aria-current=page]")).to_contain_text("From the sidebar")
-
-
-def test_new_session_from_the_sidebar_of_the_search_page_says_why_it_is_refused(page, ui, sessions, record) -> None:
-    # The refusal named the page's flash area, which the search page lacked: an uncaught error, and the
-    # press seemed to do nothing.
+def test_new_chat_from_the_search_page(page, ui, sessions, record) -> None:
+    # The sidebar's "New session" asked for a folder; "New chat" in the top bar asks nothing, on every
+    # page (tests/browser/test_chat_list.py starts one from a session).
     ui.open(page, "/search/")
-    new = page.locator("#sidebar details.new-session")
-    new.locator("summary").click()
-    new.locator("input[name=cwd]").fill("relative/path")
-    new.get_by_role("button", name="Start").click()
-    expect(new.locator(".form-errors")).to_contain_text("absolute path")
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_url(re.compile(r"/s/[A-Za-z0-9._-]+/$"))
+    expect(page.locator("#composer textarea[name=text]")).to_be_focused()  # "write the first one below"
+    expect(page.locator("#session-title")).to_have_text("New session")
     assert not record.errors, record.errors
 
 

@@ -5,13 +5,18 @@ session stays as the owner left it."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
 
 LEAF = "db26dc72"  # 01-linear's leaf
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _share_link(ui: Any, owner: Any, seeded: Any, role: str) -> str:
@@ -104,3 +109,59 @@ def test_a_revoked_teammate_s_tab_says_its_access_ended_and_a_send_says_why_it_f
         assert seeded.path.read_bytes() == before
     finally:
         mate.close()
+
+
+def test_a_branch_share_s_tab_follows_its_branch_and_nothing_else(
+    chromium: Any, context: Any, server: Any, sessions: Any, ui: Any, record: Any, add_account: Any
+) -> None:
+    """The tab of a link to one branch is pushed what grows on that branch, rendered as its own page
+    would show it; what is written elsewhere (another branch, a sibling above the shared entry, which
+    would make "‹ 1/2 ›" of an entry it shows) does not exist for it, not even as a count."""
+    seeded = sessions.seed("02-tree-branches")  # leaf 750a4556, on the branch through 97690895
+    owner = context.new_page()
+    ui.open(owner, seeded.url)
+    owner.get_by_role("link", name="Share…").click()  # from the tab's position: the branch ending there
+    owner.locator("select[name=audience]").select_option("link")
+    owner.locator("select[name=mode]").select_option("branch")
+    owner.get_by_role("button", name="Share").click()
+    link = str(owner.locator("#share-link-url").input_value())
+    ui.open(owner, seeded.url)
+    owner.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+
+    mate = chromium.new_context(base_url=server.url)
+    try:
+        friend = mate.new_page()
+        friend.goto(add_account(f"teammate-{uuid.uuid4().hex[:6]}"))
+        friend.on("console", lambda msg: record.console_errors.append(msg.text) if msg.type == "error" else None)
+        ui.open(friend, link.removeprefix(server.url))
+        friend.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+        expect(friend.locator("#entry-97690895 .navigator")).to_have_count(0)
+        env = {**os.environ, "PITREE_SESSIONS_DIR": str(server.root), "PITREE_FSYNC": "0"}
+
+        def append(text: str, parent: str) -> str:
+            args = ["append", str(seeded.path), "--role", "user", "--text", text, "--parent", parent]
+            return subprocess.run(
+                [sys.executable, "manage.py", "pitree", *args],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+
+        elsewhere = append("Written on the other branch", "de4f0d3a")
+        above = append("A sibling above the shared entry", "2f760a8d")
+        mine = append("Written on the shared branch", "750a4556")
+        ui.wait_position(friend, mine)
+        expect(friend.locator(f"#entry-{mine}")).to_contain_text("Written on the shared branch")
+        ui.wait_position(owner, mine)  # the owner's tab, at the whole file, sees all three
+        expect(owner.locator("#entry-97690895 .navigator__count")).to_have_text("1/3")
+        # The friend's tab: the other branch and the sibling above do not exist there.
+        expect(friend.locator("#entry-97690895 .navigator")).to_have_count(0)
+        expect(friend.locator("#entries")).not_to_contain_text("Written on the other branch")
+        expect(friend.locator("#entries")).not_to_contain_text("A sibling above the shared entry")
+        assert elsewhere not in friend.content() and above not in friend.content()
+    finally:
+        mate.close()
+    assert not record.errors, record.errors
+    assert not [e for e in record.console_errors if "htmx" in e or "oob" in e.lower()], record.console_errors

@@ -17,7 +17,7 @@ from sessions_app.sessionfiles.catalog import (
     AmbiguousId,
     Catalog,
     UnknownSession,
-    describe,
+    info_fields,
 )
 from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.fork import fork_session
@@ -166,13 +166,13 @@ def test_missing_parent_file_lists_the_fork_as_a_root(new_session: Any, sessions
     assert catalog.forest() == [(info, 0)]
 
 
-def test_describe_and_title(samples_root: Path) -> None:
+def test_info_fields_and_title(samples_root: Path) -> None:
     infos = {info.id: info for info in Catalog(samples_root).sessions()}
     named = infos["019cadd4-cb50-74dd-b0a5-3da75cdfe166"]
     unnamed = infos["019cadd6-6b54-74dd-b0a5-3dacb698b49f"]
     assert named.title == "Title validation experiments"
     assert unnamed.title == "My API key is sk-test-123, please configure it"
-    assert set(describe(named)) == {
+    assert set(info_fields(named)) == {
         "path",
         "id",
         "cwd",
@@ -428,7 +428,7 @@ def test_times_out_of_any_range_list_without_crashing(sessions_root: Path, L: An
     assert infos["year-99999"].modified == "+099999-01-01T00:00:00.000Z"
     assert infos["year-0"].modified == L.T0  # before 1970: pi takes only a positive activity time
     assert infos["huge-message-time"].modified == L.T0  # an invalid date counts for nothing: the header's time
-    assert [describe(info) for info in infos.values()]
+    assert [info_fields(info) for info in infos.values()]
 
 
 def test_find_reads_only_headers_of_files_named_for_the_prefix(

@@ -141,14 +141,6 @@ def test_session_file_name() -> None:
     assert Path(name).suffix == ".jsonl"
 
 
-def test_content_text() -> None:
-    blocks = [{"type": "text", "text": "a"}, {"type": "image", "data": "..."}, {"type": "text", "text": "b"}, "junk"]
-    assert E.content_text(blocks) == "a b"
-    assert E.content_text(blocks, separator=" | ") == "a | b"
-    assert E.content_text("plain") == "plain"
-    assert E.content_text(None) == ""
-
-
 @pytest.mark.parametrize(
     ("value", "number"),
     [

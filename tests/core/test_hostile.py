@@ -15,7 +15,7 @@ from support.hostile import HostileFolder, build_hostile_folder
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
-from sessions_app.sessionfiles.catalog import AmbiguousId, Catalog, describe, session_info
+from sessions_app.sessionfiles.catalog import AmbiguousId, Catalog, info_fields, session_info
 from sessions_app.sessionfiles.context import convert_to_llm, estimate_tokens
 from sessions_app.sessionfiles.errors import ReadOnlySession, SessionError
 from sessions_app.sessionfiles.fork import create_session, encode_cwd, fork_session
@@ -61,7 +61,7 @@ def test_every_good_session_is_listed_and_every_bad_file_reported(hostile: Hosti
     for path in twins:
         assert "neither is listed or opened" in catalog.problems[path]
     for info in infos:
-        orjson.dumps(describe(info))
+        orjson.dumps(info_fields(info))
         assert info.modified and isinstance(info.title, str)
         assert info.url_id in (None, info.id)
     assert sorted(id(info) for info, _ in catalog.forest(infos)) == sorted(id(info) for info in infos)

@@ -124,7 +124,7 @@ def read_all_ways(path: Path) -> None:
         session.raw_line(row)
         if index.is_node(row):
             context.convert_to_llm(session.context(index.ids[row]).messages)
-    catalog.describe(catalog.session_info(session))
+    catalog.info_fields(catalog.session_info(session))
     assert path.read_bytes() == before
     if not index.read_only:
         reread = SessionFile(path)

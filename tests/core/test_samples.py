@@ -12,7 +12,7 @@ from support.pi_expected import SAMPLE_KEYS, preview, summary
 
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles import tree
-from sessions_app.sessionfiles.catalog import Catalog, describe
+from sessions_app.sessionfiles.catalog import Catalog, info_fields
 from sessions_app.sessionfiles.errors import ReadOnlySession
 from sessions_app.sessionfiles.fork import fork_session
 from sessions_app.sessionfiles.instants import iso_to_ms
@@ -144,7 +144,7 @@ def test_catalog_lists_like_pi(tmp_path: Path, samples_dir: Path, expected: dict
     assert catalog.problems == {}
     got = []
     for info in infos:
-        fields = describe(info)
+        fields = info_fields(info)
         parent = catalog.parent_of(info, infos)
         parent_path = fields["parentSessionPath"]
         got.append(

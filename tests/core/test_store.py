@@ -102,6 +102,51 @@ def test_a_reply_appended_after_the_reader_moved_on_leaves_the_position_where_it
         assert session.leaf_id == on["id"] and len(session.path.read_bytes()[size:].splitlines()) == 1
 
 
+def test_entries_chained_below_a_reply_go_in_its_write_and_the_position_goes_to_the_last(chat: Any) -> None:
+    """A model and a thinking level picked while a reply to u2 was written go below it, in the write
+    that stores it (docs/format.md §5.2); after them, the position moved meanwhile is kept by a marker."""
+    session, ids = chat
+    size = session.path.stat().st_size
+    picked = [E.model_change("p", "other"), E.thinking_level_change("high")]
+    reply = session.append(E.assistant_message("r", provider="p", model="m", api="x"), ids["u2"], then=picked)
+    written = [orjson.loads(line) for line in session.path.read_bytes()[size:].splitlines()]
+    assert [line["type"] for line in written] == ["message", "model_change", "thinking_level_change"]
+    assert written[0] == reply and written[1]["parentId"] == reply["id"] == session.index.ids[-3]
+    assert written[2]["parentId"] == written[1]["id"] and session.leaf_id == written[2]["id"]
+    assert len({line["id"] for line in written} | set(ids.values())) == 3 + len(ids)
+    position = written[2]["id"]
+    # The position moved while the reply was written: the marker after the chain keeps it there.
+    size = session.path.stat().st_size
+    late = session.append(
+        E.assistant_message("late", provider="p", model="m", api="x"),
+        ids["u1"],
+        position_then=ids["u1"],
+        then=[E.thinking_level_change("low")],
+    )
+    written = [orjson.loads(line) for line in session.path.read_bytes()[size:].splitlines()]
+    assert [line["type"] for line in written] == ["message", "thinking_level_change", "leaf"]
+    assert written[1]["parentId"] == late["id"] and written[2]["parentId"] == written[1]["id"]
+    assert written[2]["targetId"] == position == session.leaf_id
+
+
+def test_an_append_after_a_cursor_goes_where_that_page_stands_now(chat: Any) -> None:
+    """A tab at u2 whose page reflected the file before a2 was appended: a label it sets goes below a2,
+    the answer it was about to be shown, not beside it; a tab whose page showed a2 writes there as it
+    named. Entries elsewhere (another branch, a marker) do not move it."""
+    session, ids = chat
+    row = session.index.row(ids["a2"])
+    before_a2 = session.index.offsets[row]
+    label = session.set_label(ids["u1"], "first", ids["u2"], after=before_a2)
+    assert label["parentId"] == ids["a2"]
+    cursor = session.path.stat().st_size
+    session.append(E.user_message("elsewhere"), ids["a1"])
+    session.navigate(ids["u1"])
+    name = session.rename("named", label["id"], after=cursor)
+    assert name["parentId"] == label["id"]
+    model = session.append(E.model_change("p", "other"), ids["u2"], after=before_a2)
+    assert model["parentId"] == name["id"]  # a2, the label, the name: each continued where it stood
+
+
 def test_navigate_to_the_current_leaf_writes_nothing(chat: Any) -> None:
     session, ids = chat
     before = session.path.read_bytes()

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.description import parts_of, text_of
 from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.fork import fork_point, tail_fork
 from sessions_app.sessionfiles.store import SessionFile
@@ -39,7 +40,7 @@ def test_the_last_turns_after_a_summary(new_session: Any) -> None:
         context.messages[0]["summary"] == "Questions 0 to 2 were answered."
         and context.messages[0]["tokensBefore"] == 4242
     )
-    assert E.content_text(context.messages[1]["content"]) == "question 3"
+    assert text_of(parts_of(context.messages[1]["content"])) == "question 3"
     assert context.model == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
     assert context.thinking_level == "high"
     entries = fork.path_entries()

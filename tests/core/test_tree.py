@@ -101,3 +101,29 @@ def test_deep_chains_need_no_recursion(write_file: Any, L: Any) -> None:
         depth += 1
     assert depth == count
     assert len(session.context().entry_ids) == count
+
+
+def test_followed_moves_a_tab_onto_what_continued_its_branch_after_its_cursor(write_file: Any, L: Any) -> None:
+    """What an open tab standing on an entry does as lines arrive (live/tabs.py), and where a write from
+    it goes (``SessionFile.append``'s ``after``): an entry appended under where it stands continues its
+    branch; a sibling elsewhere, a marker, an entry older than its cursor do not."""
+    path = write_file(
+        L.header(),
+        L.entry("a", None),
+        L.entry("b", "a"),
+        L.entry("c", "b"),  # the tab's page ends here
+        L.entry("x", "a"),  # another branch
+        L.entry("d", "c"),
+        L.entry("m", "d", "leaf", targetId="x"),  # a move elsewhere: not a node
+        L.entry("e", "d"),
+        L.entry("f", "e"),
+    )
+    session = SessionFile(path, fsync=False)
+    index = session.index
+    cursor = index.offsets[index.row("x")]
+    assert ids_of(session, [tree.followed(index, index.row("c"), cursor)]) == ["f"]
+    assert ids_of(session, [tree.followed(index, index.row("b"), cursor)]) == ["b"]  # c came before its cursor
+    assert tree.followed(index, index.row("f"), cursor) == index.row("f")
+    end = index.offsets[-1] + index.lengths[-1] + 1
+    assert tree.followed(index, index.row("c"), end) == index.row("c")  # nothing after the file's end
+    assert tree.followed(index, None, 0) == index.row("f")  # before the first entry: the first root, and on

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,15 @@ import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from support.daphne import Daphne, launch_daphne
+from support.pushes import Push, parse
 from support.redisserver import redis_server
 
 from pitree_web.asgi import application
 from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.errors import SessionError
 from sessions_app.sessionfiles.store import AT_LEAF, SessionFile, clear_cache
+from sessions_app.sessionfiles.tree import path as tree_path
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
 EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
@@ -102,62 +106,112 @@ def sessions(sessions_dir: Path) -> Sessions:
 
 
 class Tab:
-    """A websocket of a session page, speaking the page's protocol."""
+    """A websocket of a session page, speaking the page's protocol: it says where its page is, and
+    reads what it is pushed as the browser would apply it (``support.pushes``)."""
 
-    def __init__(self, communicator: WebsocketCommunicator) -> None:
+    def __init__(self, communicator: WebsocketCommunicator, hello: dict[str, Any] | None) -> None:
         self.ws = communicator
-        self.received: list[dict[str, Any]] = []
+        self.hello = hello or {}
+        self.received: list[Push] = []
 
-    async def next(self) -> dict[str, Any]:
-        message = orjson.loads(await self.ws.receive_from(timeout=TIMEOUT))
-        self.received.append(message)
-        return message
+    async def next(self) -> Push:
+        push = parse(await self.ws.receive_from(timeout=TIMEOUT))
+        self.received.append(push)
+        return push
 
-    async def until(self, accept: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    async def until(self, accept: Callable[[Push], bool]) -> list[Push]:
         """Messages up to and including the first that ``accept`` takes."""
         seen = []
         while True:
-            message = await self.next()
-            seen.append(message)
-            if accept(message):
+            push = await self.next()
+            seen.append(push)
+            if accept(push):
                 return seen
 
-    async def until_entry(self, entry_id: str) -> list[dict[str, Any]]:
-        return await self.until(lambda m: m["t"] == "batch" and entry_id in [e["id"] for e in m["entries"]])
+    async def until_entry(self, entry_id: str) -> list[Push]:
+        """Messages up to the one that appends ``entry_id`` to the tab's transcript."""
+        return await self.until(lambda m: entry_id in m.entries)
+
+    async def until_state(self, **data: str) -> list[Push]:
+        """Messages up to the one that says the tab stands as ``data`` says (``position``, ``cursor`` …)."""
+        return await self.until(lambda m: all(m.state.get(k.replace("_", "-")) == v for k, v in data.items()))
+
+    async def move(self, **hello: Any) -> None:
+        """The tab's page is another one now (``hello``'s fields over those it said last)."""
+        self.hello = {**self.hello, "v": self.hello.get("v", 0) + 1, **hello}
+        await self.ws.send_json_to(self.hello)
 
     def entry_ids(self) -> list[str]:
-        """Every entry received, in order (duplicates included: tests count them)."""
-        return [e["id"] for m in self.received if m["t"] == "batch" for e in m["entries"]]
+        """Every entry appended to the tab's transcript, in order (duplicates included: tests count them)."""
+        return [entry for m in self.received for entry in m.entries]
+
+    @property
+    def state(self) -> dict[str, str]:
+        """Where the tab stands, as the last message that said it says."""
+        return next((m.state for m in reversed(self.received) if m.state), {})
 
 
 @pytest.fixture
-async def open_tab(watch_mode: str, owner_cookie: tuple[bytes, bytes]) -> AsyncIterator[Callable[..., Any]]:
-    """``await open_tab(session_id, cursor)``: a connected tab that has said its cursor (and with
-    ``line_id``, the id of the line that ends there, as pages say it) and (unless ``wait`` is False)
-    received what it missed, up to ``{"t": "live"}``."""
+async def open_tab(
+    watch_mode: str, owner_cookie: tuple[bytes, bytes], sessions_dir: Path
+) -> AsyncIterator[Callable[..., Any]]:
+    """``await open_tab(session_id, cursor)``: a connected tab that has said where its page is: at
+    ``cursor`` (with ``line_id``, the id of the line that ends there, as pages say it), standing on ``at``
+    (by default the file's position when the tab opens), and (unless ``wait`` is False) received what it
+    missed, up to the message that says it is live."""
     tabs: list[WebsocketCommunicator] = []
 
     async def connect(
-        session_id: str, cursor: int | None = None, hello: Any = None, wait: bool = True, line_id: str | None = None
+        session_id: str,
+        cursor: int | None = None,
+        hello: Any = None,
+        wait: bool = True,
+        line_id: str | None = None,
+        **where: Any,
     ) -> Tab:
         communicator = WebsocketCommunicator(application, f"/ws/s/{session_id}/", headers=[ORIGIN, HOST, owner_cookie])
         connected, _ = await communicator.connect(timeout=TIMEOUT)
         assert connected
         tabs.append(communicator)
-        tab = Tab(communicator)
+        said = None
+        if hello is None and cursor is not None:
+            at, top = _leaf(sessions_dir, session_id, cursor, where.get("at"))
+            said = {"v": 1, "cursor": cursor, "top": top, "notes": "none", **where}
+            said["at"] = at
+            if line_id is not None:
+                said["id"] = line_id
+        tab = Tab(communicator, said)
         if hello is not None:
             await communicator.send_to(text_data=hello)
-        elif cursor is not None:
-            await communicator.send_json_to(
-                {"cursor": cursor} if line_id is None else {"cursor": cursor, "id": line_id}
-            )
+        elif said is not None:
+            await communicator.send_json_to(said)
             if wait:
-                await tab.until(lambda m: m["t"] == "live")
+                await tab.until(lambda m: m.live)
         return tab
 
     yield connect
     for communicator in tabs:
         await communicator.disconnect(timeout=TIMEOUT)
+
+
+def _leaf(root: Path, session_id: str, cursor: int, at: str | None) -> tuple[str, str]:
+    """Where a page opened when the file ended at byte ``cursor`` stands: on ``at``, or at the session's
+    URL on the file's position (its leaf) then ("" for none); and the first entry of its path, as a page
+    that loaded all of it (a sample's path is one page) names it."""
+    found = list(root.glob(f"*/*_{session_id}.jsonl"))
+    if not found:
+        return at or "", ""
+    with tempfile.TemporaryDirectory() as folder:
+        prefix = Path(folder) / found[0].name
+        prefix.write_bytes(found[0].read_bytes()[:cursor])
+        try:
+            session = SessionFile(prefix, fsync=False)
+        except SessionError:  # not even the header: a page of no file at all
+            return at or "", ""
+        at = session.leaf_id if at is None else at
+        row = session.index.row(at) if at else None
+        path = tree_path(session.index, row)
+        return at or "", session.index.ids[path[0]] if path else ""
 
 
 # --- real servers: daphne processes and a redis-server --------------------------------------------

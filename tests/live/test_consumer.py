@@ -43,7 +43,19 @@ async def test_a_path_that_names_no_socket_is_closed_with_4404(path: str, caplog
 
 
 @pytest.mark.parametrize(
-    "hello", ["not json", '{"cursor": -1}', '{"cursor": "12"}', '{"cursor": true}', "[]", '{"cursor": 0, "id": 5}']
+    "hello",
+    [
+        "not json",
+        '{"cursor": -1}',
+        '{"cursor": "12"}',
+        '{"cursor": true}',
+        "[]",
+        '{"cursor": 0, "id": 5}',
+        '{"cursor": 0, "at": 5}',
+        '{"cursor": 0, "v": -1}',
+        '{"cursor": 0, "notes": "elsewhere"}',
+        '{"cursor": 0, "replies": ["a b"]}',
+    ],
 )
 async def test_a_malformed_hello_closes_with_4400(open_tab, sessions, hello) -> None:
     sessions.copy(LINEAR)
@@ -62,17 +74,16 @@ async def test_an_entry_appended_by_another_writer_reaches_the_tab_rendered(open
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
     written = sessions.append(path, "Also add *pagination*.")
-    batch = (await tab.until_entry(written["id"]))[-1]
-    assert batch["from"] < batch["to"] == sessions.size(path)
-    (entry,) = batch["entries"]
-    assert entry["id"] == written["id"] and entry["parent"] == "db26dc72" and entry["node"]
-    assert entry["end"] == sessions.size(path)
-    assert f'id="entry-{written["id"]}"' in entry["html"] and "Also add *pagination*." in entry["html"]
-    assert "is-position" in entry["html"]  # the entry is where a tab that follows it now stands
-    assert batch["leaf"] == written["id"]
-    assert batch["tree"] is True
-    assert 'id="session-meta"' in batch["head"] and "8 messages" in batch["head"]
-    assert batch["title"] == "Todo API endpoints  review"
+    push = (await tab.until_entry(written["id"]))[-1]
+    (entry,) = push.appended
+    assert dict(entry.attributes)["id"] == f"entry-{written['id']}" and "Also add *pagination*." in str(entry)
+    # The entry continues the tab's branch: the tab stands on it now, its page reflects the whole file.
+    assert push.state["position"] == written["id"] and push.state["cursor"] == str(sessions.size(path))
+    assert push.state["cursor-id"] == written["id"]
+    assert "tree" in push.todo  # the tree panel fetches itself again
+    assert "8 messages" in push.by_id("session-meta").text
+    assert push.by_id("session-title").text == "Todo API endpoints review"
+    assert "csrfmiddlewaretoken" not in push.raw  # nobody's token: htmx sends it as a header
 
 
 async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_and_it_stays_live(
@@ -84,12 +95,16 @@ async def test_an_entry_too_large_for_one_message_makes_the_tab_fetch_its_page_a
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
     big = sessions.append(path, "Here it is: " + "<&>" * 50_000)
-    told = (await tab.until(lambda m: m["t"] in ("resync", "batch")))[-1]
-    assert told == {"t": "resync", "epoch": 0, "replaced": False}  # the same file: its own position again
+    told = (await tab.until(lambda m: m.resync is not None or m.entries))[-1]
+    assert told.resync is not None and told.entries == []
+    # The same file: its own position again (where it stands now), at its own address.
+    assert told.resync.attr("hx-get") == f"/s/{sessions.id(LINEAR)}/e/{big['id']}/"
+    assert told.resync.attr("hx-replace-url") is None
+    await tab.move(at=big["id"], cursor=sessions.size(path), id=big["id"])  # the page it fetched
     small = sessions.append(path, "thanks")
-    batch = (await tab.until_entry(small["id"]))[-1]
-    assert [entry["id"] for entry in batch["entries"]] == [small["id"]] and big["id"] not in tab.entry_ids()
-    assert len(orjson.dumps(batch)) < MAX_MESSAGE_BYTES
+    push = (await tab.until_entry(small["id"]))[-1]
+    assert push.entries == [small["id"]] and big["id"] not in tab.entry_ids()
+    assert len(push.raw.encode()) < MAX_MESSAGE_BYTES
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
@@ -124,8 +139,8 @@ async def test_many_appends_arrive_once_each_in_file_order(open_tab, sessions) -
             await asyncio.sleep(0)  # let the feed look now and then: batches of different sizes
     await tab.until_entry(written[-1])
     assert tab.entry_ids() == written
-    ends = [e["end"] for m in tab.received if m["t"] == "batch" for e in m["entries"]]
-    assert ends == sorted(ends) and ends[-1] == sessions.size(path)
+    cursors = [int(m.state["cursor"]) for m in tab.received if m.state]
+    assert cursors == sorted(cursors) and cursors[-1] == sessions.size(path)
 
 
 async def test_resume_from_a_cursor_sends_exactly_what_was_missed(open_tab, sessions) -> None:
@@ -133,10 +148,9 @@ async def test_resume_from_a_cursor_sends_exactly_what_was_missed(open_tab, sess
     cursor = sessions.size(path)
     missed = [sessions.append(path, f"while away {i}")["id"] for i in range(3)]
     tab = await open_tab(sessions.id(LINEAR), cursor)
-    backlog, ready = tab.received
-    assert ready == {"t": "live"}
-    assert backlog["t"] == "batch" and backlog["from"] == cursor and backlog["to"] == sessions.size(path)
-    assert [e["id"] for e in backlog["entries"]] == missed
+    assert tab.received[-1].live
+    (backlog,) = [m for m in tab.received if m.entries]
+    assert backlog.entries == missed and backlog.state["cursor"] == str(sessions.size(path))
     after = sessions.append(path, "after the resume")["id"]
     await tab.until_entry(after)
     assert tab.entry_ids() == [*missed, after]
@@ -145,10 +159,11 @@ async def test_resume_from_a_cursor_sends_exactly_what_was_missed(open_tab, sess
 async def test_a_tab_that_is_up_to_date_gets_no_backlog(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path))
-    assert tab.received == [{"t": "live"}]
+    assert not [m for m in tab.received if m.entries or m.resync] and tab.received[-1].live  # its page as it is
+    assert tab.state["cursor"] == str(sessions.size(path))
     new = sessions.append(path, "only this")["id"]
     first = await tab.next()
-    assert [e["id"] for e in first["entries"]] == [new]
+    assert first.entries == [new]
 
 
 async def test_tabs_joining_while_others_write_each_get_every_entry_once(open_tab, sessions) -> None:
@@ -186,10 +201,29 @@ async def test_the_app_s_own_writes_arrive_through_the_file(open_tab, sessions, 
     assert response.status_code == 200
     reply = orjson.loads(path.read_bytes().splitlines()[-1])
     messages = await tab.until_entry(reply["id"])
-    ids = [e["id"] for m in messages if m["t"] == "batch" for e in m["entries"]]
+    ids = [entry for m in messages for entry in m.entries]
     assert ids[-1] == reply["id"] and len(ids) == 2 and len(set(ids)) == 2
-    user = next(e for m in messages if m["t"] == "batch" for e in m["entries"] if e["id"] == ids[0])
-    assert user["parent"] == "db26dc72" and "Hello from a tab" in user["html"]
+    user = next(m for m in messages if ids[0] in m.entries)
+    assert "Hello from a tab" in str(user.appended[0])
+
+
+async def test_a_tab_that_moves_is_sent_what_its_new_page_lacks_and_nothing_for_the_page_it_left(
+    open_tab, sessions
+) -> None:
+    """Every move of the tab (a branch switched, a page answered) names the page it has now: the socket
+    answers from that page's cursor, for the entry it stands on, under the move's number."""
+    path = sessions.copy(TREE)
+    tab = await open_tab(sessions.id(TREE), sessions.size(path))  # at 750a4556, the first branch's end
+    cursor = sessions.size(path)
+    other = sessions.append(path, "on the other branch", parent="de4f0d3a")["id"]
+    await tab.until_state(cursor=str(sessions.size(path)))
+    assert other not in tab.entry_ids()  # not where the tab stands
+    await tab.move(at="de4f0d3a", cursor=cursor, top="de4f0d3a")  # its page rendered before ``other``
+    push = (await tab.until_entry(other))[-1]
+    assert push.view == 2 and push.state["position"] == other
+    mine = sessions.append(path, "further", parent=other)["id"]
+    push = (await tab.until_entry(mine))[-1]
+    assert push.view == 2 and tab.entry_ids() == [other, mine]
 
 
 async def test_one_feed_per_file_that_stops_with_the_last_tab(open_tab, sessions) -> None:
@@ -204,3 +238,16 @@ async def test_one_feed_per_file_that_stops_with_the_last_tab(open_tab, sessions
     assert len(list(running_feeds())) == 1
     await second.ws.disconnect()
     assert list(running_feeds()) == []
+
+
+async def test_a_move_said_before_a_later_one_is_not_taken_for_where_the_tab_is(open_tab, sessions) -> None:
+    """Moves are counted by the tab: one that reaches the socket after a later one (held while the socket
+    was down) does not put the socket back on a page the tab has left."""
+    path = sessions.copy(TREE)
+    tab = await open_tab(sessions.id(TREE), sessions.size(path))  # v=1, at 750a4556
+    await tab.move(at="de4f0d3a", v=3)
+    await tab.until(lambda m: m.view == 3)
+    await tab.ws.send_json_to({**tab.hello, "v": 2, "at": "750a4556"})
+    mine = sessions.append(path, "on the branch the tab moved to", parent="de4f0d3a")["id"]
+    push = (await tab.until_entry(mine))[-1]
+    assert push.view == 3 and not [m for m in tab.received if m.view == 2]

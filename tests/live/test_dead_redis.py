@@ -17,7 +17,13 @@ from support.tabs import open_tab, until, until_entry
 pytestmark = pytest.mark.processes  # the tests start servers of their own (tests/support/tiers.py)
 
 LINEAR = "01-linear"
+LEAF = "db26dc72"  # 01-linear's position
 TIMEOUT = 30
+
+
+def _paused(paused: bool) -> Any:
+    """A message that says whether live updates from other servers are paused."""
+    return lambda m: m.by_id("layer-note") is not None and ("are paused" in m.text_of("layer-note")) == paused
 
 
 def _page(server: Any, path: str) -> int:
@@ -30,20 +36,20 @@ async def test_a_dead_redis_costs_only_what_crosses_processes(sessions, daphne, 
     sid = sessions.id(LINEAR)
     with redis_server(tmp_path) as url:
         server = daphne(sessions.root, PITREE_REDIS_URL=url)
-        tab, seen = await open_tab(server, sid, sessions.size(path))
+        tab, seen = await open_tab(server, sid, sessions.size(path), LEAF)
         port = shut_down(url)
     try:
         # Redis is gone. The tab is told once its process finds out, and stays open.
-        await until(tab, seen, lambda m: m == {"t": "layer", "paused": True})
+        await until(tab, seen, _paused(True))
         written = sessions.append(path, "appended while Redis is down")
         await until_entry(tab, seen, written["id"])
-        later, early = await open_tab(server, sid, sessions.size(path))  # a tab opened now opens
-        await until(later, early, lambda m: m == {"t": "layer", "paused": True})
+        later, early = await open_tab(server, sid, sessions.size(path), LEAF)  # a tab opened now opens
+        await until(later, early, _paused(True))
         assert await asyncio.to_thread(_page, server, f"/s/{sid}/") == 200
         assert await asyncio.to_thread(_page, server, "/search/?q=endpoints") == 200
         with redis_server(tmp_path, port):
             for socket, messages in ((tab, seen), (later, early)):
-                await until(socket, messages, lambda m: m == {"t": "layer", "paused": False})
+                await until(socket, messages, _paused(False))
             again = sessions.append(path, "appended once Redis is back")
             await until_entry(tab, seen, again["id"])
         await later.close()

@@ -17,7 +17,18 @@ LINEAR = "01-linear"
 TREE = "02-tree-branches"
 SAMPLES = Path(__file__).resolve().parents[2] / "sessions_app" / "samples" / "pi"
 TIMEOUT = 10
-LIVE = {"t": "live"}
+
+
+def _told_replaced(tab, session_id: str) -> bool:
+    """Whether the tab was told to fetch the session's page anew, at its address, and is live."""
+    told = [m.resync for m in tab.received if m.resync is not None]
+    url = f"/s/{session_id}/"
+    return len(told) == 1 and told[0].attr("hx-replace-url") == url and tab.received[-1].live
+
+
+def _up_to_date(tab) -> bool:
+    """Whether the tab was sent nothing but where its page stands and that it is live (its page as it is)."""
+    return not [m for m in tab.received if m.entries or m.resync] and tab.received[-1].live
 
 
 def _other_entries(path: Path) -> bytes:
@@ -60,13 +71,15 @@ async def test_a_file_replaced_while_the_tab_was_away_makes_it_fetch_the_session
     sessions.append(path, "in the new file")
     assert sessions.size(path) > cursor  # the old cursor lands inside the new file
     if other is not None:
-        await other.until(lambda m: m["t"] == "resync")  # the running feed read the new file
-    back = await open_tab(sessions.id(LINEAR), cursor, line_id=line_id)
-    assert back.received == [{"t": "resync", "epoch": 1 if kept_running else 0, "replaced": True}, LIVE]
+        await other.until(lambda m: m.resync is not None)  # the running feed read the new file
+    back = await open_tab(sessions.id(LINEAR), cursor, line_id=line_id, at="db26dc72")
+    assert _told_replaced(back, sessions.id(LINEAR))
     # The tab fetches the session's page; what is appended after that reaches it, and nothing else.
+    page = SessionFile(path, fsync=False)
+    await back.move(at=page.leaf_id, cursor=sessions.size(path), id=page.index.ids[-1])
     after = sessions.append(path, "after the resync")
-    batch = (await back.until_entry(after["id"]))[-1]
-    assert back.entry_ids() == [after["id"]] and batch["to"] == sessions.size(path)
+    push = (await back.until_entry(after["id"]))[-1]
+    assert back.entry_ids() == [after["id"]] and push.state["cursor"] == str(sessions.size(path))
 
 
 @pytest.mark.parametrize("last_line", ["entry", "leaf-marker"])
@@ -79,25 +92,23 @@ async def test_a_tab_back_on_the_same_file_grown_gets_what_it_missed(open_tab, s
     await _away(tab, feeds=0)
     missed = [sessions.append(path, f"while away {i}")["id"] for i in range(2)]
     back = await open_tab(sessions.id(LINEAR), cursor, line_id=line_id)
-    batch, ready = back.received
-    assert ready == LIVE
-    assert batch["t"] == "batch" and batch["from"] == cursor and batch["to"] == sessions.size(path)
-    assert back.entry_ids() == missed
+    assert back.received[-1].live
+    assert back.entry_ids() == missed and back.state["cursor"] == str(sessions.size(path))
 
 
 async def test_a_tab_whose_line_ends_at_its_cursor_is_up_to_date(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path), line_id=sessions.last(path)["id"])
-    assert tab.received == [LIVE]
+    assert _up_to_date(tab)
     new = sessions.append(path, "only this")["id"]
-    assert [e["id"] for e in (await tab.next())["entries"]] == [new]
+    assert (await tab.next()).entries == [new]
 
 
 async def test_a_line_of_the_file_that_does_not_end_at_the_cursor_is_another_version(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     first = SessionFile(path, fsync=False).index.ids[0]
     tab = await open_tab(sessions.id(LINEAR), sessions.size(path), line_id=first)
-    assert tab.received == [{"t": "resync", "epoch": 0, "replaced": True}, LIVE]
+    assert _told_replaced(tab, sessions.id(LINEAR))
 
 
 async def test_a_page_without_entries_names_the_header(open_tab, sessions) -> None:
@@ -106,9 +117,9 @@ async def test_a_page_without_entries_names_the_header(open_tab, sessions) -> No
     path.write_bytes(path.read_bytes().splitlines(keepends=True)[0])
     new = sessions.append(path, "the first message")
     tab = await open_tab(sessions.id(LINEAR), 0, line_id=sessions.id(LINEAR))
-    assert tab.entry_ids() == [new["id"]] and tab.received[-1] == LIVE
+    assert tab.entry_ids() == [new["id"]] and tab.received[-1].live
     stranger = await open_tab(sessions.id(LINEAR), 0, line_id="another-session")
-    assert stranger.received == [{"t": "resync", "epoch": 0, "replaced": True}, LIVE]
+    assert _told_replaced(stranger, sessions.id(LINEAR))
 
 
 def test_the_session_page_names_the_line_that_ends_at_its_cursor(client, sessions) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
+from support.pushes import Push
 
 from sessions_app.assistants import OfflineAssistant, Reply
 from sessions_app.channel_layer.groups import replies_group, session_group
@@ -25,22 +26,46 @@ async def _send(session_id: str, **event: object) -> None:
     await get_channel_layer().group_send(session_group(session_id), event)
 
 
+def _grown(push: Push, reply: str) -> str | None:
+    """The message as sent, when it shows the reply's text: its placeholder appended, or its text swapped
+    in."""
+    if reply in push.placeholders or push.by_id(f"reply-{reply}-text") is not None:
+        return push.raw
+    return None
+
+
+def _gone(push: Push, reply: str) -> bool:
+    swap = push.by_id(f"reply-{reply}")
+    return swap is not None and swap.style == "delete"
+
+
 async def test_every_tab_sees_the_reply_grow_once_per_piece(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     sid = sessions.id(LINEAR)
-    tabs = [await open_tab(sid, sessions.size(path)) for _ in range(2)]
+    tabs = [await open_tab(sid, sessions.size(path)) for _ in range(2)]  # at db26dc72, which it answers
     for text in ["Here", "Here is **bold", "Here is **bold** text"]:
         await _send(sid, type="reply.progress", reply="r1", parent="db26dc72", text=text)
-    await _send(sid, type="reply.finished", reply="r1", parent="db26dc72", entry="abcd1234", stopReason="stop")
     for tab in tabs:
-        messages = await tab.until(lambda m: m["t"] == "reply-end")
-        pieces = [m for m in messages if m["t"] == "reply"]
-        assert len(pieces) == 3 and all(m["reply"] == "r1" and m["parent"] == "db26dc72" for m in pieces)
-        assert "<strong>bold</strong> text" in pieces[-1]["html"]  # Markdown, rendered on the server
-        assert 'id="reply-r1"' in pieces[-1]["html"] and 'data-parent="db26dc72"' in pieces[-1]["html"]
-        assert 'name="reply" value="r1"' in pieces[-1]["html"]  # Stop, from any tab
-        assert "csrfmiddlewaretoken" not in pieces[-1]["html"]  # nobody's token: htmx sends it as a header
-        assert messages[-1] == {"t": "reply-end", "reply": "r1", "entry": "abcd1234"}
+        pieces = [
+            _grown(m, "r1")
+            for m in await tab.until(
+                lambda m: (
+                    "bold** text" in (_grown(m, "r1") or "") or "<strong>bold</strong> text" in (_grown(m, "r1") or "")
+                )
+            )
+        ]
+        assert len(pieces) == 3 and tab.received[-3].placeholders == ["r1"]  # then its text, twice
+        assert "<strong>bold</strong> text" in pieces[-1]  # Markdown, rendered on the server
+        placeholder = pieces[0]
+        assert 'id="reply-r1"' in placeholder and 'data-parent="db26dc72"' in placeholder
+        assert 'name="reply" value="r1"' in placeholder  # Stop, from any tab
+        assert "csrfmiddlewaretoken" not in placeholder  # nobody's token: htmx sends it as a header
+    # The reply is stored where it answers: its entry takes the placeholder's place in every tab.
+    stored = sessions.append(path, "Here is **bold** text", parent="db26dc72", role="assistant")
+    await _send(sid, type="reply.finished", reply="r1", parent="db26dc72", entry=stored["id"], stopReason="stop")
+    for tab in tabs:
+        push = (await tab.until_entry(stored["id"]))[-1]
+        assert _gone(push, "r1") and push.state["position"] == stored["id"]
 
 
 async def test_a_tab_opened_mid_reply_starts_with_the_text_so_far(open_tab, sessions) -> None:
@@ -48,14 +73,30 @@ async def test_a_tab_opened_mid_reply_starts_with_the_text_so_far(open_tab, sess
     sid = sessions.id(LINEAR)
     first = await open_tab(sid, sessions.size(path))
     await _send(sid, type="reply.progress", reply="r2", parent="db26dc72", text="So far, so good")
-    await first.until(lambda m: m["t"] == "reply")
+    await first.until(lambda m: _grown(m, "r2") is not None)
     late = await open_tab(sid, sessions.size(path))
-    (joined,) = [m for m in late.received if m["t"] == "reply"]
-    assert "So far, so good" in joined["html"]
+    (joined,) = [m for m in late.received if m.placeholders]
+    assert "So far, so good" in _grown(joined, "r2")
     await _send(sid, type="reply.finished", reply="r2", parent="db26dc72", entry=None, stopReason="aborted")
-    await late.until(lambda m: m["t"] == "reply-end")
+    await late.until(lambda m: _gone(m, "r2"))  # nothing was stored: the placeholder goes
     after = await open_tab(sid, sessions.size(path))
-    assert after.received == [{"t": "live"}]  # a finished reply is not shown to tabs opened later
+    assert not [m for m in after.received if m.placeholders]  # a finished reply is not shown to tabs opened later
+
+
+async def test_a_reply_shows_only_where_it_answers_the_entry_the_tab_stands_on(open_tab, sessions) -> None:
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    tab = await open_tab(sid, sessions.size(path))  # at db26dc72
+    elsewhere = await open_tab(sid, sessions.size(path), at="358d8704", notes="position")
+    await _send(sid, type="reply.progress", reply="r7", parent="358d8704", text="A sibling of db26dc72")
+    await elsewhere.until(lambda m: m.placeholders == ["r7"])
+    await _send(sid, type="reply.progress", reply="r8", parent="db26dc72", text="Here")
+    seen = await tab.until(lambda m: bool(m.placeholders))
+    assert [m.placeholders for m in seen if m.placeholders] == [["r8"]]
+    # The tab moves to where r7 answers (a ‹ › switch, say): it is shown there, and r8 goes.
+    await tab.move(at="358d8704", replies=["r8"], notes="position")
+    push = (await tab.until(lambda m: bool(m.placeholders)))[-1]
+    assert push.placeholders == ["r7"] and _gone(push, "r8")
 
 
 async def test_reply_text_is_escaped_markdown(open_tab, sessions) -> None:
@@ -63,19 +104,19 @@ async def test_reply_text_is_escaped_markdown(open_tab, sessions) -> None:
     sid = sessions.id(LINEAR)
     tab = await open_tab(sid, sessions.size(path))
     await _send(sid, type="reply.progress", reply="r3", parent="db26dc72", text='<img src=x onerror="alert(1)">')
-    (message,) = await tab.until(lambda m: m["t"] == "reply")
-    assert "<img" not in message["html"] and "&lt;img" in message["html"]
+    (message,) = await tab.until(lambda m: _grown(m, "r3") is not None)
+    assert "<img" not in _grown(message, "r3") and "&lt;img" in message.raw
 
 
 async def test_events_of_other_kinds_or_without_a_reply_id_are_ignored(open_tab, sessions) -> None:
     path = sessions.copy(LINEAR)
     sid = sessions.id(LINEAR)
     tab = await open_tab(sid, sessions.size(path))
-    await _send(sid, type="reply.progress", text="no id")
-    await _send(sid, type="something.else", reply="x")
-    await _send(sid, type="reply.progress", reply="r4", parent=None, text="ok")
-    (message,) = await tab.until(lambda m: m["t"] == "reply")
-    assert message["reply"] == "r4" and message["parent"] is None
+    await _send(sid, type="reply.progress", text="no id", parent="db26dc72")
+    await _send(sid, type="something.else", reply="x", parent="db26dc72")
+    await _send(sid, type="reply.progress", reply="r4", parent="db26dc72", text="ok")
+    (message,) = await tab.until(lambda m: bool(m.placeholders))
+    assert message.placeholders == ["r4"]
 
 
 async def test_a_piece_that_arrives_after_its_reply_ended_is_dropped(open_tab, sessions) -> None:
@@ -87,10 +128,10 @@ async def test_a_piece_that_arrives_after_its_reply_ended_is_dropped(open_tab, s
     await _send(sid, type="reply.finished", reply="r5", parent="db26dc72", entry=None, stopReason="stop")
     await _send(sid, type="reply.progress", reply="r5", parent="db26dc72", text="late")
     await _send(sid, type="reply.progress", reply="r6", parent="db26dc72", text="on time")
-    seen = await tab.until(lambda m: m["t"] == "reply")
-    assert [m["t"] for m in seen] == ["reply-end", "reply"] and seen[-1]["reply"] == "r6"
+    seen = await tab.until(lambda m: bool(m.placeholders))
+    assert [m.placeholders for m in seen if m.swaps] == [["r6"]]
     later = await open_tab(sid, sessions.size(path))
-    assert [m.get("reply") for m in later.received if m["t"] == "reply"] == ["r6"]
+    assert [m.placeholders for m in later.received if m.placeholders] == [["r6"]]
 
 
 async def test_the_last_tab_leaving_ends_the_feed_even_if_a_cancelled_receive_would_not_end(
@@ -135,12 +176,12 @@ async def test_with_redis_a_reply_reaches_the_tabs_of_its_own_process_as_it_is_w
     session = SessionFile(path, fsync=False)
     reply = OfflineAssistant(delay=0.1).reply([{"role": "user", "content": "Slowly, please"}])
     running = replies.start(session, "db26dc72", reply)
-    await tab.until(lambda m: m["t"] == "reply" and "Offline responder" in m["html"])
+    await tab.until(lambda m: "Offline responder" in (_grown(m, running.id) or ""))
     assert not running.task.done()  # it came while the reply was being written, not at its end
     entry = await asyncio.wait_for(running.join(), TIMEOUT * 3)
     assert entry["message"]["stopReason"] == "stop" and sessions.last(path)["id"] == entry["id"]
-    ends = await tab.until(lambda m: m["t"] == "reply-end")
-    assert ends[-1] == {"t": "reply-end", "reply": running.id, "entry": entry["id"]}
+    push = (await tab.until_entry(entry["id"]))[-1]
+    assert _gone(push, running.id)
 
 
 class Held:
@@ -185,8 +226,8 @@ async def held(sessions) -> AsyncIterator[Held]:
     await replies.shutdown()
 
 
-def _texts(messages: list[dict[str, Any]]) -> list[str]:
-    return [m["html"] for m in messages if m["t"] == "reply"]
+def _texts(messages: list[Push], reply: str) -> list[str]:
+    return [text for m in messages if (text := _grown(m, reply)) is not None]
 
 
 def _stop_asked(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
@@ -214,15 +255,12 @@ async def test_a_tab_whose_feed_starts_mid_reply_gets_the_text_so_far_then_the_r
     await held.heard(lambda e: e["type"] == "reply.progress" and e["text"] == "First words")
 
     tab = await open_tab(sid, sessions.size(path), wait=False)
-    shown = await tab.until(lambda m: m["t"] == "reply")
-    assert "First words" in _texts(shown)[-1] and not running.task.done()
+    shown = await tab.until(lambda m: _grown(m, running.id) is not None)
+    assert "First words" in _texts(shown, running.id)[-1] and not running.task.done()
     held.rest.set()
-    ended = await tab.until(lambda m: m["t"] == "reply-end")
-    assert all("First words" in html for html in _texts(tab.received))  # whole each time: nothing missing
-    assert "First words, then the rest." in _texts(ended)[-1]
     entry = await asyncio.wait_for(running.join(), TIMEOUT)
-    if entry["id"] not in tab.entry_ids():  # the file's batch and the reply's end may come in either order
-        await tab.until_entry(entry["id"])
+    await tab.until_entry(entry["id"])
+    assert all("First words" in html for html in _texts(tab.received, running.id))  # whole each time: nothing missing
     assert tab.entry_ids() == [entry["id"]]
 
 
@@ -305,3 +343,27 @@ async def test_a_reply_that_starts_elsewhere_while_stop_waits_is_asked_again(ses
     entry = await asyncio.wait_for(running.join(), TIMEOUT)
     assert entry["message"]["stopReason"] == "aborted"
     assert entry["message"]["content"] in ([], [{"type": "text", "text": "First words"}])
+
+
+async def test_every_tab_is_told_once_that_a_reply_started_and_a_tab_back_of_those_it_asked_for(
+    open_tab, sessions
+) -> None:
+    """A tab whose request's answer was lost tells that the server took the request by its reply (whose
+    id is the request's): every tab hears once that a reply started, wherever it answers; a tab that
+    connects again names the replies it asked for, and hears of those the server started meanwhile."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    elsewhere = await open_tab(sid, sessions.size(path), at="358d8704", notes="position")
+    for text in ("One", "One, two"):
+        await _send(sid, type="reply.progress", reply="asked1", parent="db26dc72", text=text)
+    told = await elsewhere.until(lambda m: "reply:asked1" in m.todo)
+    assert told[-1].swaps == []  # not where it stands: told only that it started
+    await _send(sid, type="reply.finished", reply="asked1", parent="db26dc72", entry=None, stopReason="error")
+    await _send(sid, type="reply.progress", reply="later", parent="db26dc72", text="x")
+    await elsewhere.until(lambda m: "reply:later" in m.todo)
+    assert [word for m in elsewhere.received for word in m.todo if word.startswith("reply:")] == [
+        "reply:asked1",
+        "reply:later",
+    ]
+    back = await open_tab(sid, sessions.size(path), asked=["asked1", "never-started"])
+    assert [word for m in back.received for word in m.todo if word.startswith("reply:")] == ["reply:asked1"]

@@ -9,10 +9,14 @@ import asyncio
 import json
 import signal
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from typing import Any
 
 import pytest
 from support import accounts
+from support.pushes import Push
 from support.tabs import open_tab, until, until_entry
 from websockets.asyncio.client import connect
 
@@ -22,8 +26,8 @@ LINEAR = "01-linear"
 TIMEOUT = 20
 
 
-def _entries(seen: list[dict[str, Any]]) -> list[str]:
-    return [e["id"] for m in seen if m["t"] == "batch" for e in m["entries"]]
+def _entries(seen: list[Push]) -> list[str]:
+    return [entry for m in seen for entry in m.entries]
 
 
 def _post(server: Any, session_id: str, action: str, fields: dict[str, str]) -> int:
@@ -37,9 +41,14 @@ def _send_through(server: Any, session_id: str, text: str, parent: str, stream: 
     return _post(server, session_id, "send", {"text": text, "parent": parent, "stream": stream})
 
 
-def _growing(message: dict[str, Any]) -> bool:
-    """A piece of the reply with text in it (the first piece, sent before any text, has none)."""
-    return message["t"] == "reply" and "Offline responder" in message["html"]
+def _growing(reply: str) -> Any:
+    """Whether a message shows the reply with text in it (the first piece, sent before any text, has none)."""
+    return lambda m: (reply in m.placeholders or m.by_id(f"reply-{reply}-text")) and "Offline responder" in m.raw
+
+
+def _ended(reply: str) -> Any:
+    """Whether a message takes the reply's placeholder away (its entry came, or nothing was stored)."""
+    return lambda m: (gone := m.by_id(f"reply-{reply}")) is not None and gone.style == "delete"
 
 
 async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
@@ -50,11 +59,7 @@ async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
     cursor = sessions.size(path)
-    tabs = [
-        await open_tab(first, sid, cursor),
-        await open_tab(second, sid, cursor),
-        await open_tab(second, sid, cursor),
-    ]
+    tabs = [await open_tab(server, sid, cursor, "db26dc72") for server in (first, second, second)]
     try:
         # The reply is written by the first process; its pieces must reach the second one's tabs too.
         status = await asyncio.to_thread(_send_through, first, sid, "Across processes?", "db26dc72", "tok1")
@@ -62,19 +67,17 @@ async def test_two_processes_share_a_reply_and_each_tab_gets_each_entry_once(
         user, reply = [json.loads(line) for line in path.read_bytes().splitlines()[-2:]]
         assert user["parentId"] == "db26dc72" and reply["parentId"] == user["id"]
         for socket, seen in tabs:
-            # The end of the reply (through Redis) and its entry (through the file) take different roads:
-            # either may come first. Then a last line: anything sent twice would have come before it.
-            await until(socket, seen, lambda m: m["t"] == "reply-end")
+            # Its entry (through the file) takes the place of the reply grown (through Redis). Then a last
+            # line: anything sent twice would have come before it.
+            await until_entry(socket, seen, reply["id"])
         sentinel = sessions.append(path, "sentinel")
         for socket, seen in tabs:
             await until_entry(socket, seen, sentinel["id"])
             assert _entries(seen) == [user["id"], reply["id"], sentinel["id"]]  # each entry once, in order
-            pieces = [m for m in seen if m["t"] == "reply"]
             # The reply's pieces crossed processes through Redis: every tab saw it grow, then end.
-            assert pieces and all(m["reply"] == "tok1" and m["parent"] == user["id"] for m in pieces)
-            assert "Offline responder" in pieces[-1]["html"]
-            ends = [m for m in seen if m["t"] == "reply-end"]
-            assert ends == [{"t": "reply-end", "reply": "tok1", "entry": reply["id"]}]  # once per tab
+            assert [m.placeholders for m in seen if m.placeholders] == [["tok1"]]
+            assert any(_growing("tok1")(m) for m in seen)
+            assert len([m for m in seen if _ended("tok1")(m)]) == 1  # once per tab
     finally:
         for socket, _ in tabs:
             await socket.close()
@@ -91,27 +94,24 @@ async def test_a_slow_reply_streams_across_processes_and_a_tab_opened_midway_on_
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     cursor = sessions.size(path)
-    tabs = [await open_tab(first, sid, cursor), await open_tab(second, sid, cursor)]
+    tabs = [await open_tab(first, sid, cursor, "db26dc72"), await open_tab(second, sid, cursor, "db26dc72")]
     try:
         sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Slowly?", "db26dc72", "slow1"))
-        await until(*tabs[1], _growing)  # written by the first process, growing in the second's tab
-        late = await open_tab(second, sid, sessions.size(path))
+        await until(*tabs[1], _growing("slow1"))  # written by the first process, growing in the second's tab
+        asked = json.loads(path.read_bytes().splitlines()[-1])["id"]  # where a page opened now stands
+        late = await open_tab(second, sid, sessions.size(path), asked)
         assert not sending.done()
-        assert any(_growing(m) and m["reply"] == "slow1" for m in late[1])  # joined with the text so far
+        assert any(_growing("slow1")(m) for m in late[1])  # joined with the text so far
         tabs.append(late)
         assert await sending == 200
         user, reply = [json.loads(line) for line in path.read_bytes().splitlines()[-2:]]
-        assert reply["parentId"] == user["id"] and reply["message"]["stopReason"] == "stop"
-        for socket, seen in tabs:
-            await until(socket, seen, lambda m: m["t"] == "reply-end")
+        assert user["id"] == asked and reply["parentId"] == user["id"] and reply["message"]["stopReason"] == "stop"
         sentinel = sessions.append(path, "sentinel")
         for index, (socket, seen) in enumerate(tabs):
             await until_entry(socket, seen, sentinel["id"])
             expected = [reply["id"], sentinel["id"]] if index == 2 else [user["id"], reply["id"], sentinel["id"]]
             assert _entries(seen) == expected  # each entry once, in order
-            assert [m for m in seen if m["t"] == "reply-end"] == [
-                {"t": "reply-end", "reply": "slow1", "entry": reply["id"]}
-            ]
+            assert len([m for m in seen if _ended("slow1")(m)]) == 1
     finally:
         for socket, _ in tabs:
             await socket.close()
@@ -122,20 +122,65 @@ async def test_stop_in_one_process_stops_the_reply_another_process_writes(sessio
     sid = sessions.id(LINEAR)
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
-    socket, seen = await open_tab(second, sid, sessions.size(path))
+    socket, seen = await open_tab(second, sid, sessions.size(path), "db26dc72")
     try:
         sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Stop me", "db26dc72", "stop1"))
-        await until(socket, seen, _growing)
+        await until(socket, seen, _growing("stop1"))
         assert await asyncio.to_thread(_post, second, sid, "stop", {"reply": "stop1"}) == 204
         assert await sending == 200  # the request that asked for the reply gets it, stopped
         reply = json.loads(path.read_bytes().splitlines()[-1])
         assert reply["message"]["stopReason"] == "aborted" and reply["message"]["content"][0]["text"]
-        await until(socket, seen, lambda m: m["t"] == "reply-end")
-        assert [m for m in seen if m["t"] == "reply-end"] == [
-            {"t": "reply-end", "reply": "stop1", "entry": reply["id"]}
-        ]
+        await until_entry(socket, seen, reply["id"])
+        assert len([m for m in seen if _ended("stop1")(m)]) == 1
     finally:
         await socket.close()
+
+
+async def test_a_message_under_an_entry_another_process_is_answering_is_refused(sessions, daphne, redis_url) -> None:
+    """The refusal a process gives for its own replies (two user messages in a row would follow), given
+    by every process while any writes the reply: the reply's mark is in Redis."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
+    sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Busy?", "db26dc72", "busy1"))
+    deadline = time.monotonic() + TIMEOUT
+    while (user := json.loads(path.read_bytes().splitlines()[-1]))["type"] != "message":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    while user.get("message", {}).get("content") != "Busy?":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+        user = json.loads(path.read_bytes().splitlines()[-1])
+    await asyncio.sleep(0.5)  # the reply has started on the first process, and marked itself
+    before = path.read_bytes()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        await asyncio.to_thread(_send_through, second, sid, "Me too", user["id"], "busy2")
+    assert refused.value.code == 409
+    assert "still being written" in refused.value.read().decode()
+    assert not sending.done() and path.read_bytes() == before  # nothing written by the refused send
+    assert await sending == 200
+    # Once the reply is stored, the same message goes through on the second process.
+    reply = json.loads(path.read_bytes().splitlines()[-1])
+    assert reply["parentId"] == user["id"] and reply["message"]["role"] == "assistant"
+    assert await asyncio.to_thread(_send_through, second, sid, "Me too", reply["id"], "busy3") == 200
+
+
+async def test_a_crowd_of_tabs_opening_at_once_all_go_live_with_redis(sessions, daphne, redis_url) -> None:
+    """Each socket joins its channel-layer groups as it opens (to hear of grant changes): sixty tabs
+    opening together make a few hundred joins at once (a restart's reconnections, many more), which
+    took more Redis connections than redis-py's pool gives a process, and the joins past them failed."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    server = daphne(sessions.root, PITREE_REDIS_URL=redis_url)
+    tabs = await asyncio.gather(*(open_tab(server, sid, sessions.size(path), "db26dc72") for _ in range(60)))
+    try:
+        written = sessions.append(path, "to everyone")
+        for socket, seen in tabs:
+            await until_entry(socket, seen, written["id"])
+    finally:
+        for socket, _ in tabs:
+            await socket.close()
 
 
 @pytest.mark.parametrize("mode", ["auto", "poll"])
@@ -143,7 +188,7 @@ async def test_sigterm_stops_a_server_with_live_tabs_within_two_seconds(sessions
     path = sessions.copy(LINEAR)
     sid = sessions.id(LINEAR)
     server = daphne(sessions.root, PITREE_WATCH=mode)
-    tabs = [await open_tab(server, sid, sessions.size(path)) for _ in range(3)]
+    tabs = [await open_tab(server, sid, sessions.size(path), "db26dc72") for _ in range(3)]
     lister = await connect(
         f"{server.ws}/ws/sessions/",
         origin=server.url,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
+from support.pushes import parse
 
 from pitree_web.asgi import application
 from sessions_app.live import listfeed
@@ -23,17 +23,19 @@ async def _list_tab(hello: dict, cookie: tuple[bytes, bytes]) -> WebsocketCommun
     assert connected
     await tab.send_json_to(hello)
     if "q" in hello:
-        while orjson.loads(await tab.receive_from(timeout=10)) != {"t": "live"}:
+        while not parse(await tab.receive_from(timeout=10)).live:
             pass
     return tab
 
 
 async def _listing(tab: WebsocketCommunicator, contains: str) -> str:
+    """The next listing swapped into the list that holds ``contains`` (its sidebar fetches its own too)."""
     while True:
-        message = orjson.loads(await tab.receive_from(timeout=10))
-        assert message["t"] == "list"
-        if contains in message["html"]:
-            return str(message["html"])
+        message = parse(await tab.receive_from(timeout=10))
+        listing = message.by_id("session-groups")
+        assert listing is not None and listing.style == "innerHTML" and "sidebar" in message.todo
+        if contains in message.raw:
+            return message.raw
 
 
 async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode, owner_cookie) -> None:
@@ -42,7 +44,8 @@ async def test_a_new_session_and_a_rename_show_in_the_list(sessions, watch_mode,
     try:
         created = create_session(sessions.root, "/home/bob/elsewhere", name="Brand new session", fsync=False)
         html = await _listing(tab, "Brand new session")
-        assert "<code>/home/bob/elsewhere</code>" in html and "Todo API endpoints" in html
+        assert '<span title="/home/bob/elsewhere">bob/elsewhere</span>' in html and "Todo API endpoints" in html
+        assert html.index("Brand new session") < html.index("Todo API endpoints")  # newest first
         SessionFile(created.path, fsync=False).rename("Renamed <right> away")
         html = await _listing(tab, "Renamed &lt;right&gt; away")
         assert "Brand new session" not in html
@@ -74,7 +77,8 @@ async def test_a_tab_that_asks_only_to_be_told_gets_no_listing(sessions, watch_m
     tab = await _list_tab({"q": "", "resume": False, "notify": True}, owner_cookie)
     try:
         create_session(sessions.root, "/home/bob/elsewhere", name="Brand new session", fsync=False)
-        assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "list"}
+        told = parse(await tab.receive_from(timeout=10))
+        assert told.todo == ["sidebar"] and told.swaps == []
         assert rendered == []
     finally:
         await tab.disconnect()
@@ -87,7 +91,7 @@ async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_
     await tab.send_json_to({"q": "", "resume": True})
     try:
         assert "Todo API endpoints" in await _listing(tab, "")
-        assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+        assert parse(await tab.receive_from(timeout=10)).live
     finally:
         await tab.disconnect()
 

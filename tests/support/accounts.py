@@ -29,9 +29,14 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 
 def prepare(env: dict[str, str], folder: Path) -> str:
-    """Point ``env`` at a fresh database in ``folder`` with the owner in it; returns the path of the
-    owner's one-time sign-in link."""
+    """Point ``env`` at a fresh database in ``folder`` with the owner in it (or, when ``env`` names a
+    PostgreSQL database, an empty one, migrated there); returns the path of the owner's one-time
+    sign-in link."""
     base = {**os.environ, "DJANGO_SETTINGS_MODULE": "pitree_web.settings", **env}
+    if env.get("PITREE_DATABASE_URL"):
+        _manage(base, "migrate", "--noinput", "-v0")
+        return link_from(_manage(base, "accounts", "--url", "", "first-run"))
+    base.pop("PITREE_DATABASE_URL", None)
     if "template" not in _migrated:
         template = Path(tempfile.mkdtemp(prefix="pitree-db-")) / "db.sqlite3"
         _manage({**base, "PITREE_DB": str(template)}, "migrate", "--noinput", "-v0")

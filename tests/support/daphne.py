@@ -1,6 +1,7 @@
 """pitree served by daphne in a child process, as ``./scripts/run`` serves it: the one launcher the
 web, live and browser tests share. Each server has a database of its own with the owner signed in
-(``server.cookie``), or shares another's (``site``), as processes serving one site do."""
+(``server.cookie``), or shares another's (``site``), as processes serving one site do:
+the same SQLite file, or the same PostgreSQL database (``PITREE_DATABASE_URL``)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,8 @@ def launch_daphne(
     full_env.setdefault("PITREE_SEARCH_DB", str(log.parent / "cache" / "search.sqlite3"))
     if site is None:
         link = accounts.prepare(full_env, log.parent)
+    elif site.env.get("PITREE_DATABASE_URL"):
+        full_env["PITREE_DATABASE_URL"] = site.env["PITREE_DATABASE_URL"]
     else:
         full_env["PITREE_DB"] = site.env["PITREE_DB"]
     with open(log, "wb") as out:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sessions_app.imports.run import import_export
-from sessions_app.sessionfiles.entries import content_text
+from sessions_app.sessionfiles.description import parts_of, text_of
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
 T0 = 1_760_000_000  # 2025-10-09T08:53:20Z
@@ -595,7 +595,7 @@ def said(session: Any, leaf: Any = None) -> list[tuple[str, str]]:
             if isinstance(content, list)
             else []
         )
-        out.append((message["role"], " ".join([content_text(content), *calls]).strip()))
+        out.append((message["role"], " ".join([text_of(parts_of(content)), *calls]).strip()))
     return out
 
 

@@ -77,6 +77,11 @@ class FakeOpenAI:
         self._httpd.server_close()
 
 
+def listing(*models: str) -> Respond:
+    """Answer the model list with ``models``."""
+    return lambda handler, _: send_json(handler, 200, {"object": "list", "data": [{"id": model} for model in models]})
+
+
 @contextmanager
 def running_fake() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()

@@ -76,6 +76,11 @@ class World:
     def bytes(self) -> bytes:
         return self.path.read_bytes()
 
+    def hello(self, at: str = LEAF) -> dict[str, Any]:
+        """What a session page's socket says when it opens: the page at the file as it is, standing on
+        ``at``, at the file's position (so that what is appended there is pushed to it)."""
+        return {"v": 1, "cursor": len(self.bytes()), "at": at, "notes": "none"}
+
     def lines(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.bytes().splitlines() if line.strip()]
 

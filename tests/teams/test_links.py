@@ -8,12 +8,12 @@ import hashlib
 from datetime import timedelta
 from typing import Any
 
-import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 from support.described import Controls
+from support.pushes import parse
 from support.teams import LEAF, World
 
 from pitree_web.asgi import application
@@ -145,8 +145,9 @@ def test_the_referrer_policy_keeps_tokens_on_the_site(world: World) -> None:
 async def _live_tab(world: World, cookie: tuple[bytes, bytes]) -> WebsocketCommunicator:
     tab = WebsocketCommunicator(application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie])
     assert (await tab.connect(timeout=10))[0]
-    await tab.send_json_to({"cursor": len(world.bytes())})
-    assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+    await tab.send_json_to(world.hello())
+    while not parse(await tab.receive_from(timeout=10)).live:
+        pass
     return tab
 
 

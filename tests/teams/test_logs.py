@@ -29,7 +29,7 @@ TOKEN = "Zm9vYmFyLXNlY3JldC10b2tlbi10aGF0LW11c3Qtbm90LWxlYWs"
 
 
 def test_link_paths_lose_their_token() -> None:
-    for route in ("teams:link", "accounts:once"):
+    for route in ("sharing:link", "accounts:once"):
         path = reverse(route, args=[TOKEN])
         assert TOKEN not in redacted(path) and redacted(path).endswith("/[token]/"), route
     assert redacted("/s/019c/e/abc/") == "/s/019c/e/abc/"

@@ -20,7 +20,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group, User
@@ -28,6 +27,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
+from support.pushes import Push, parse
 from support.teams import (
     BRANCH_A,
     CREW_CWD,
@@ -170,15 +170,15 @@ RULES: dict[str, Rule] = {
     ),
     "sessions:map": Rule("get", session("map/"), each(200), htmx=False),
     "sessions:map_data": Rule("get", session("map/data/"), each(200), htmx=False),
-    "teams:share": Rule("get", session("share/"), members(200), htmx=False),
-    "teams:revoke": Rule("post", _revocable, members(302), htmx=False),
-    "teams:download_jsonl": Rule("get", session("download.jsonl"), each(200), htmx=False),
-    "teams:download_md": Rule("get", session("download.md"), each(200), htmx=False),
-    "teams:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
-    "teams:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
-    "teams:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
-    "teams:import": Rule("get", fixed("/import/"), signed_in(200), htmx=False),
-    "teams:import_start": Rule(
+    "sharing:share": Rule("get", session("share/"), members(200), htmx=False),
+    "sharing:revoke": Rule("post", _revocable, members(302), htmx=False),
+    "sharing:download_jsonl": Rule("get", session("download.jsonl"), each(200), htmx=False),
+    "sharing:download_md": Rule("get", session("download.md"), each(200), htmx=False),
+    "sharing:author": Rule("get", session("e/2f760a8d/author/"), each(200)),
+    "sharing:link": Rule("get", lambda w: f"/l/{w.token}/", everyone(302), htmx=False),
+    "sharing:upload": Rule("get", fixed("/upload/"), signed_in(200), htmx=False),
+    "sharing:import": Rule("get", fixed("/import/"), signed_in(200), htmx=False),
+    "sharing:import_start": Rule(
         "post",
         fixed("/import/start/"),
         {**signed_in(403), "owner": 200, "member": 200, "root": 200},
@@ -186,9 +186,9 @@ RULES: dict[str, Rule] = {
         htmx=False,
     ),
     # Someone's import (an id of 22 characters) is theirs alone: anyone else, owner included, finds none.
-    "teams:import_status": Rule("get", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/"), signed_in(404)),
-    "teams:import_piece": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/piece/?offset=0"), signed_in(404)),
-    "teams:import_run": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/run/"), signed_in(404)),
+    "sharing:import_status": Rule("get", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/"), signed_in(404)),
+    "sharing:import_piece": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/piece/?offset=0"), signed_in(404)),
+    "sharing:import_run": Rule("post", fixed("/import/AAAAAAAAAAAAAAAAAAAAAA/run/"), signed_in(404)),
     "accounts:login": Rule(
         "get",
         fixed("/accounts/login/"),
@@ -313,7 +313,7 @@ def _signed_in_again(world: World, role: str) -> Any:
     return world.holder(world.token) if role == "link" else Client()
 
 
-@pytest.mark.parametrize("route", sorted(name for name in RULES if name != "teams:revoke"))
+@pytest.mark.parametrize("route", sorted(name for name in RULES if name != "sharing:revoke"))
 def test_a_folder_nobody_owns_is_the_superusers_only(people: World, route: str) -> None:
     """The same session in a folder nobody owns: the superuser gets what the owner gets of the crew's
     session, everyone else 404 (sign-in for the anonymous)."""
@@ -361,8 +361,7 @@ async def _socket(world: World, role: str, path: str, hello: dict[str, Any]) -> 
             output = await communicator.receive_output(timeout=10)
             if output["type"] == "websocket.close":
                 return "closed", output["code"]
-            message = orjson.loads(output["text"])
-            if message["t"] == "live":
+            if parse(output["text"]).live:
                 return "live", None
     finally:
         await communicator.disconnect()
@@ -382,24 +381,28 @@ async def test_the_session_socket(people: World, role: str) -> None:
     headers = [ORIGIN, HOST] + ([people.cookie(role)] if role != "anonymous" else [])
     tab = WebsocketCommunicator(application, f"/ws/s/{people.session_id}/", headers=headers)
     assert (await tab.connect(timeout=10))[0]
-    await tab.send_json_to({"cursor": len(people.bytes())})
+    await tab.send_json_to(people.hello())
     first = await tab.receive_output(timeout=10)
     if role not in (*WHOLE_READERS, *SCOPED_LINKS):
         assert first["type"] == "websocket.close" and first["code"] == 4404
         return
-    assert orjson.loads(first["text"]) == {"t": "live"}
-    on_b = await asyncio.to_thread(_append, people, "pushed on branch B", "de4f0d3a")
+    while not parse(first["text"]).live:  # what its page missed (nothing), then that it is live
+        first = await tab.receive_output(timeout=10)
     on_a = await asyncio.to_thread(_append, people, "pushed on branch A", LEAF)
+    on_b = await asyncio.to_thread(_append, people, "pushed on branch B", "de4f0d3a")
     if role == "snapshot_link":
         assert await tab.receive_nothing(timeout=0.5)
     else:
-        received: list[str] = []
-        while not any(on_a in message for message in received):
-            received.append(await tab.receive_from(timeout=10))
-        while role in WHOLE_READERS and not any(on_b in message for message in received):
-            received.append(await tab.receive_from(timeout=10))
+        received: list[Push] = []
+        while not any(on_a in message.entries for message in received):  # where the tab stands
+            received.append(parse(await tab.receive_from(timeout=10)))
+        # A reader of the whole file is told it grew past branch B's line too (its page reflects it).
+        size = str(len(people.bytes()))
+        while role in WHOLE_READERS and not any(message.state.get("cursor") == size for message in received):
+            received.append(parse(await tab.receive_from(timeout=10)))
         if role == "branch_link":
-            assert not any(on_b in message or "branch B" in message for message in received)
+            assert await tab.receive_nothing(timeout=0.5)
+            assert not any(on_b in message.raw or "branch B" in message.raw for message in received)
     await tab.disconnect()
 
 
@@ -455,7 +458,9 @@ NEW_CELLS: dict[str, tuple[dict[str, str], Expected]] = {
     "a folder nobody owns": ({"cwd": "/home/someone/unowned"}, _outside(("root",), links=True)),
     "a relative path climbing out": ({"cwd": "../../../etc"}, _outside((), refused=422, links=True)),
     "a NUL byte": ({"cwd": CREW_CWD + "\x00"}, _outside((), refused=422, links=True)),
-    "no folder": ({"cwd": ""}, _outside((), refused=422, links=True)),
+    # New chat: no folder named is the maker's own workspace, which the
+    # account that holds only a link ("link") has not.
+    "no folder": ({"cwd": ""}, _outside(tuple(role for role in SIGNED_IN if role != "link"), links=True)),
     "a name of control characters": ({"cwd": CREW_CWD, "name": "\x1b[2J\x00"}, _outside((), refused=422, links=True)),
 }
 
@@ -509,7 +514,9 @@ def test_uploads_go_only_where_their_maker_may_write_and_replace_nothing(readers
     for role in EVERYONE:
         before = _files(world)
         upload = SimpleUploadedFile("hostile.jsonl", content(world))
-        answer = _answer(world.client(role).post("/upload/", {"file": upload, "cwd": cwd}))
+        response = world.client(role).post("/upload/", {"file": upload, "cwd": cwd})
+        made = response.status_code == 302 and response["Location"].startswith("/s/")  # opens what it made
+        answer = 200 if made else _answer(response)
         added = set(_files(world)) - set(before)
         assert {p: b for p, b in _files(world).items() if p in before} == before, (role, cell)
         assert len(added) == (1 if answer == 200 else 0), (role, cell)

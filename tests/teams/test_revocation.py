@@ -11,7 +11,6 @@ from datetime import timedelta
 from io import StringIO
 from typing import Any
 
-import orjson
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -19,6 +18,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group, update_last_login
 from django.core.management import call_command
 from django.utils import timezone
+from support.pushes import parse
 from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 
 from pitree_web.asgi import application
@@ -39,8 +39,8 @@ async def _tab(world: World, cookie: tuple[bytes, bytes], path: str = "", hello:
         application, path or world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, cookie]
     )
     assert (await tab.connect(timeout=10))[0]
-    await tab.send_json_to(hello or {"cursor": len(world.bytes())})
-    while orjson.loads(await tab.receive_from(timeout=10))["t"] != "live":
+    await tab.send_json_to(hello or world.hello())
+    while not parse(await tab.receive_from(timeout=10)).live:
         pass
     return tab
 
@@ -252,6 +252,8 @@ async def test_a_change_made_in_another_process_closes_an_idle_socket_in_a_while
     monkeypatch.setattr(sockets, "RECHECK", 0.1)
     tab = await _tab(world, world.cookie("member"))
     await asyncio.to_thread(call_command, "accounts", "leave", "crew", "bob", stdout=StringIO())
+    told = parse(await tab.receive_from(timeout=10))
+    assert "not available to you any more" in told.text_of("flash")  # the page says why it stops
     output = await tab.receive_output(timeout=10)
     assert output["type"] == "websocket.close" and output["code"] == 4404
 

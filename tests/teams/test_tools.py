@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import re
 
-import orjson
 import pytest
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
+from support.pushes import Push, parse
 from support.teams import LEAF, World
 
 from pitree_web.asgi import application
@@ -65,8 +65,9 @@ async def _tab(world: World, role: str) -> WebsocketCommunicator:
         application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie(role)]
     )
     assert (await tab.connect(timeout=10))[0]
-    await tab.send_json_to({"cursor": len(world.bytes())})
-    assert orjson.loads(await tab.receive_from(timeout=10)) == {"t": "live"}
+    await tab.send_json_to(world.hello())
+    while not parse(await tab.receive_from(timeout=10)).live:
+        pass
     return tab
 
 
@@ -86,16 +87,12 @@ async def test_pushes_offer_each_tab_its_reader_s_tools(world: World) -> None:
         session_group(world.session_id), {"type": "reply.progress", "reply": "r1", "parent": answer, "text": "more"}
     )
     for role, tab in tabs.items():
-        received: list[str] = []
-        while not (
-            any('"t":"reply"' in message for message in received)
-            and any(message.startswith('{"t":"batch"') and answer in message for message in received)
-        ):
-            received.append(await tab.receive_from(timeout=10))
-        batches = [orjson.loads(m) for m in received if m.startswith('{"t":"batch"')]
-        html = "".join(entry["html"] for batch in batches for entry in batch["entries"])
+        received: list[Push] = []
+        while not (any(m.placeholders for m in received) and any(answer in m.entries for m in received)):
+            received.append(parse(await tab.receive_from(timeout=10)))
+        html = "".join(m.raw for m in received if m.entries)
         assert answer in html and _tools(html) == OFFERED[role], role
-        reply = next(orjson.loads(m)["html"] for m in received if '"t":"reply"' in m)
+        reply = next(m.raw for m in received if m.placeholders)
         assert ("reply-stop" in reply) is OFFERED[role][0], role
         await tab.disconnect()
 
@@ -127,14 +124,16 @@ def test_compacting_and_summarizing_a_branch_left_are_offered_to_writers_only(wo
 
 
 @pytest.mark.parametrize("role", sorted(OFFERED))
-def test_the_sidebar_starts_a_new_session_in_the_reader_s_own_workspace(world: World, role: str) -> None:
-    # It proposed the instance's default workspace to everyone, where only its owner may start one (the
-    # press was refused), and to a link holder without an account, who has no workspace at all.
+def test_new_chat_starts_a_session_in_the_reader_s_own_workspace(world: World, role: str) -> None:
+    # Every page's top bar has "New chat", which names no workspace: the session goes into the reader's
+    # own. A link holder without an account has no workspace, and no button.
     page = world.client(role).get(world.url()).content.decode()
-    proposed = re.search(r'<details class="new-session">.*?name="cwd" value="([^"]*)"', page, re.S)
+    button = re.search(r'<form class="new-chat" method="post" action="([^"]*)">', page)
     if role == "link":
-        assert proposed is None
+        assert button is None
     else:
-        assert proposed is not None and proposed.group(1) == personal_workspace(world.users[role]).cwd
-        response = world.client(role).post("/new/", {"cwd": proposed.group(1)}, **HX)
+        assert button is not None and 'name="cwd"' not in page[button.start() : page.index("</form>", button.start())]
+        response = world.client(role).post(button.group(1), {}, **HX)
         assert response.status_code == 200 and response["HX-Redirect"].startswith("/s/")
+        created = world.client(role).get(response["HX-Redirect"]).content.decode()
+        assert personal_workspace(world.users[role]).cwd in created

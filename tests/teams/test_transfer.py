@@ -21,13 +21,13 @@ from support.teams import CREW_CWD, CREW_FOLDER, LEAF, SAMPLES, World
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.errors import NotASession
 from sessions_app.sessionfiles.fork import encode_cwd
-from sessions_app.sessionfiles.store import SessionFile
+from sessions_app.sessionfiles.store import SessionFile, read_header
 from sessions_app.transfer.markdown import TITLE_WIDTH
 from sessions_app.views import transfer as transfer_views
 
 HX = {"HTTP_HX_REQUEST": "true"}
-CSRF = re.compile(r'"x-csrftoken": "[^"]+"|name="csrfmiddlewaretoken" value="[^"]+"')
 
 
 def _files(root: Path) -> dict[Path, bytes]:
@@ -121,13 +121,19 @@ def test_a_download_whose_file_became_a_fifo_is_refused_at_once(world: World, mo
 
 
 def _upload(client: Any, data: bytes, cwd: str = CREW_CWD, name: str = "from-pi.jsonl") -> Any:
-    return client.post("/upload/", {"file": SimpleUploadedFile(name, data), "cwd": cwd})
+    """The answer to an upload; a saved one takes the uploader to the new session (its page, then)."""
+    response = client.post("/upload/", {"file": SimpleUploadedFile(name, data), "cwd": cwd})
+    if response.status_code != 302 or not response["Location"].startswith("/s/"):
+        return response
+    return client.get(response["Location"])
 
 
 def test_an_upload_becomes_a_new_file_under_an_id_of_its_own(world: World) -> None:
     data = (SAMPLES / "01-linear.jsonl").read_bytes()
     response = _upload(world.client("member"), data)
-    assert response.status_code == 200 and "Saved as a new session" in response.content.decode()
+    # The upload takes the uploader to the new session, which says it was saved (it stayed on the upload page).
+    assert response.status_code == 200 and "Uploaded: saved as a new session." in response.content.decode()
+    assert 'id="composer-text"' in response.content.decode()
     (path,) = [p for p in (world.root / CREW_FOLDER).glob("*.jsonl") if p != world.path]
     sent, stored = json.loads(data.splitlines()[0]), json.loads(path.read_bytes().splitlines()[0])
     assert stored["id"] != sent["id"] and stored == {**sent, "id": stored["id"]}
@@ -177,8 +183,8 @@ def test_an_upload_does_not_tell_whether_a_session_it_may_not_see_exists(world: 
         data = json.dumps(header).encode() + b"\n" + world.bytes().split(b"\n", 1)[1]
         response, stored = _stranger_uploads(world, data)
         assert response.status_code == 200 and stored["id"] != session_id and "parentSession" not in stored
-        answers.append(CSRF.sub("", response.content.decode()).replace(stored["id"], "ID"))
-    assert answers[0] == answers[1]
+        answers.append(re.findall(r'<div class="notices card" role="status">(.*?)</div>', response.content.decode()))
+    assert answers[0] == answers[1] == ["<p>Uploaded: saved as a new session.</p>"]
 
 
 def test_an_upload_cannot_claim_to_fork_a_session_the_uploader_may_not_see(world: World) -> None:
@@ -261,3 +267,19 @@ def test_the_owner_leaf_is_what_a_plain_download_resumes_at(world: World, tmp_pa
     copy = tmp_path / "whole.jsonl"
     copy.write_bytes(b"".join(world.client("owner").get(world.url("download.jsonl"))))
     assert SessionFile(copy, fsync=False).leaf_id == LEAF
+
+
+def test_an_upload_whose_first_line_is_not_json_is_told_so(world: World) -> None:
+    # pi passes over lines before the header that are not JSON; the error named only the next line
+    # ("line 2 is not a session header") for a file whose first line was already wrong.
+    data = b"garbage first\n" + (SAMPLES / "01-linear.jsonl").read_bytes().splitlines()[1] + b"\n"
+    response = _upload(world.client("member"), data)
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "line 1 is not JSON" in html and "line 2 is not a session header either" in html
+    path = world.root / "first-line.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(NotASession, match=r"line 1 is not JSON: .*; line 2 is not a session header"):
+        read_header(path)
+    with pytest.raises(NotASession, match=r"line 1 is not JSON: .*; line 2 is not a session header"):
+        SessionFile.open(path)

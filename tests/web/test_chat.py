@@ -344,3 +344,47 @@ def test_read_only_sessions_refuse_writes(client, pi, tmp_path) -> None:
     response = client.post("/s/22222222-1b7d-4c1e-9a43-2d8f6e1b0c77/send/", {"text": "hi", "parent": leaf}, **HTMX)
     assert response.status_code == 409 and "read-only" in response.content.decode()
     assert v1.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("action", "fields", "kind"),
+    [
+        ("thinking", {"level": "high"}, "thinking_level_change"),
+        ("label", {"entry": "c256703f", "label": "asked"}, "label"),
+        ("rename", {"name": "Named meanwhile"}, "session_info"),
+    ],
+)
+async def test_a_pick_while_a_reply_is_written_goes_below_it_not_beside_it(asgi, pi, settings, action, fields, kind):
+    """A tab standing on the message being answered picks a thinking level (or labels, or renames): it is
+    written below the reply, with it, and the tab is answered at once (204); beside the reply, it would
+    have left the reply on a branch of its own."""
+    settings.PITREE_OFFLINE_DELAY = 30
+    url = f"/s/{pi.id(LINEAR)}/"
+    sending = asyncio.create_task(asgi.post(url + "send/", data={"text": "Slowly", "parent": "358d8704"}))
+    running = await _running_reply(pi.id(LINEAR))
+    size = pi.path(LINEAR).stat().st_size
+    picked = await asgi.post(
+        url + f"{action}/", data={**fields, "at": running.parent_id, "cursor": size}, headers={"HX-Request": "true"}
+    )
+    assert picked.status_code == 204 and pi.path(LINEAR).stat().st_size == size  # nothing written beside it
+    running.stop()
+    assert (await sending).status_code == 200
+    reply, change = pi.lines(pi.path(LINEAR))[-2:]
+    assert reply["parentId"] == running.parent_id and reply["message"]["role"] == "assistant"
+    assert change["type"] == kind and change["parentId"] == reply["id"]
+
+
+async def test_a_pick_from_a_page_a_moment_behind_goes_below_the_reply_it_was_about_to_show(asgi, pi) -> None:
+    """The reply ended before the tab heard of it: the tab still names the message it answered, and the
+    cursor of its page. The pick goes where the tab is about to stand, below the reply."""
+    url = f"/s/{pi.id(LINEAR)}/"
+    size = pi.path(LINEAR).stat().st_size
+    sent = await asgi.post(url + "send/", data={"text": "Quickly", "parent": "358d8704"})
+    assert sent.status_code == 200
+    user, reply = pi.lines(pi.path(LINEAR))[-2:]
+    picked = await asgi.post(
+        url + "thinking/", data={"level": "low", "at": user["id"], "cursor": size}, headers={"HX-Request": "true"}
+    )
+    change = pi.lines(pi.path(LINEAR))[-1]
+    assert picked.status_code == 200 and change["type"] == "thinking_level_change"
+    assert change["parentId"] == reply["id"] and f'data-position="{change["id"]}"' in picked.text

@@ -10,6 +10,7 @@ import pytest
 
 from sessions_app.display.entries import LAZY_TEXT_CHARS, TEXT_HEAD_CHARS, Block, EntryView, content_blocks
 from sessions_app.sessionfiles import entries as E
+from sessions_app.sessionfiles.description import parts_of
 from sessions_app.sessionfiles.fork import create_session
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -78,14 +79,14 @@ def test_edit_starts_from_the_whole_message_the_page_left_out(client, sessions_d
 
 
 def test_a_message_under_the_limit_is_in_the_page_whole_with_its_copy() -> None:
-    (block,) = content_blocks("a" * LAZY_TEXT_CHARS)
+    (block,) = content_blocks(parts_of("a" * LAZY_TEXT_CHARS))
     view = EntryView("x", "message", "user", "", None, blocks=[block])
     assert not block.lazy and view.source == "a" * LAZY_TEXT_CHARS and not view.text_elsewhere
 
 
 def test_the_head_ends_after_a_line_and_counts_as_what_the_page_shows() -> None:
     text = "".join(f"{n}\n" for n in range(100_000))
-    (block,) = content_blocks([{"type": "text", "text": text}])
+    (block,) = content_blocks(parts_of([{"type": "text", "text": text}]))
     assert block.lazy and block.head.endswith("\n") and TEXT_HEAD_CHARS // 2 < len(block.head) <= TEXT_HEAD_CHARS
     assert text.startswith(block.head)
     view = EntryView("x", "message", "user", "", None, blocks=[block])

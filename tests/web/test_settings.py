@@ -74,3 +74,31 @@ def test_defaults_and_blank_values(monkeypatch) -> None:
     assert (blank["DEBUG"], blank["PITREE_FSYNC"]) == (False, True)
     chosen = _settings(monkeypatch, PITREE_DEBUG="on", PITREE_FSYNC="no", PITREE_MAX_MESSAGE_BYTES="1000")
     assert (chosen["DEBUG"], chosen["PITREE_FSYNC"], chosen["PITREE_MAX_BODY_BYTES"]) == (True, False, 3000 + 65536)
+
+
+def test_a_database_url_chooses_postgresql_and_the_default_stays_sqlite(monkeypatch) -> None:
+    assert _settings(monkeypatch)["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    chosen = _settings(
+        monkeypatch, PITREE_DATABASE_URL="postgres://pitree:secret@db.example:5433/accounts", PITREE_SECRET_KEY="k"
+    )["DATABASES"]["default"]
+    assert chosen["ENGINE"] == "django.db.backends.postgresql"
+    assert (chosen["HOST"], chosen["PORT"], chosen["NAME"], chosen["USER"]) == (
+        "db.example",
+        5433,
+        "accounts",
+        "pitree",
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "refused"),
+    [
+        ({"PITREE_DATABASE_URL": "db.example/accounts", "PITREE_SECRET_KEY": "k"}, EnvValidationError),
+        ({"PITREE_DATABASE_URL": "mysql://pitree@db.example/accounts", "PITREE_SECRET_KEY": "k"}, ImproperlyConfigured),
+        # Each machine would make a key of its own: a browser signed in on one would be signed out on the next.
+        ({"PITREE_DATABASE_URL": "postgres://pitree@db.example/accounts"}, ImproperlyConfigured),
+    ],
+)
+def test_a_database_url_that_cannot_serve_several_machines_stops_the_start(monkeypatch, env, refused) -> None:
+    with pytest.raises(refused, match="PITREE_DATABASE_URL"):
+        _settings(monkeypatch, **env)

@@ -30,7 +30,7 @@ def test_an_upload_into_a_new_workspace_folder_syncs_the_file_and_both_folders(
         b'{"type":"session","version":3,"id":"uploaded-one","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/srv/up"}\n'
     )
     response = client.post("/upload/", {"file": SimpleUploadedFile("s.jsonl", data), "cwd": "/srv/up"})
-    assert response.status_code == 200, response.content.decode()[:300]
+    assert response.status_code == 302, response.content.decode()[:300]
     (path,) = (sessions_dir / encode_cwd("/srv/up")).glob("*.jsonl")
     assert path.read_bytes() == data
     assert synced[synced.index(path) :][:3] == [path, path.parent, sessions_dir]
