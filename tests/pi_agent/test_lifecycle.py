@@ -17,6 +17,8 @@ from sessions_app.assistants.pi.driver import ABORTED, ENDED, PiBusy, PiElsewher
 from sessions_app.assistants.pi.locks import FileDrivers, PiWorking, Turns, lock_key, locks_folder
 from sessions_app.sessionfiles.store import SessionFile
 
+pytestmark = pytest.mark.processes  # pi (node), the fake model server, daphne
+
 
 def _alive(pid: int) -> bool:
     try:

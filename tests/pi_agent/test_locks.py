@@ -13,6 +13,8 @@ from support.redisserver import redis_server
 
 from sessions_app.assistants.pi.locks import FileDrivers, PiWorking, RedisDrivers, Turns, lock_key, locks_folder
 
+pytestmark = pytest.mark.processes  # redis-server, and a lock held by a child process
+
 
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:

@@ -15,6 +15,8 @@ import pytest
 
 from sessions_app.assistants.pi.rpc import RUN_VARIABLE, PiExited, PiProcess, PiRefused
 
+pytestmark = pytest.mark.processes  # the stand-in for pi is a child Python
+
 STAND_IN = textwrap.dedent(
     """
     import json, os, sys

@@ -23,6 +23,8 @@ from support.redisserver import redis_server
 
 from sessions_app.assistants.pi.rpc import RUN_VARIABLE
 
+pytestmark = pytest.mark.processes  # pi (node), the fake model server, daphne
+
 TIMEOUT = 120
 
 

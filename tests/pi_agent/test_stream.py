@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from support.fake_openai import call_tool, say, scripted
 
 from sessions_app.assistants.pi.stream import TurnStream
 
 
+@pytest.mark.processes  # pi (node) and the fake model server
 async def test_a_turns_stream_shows_what_pi_has_not_written_yet(session, make_driver, recorder, fake) -> None:
     fake.respond = scripted(
         call_tool("bash", {"command": "echo started; sleep 1; echo done"}), say("It ran, and all is well.", pieces=4)

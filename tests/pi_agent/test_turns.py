@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from support.fake_openai import call_tool, completions, refuse, say, scripted
 
 from sessions_app.assistants.pi.driver import DONE
 from sessions_app.sessionfiles.entries import CONTINUE_TYPE
 from sessions_app.sessionfiles.store import SessionFile
+
+pytestmark = pytest.mark.processes  # pi (node), the fake model server, daphne
 
 
 def _messages(session: SessionFile) -> list[dict[str, Any]]:

@@ -27,6 +27,8 @@ from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.fork import create_session
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
+pytestmark = pytest.mark.processes  # pi (node), the fake model server, daphne
+
 HTMX = {"headers": {"HX-Request": "true"}}
 
 
