@@ -40,6 +40,8 @@ SCRIPTS = [
     "probe_search",
     "probe_exports",
     "slow_clients",
+    "pi_turn",
+    "pi_stream",
 ]
 
 

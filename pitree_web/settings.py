@@ -252,18 +252,18 @@ CACHES = {
 }
 
 # One process: in-memory layer. Several processes: Redis (pip install -e '.[redis]').
-_redis_url = env.str("PITREE_REDIS_URL", "")
-if _redis_url:
+PITREE_REDIS_URL: str = env.str("PITREE_REDIS_URL", "")
+if PITREE_REDIS_URL:
     # Shared by the processes: what django-ratelimit counts (opened share links) is counted once; a
     # Redis that dies costs only that sharing (pitree_web/cache.py), never a sign-in.
-    CACHES["default"] = {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": _redis_url}
+    CACHES["default"] = {"BACKEND": "pitree_web.cache.FallbackRedisCache", "LOCATION": PITREE_REDIS_URL}
     CHANNEL_LAYERS = {
         "default": {
             # channels_redis's layer, its calls waiting for one of a bounded set of connections.
             "BACKEND": "pitree_web.redislayer.RedisLayer",
             # redis-py 8 gives up on a read after 5 s by default, just when channels_redis's 5 s blocking
             # pop returns: an idle listener would fail with "Timeout reading". Wait longer than the pop.
-            "CONFIG": {"hosts": [{"address": _redis_url, "socket_timeout": 30}]},
+            "CONFIG": {"hosts": [{"address": PITREE_REDIS_URL, "socket_timeout": 30}]},
         }
     }
 else:
@@ -278,12 +278,15 @@ LOGGING = {
     "handlers": {
         "console": {"class": "logging.StreamHandler"},
         "refusals": {"class": "logging.StreamHandler", "filters": ["refusal"], "formatter": "server"},
+        "server": {"class": "logging.StreamHandler", "formatter": "server"},
     },
     "loggers": {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.security": {"handlers": ["refusals"], "level": "WARNING", "propagate": False},
         # django-axes names each successful sign-in's path at INFO: a one-time link's is its token.
         "axes": {"level": "WARNING"},
+        # pi (PITREE_ASSISTANT=pi): its stderr, line by line, and its starts and ends, in the server's log.
+        "sessions_app.assistants.pi": {"handlers": ["server"], "level": "INFO"},
     },
 }
 
@@ -354,10 +357,24 @@ if PITREE_CLAUDE_PROJECTS is not None:
 # Longest line of a session file that is read; a longer one is skipped and reported, never buffered.
 PITREE_MAX_LINE_BYTES: int = env.int("PITREE_MAX_LINE_BYTES", MAX_LINE_BYTES, validate=validate.Range(min=1))
 
-# Who answers: "offline" (built-in, no network) or "openai" (an OpenAI-compatible server).
+# Who answers: "offline" (built-in, no network), "openai" (an OpenAI-compatible server) or "pi" (the pi
+# coding agent itself, which runs its tools on this server: see the README).
 PITREE_ASSISTANT: str = env.str("PITREE_ASSISTANT", "offline").strip().lower()
-if PITREE_ASSISTANT not in {"offline", "openai"}:
-    raise ImproperlyConfigured(f"PITREE_ASSISTANT={PITREE_ASSISTANT!r}: expected 'offline' or 'openai'")
+if PITREE_ASSISTANT not in {"offline", "openai", "pi"}:
+    raise ImproperlyConfigured(f"PITREE_ASSISTANT={PITREE_ASSISTANT!r}: expected 'offline', 'openai' or 'pi'")
+
+# pi runs only in sessions whose working folder is one of these folders or inside one (":"-separated).
+PITREE_PI_ROOTS: list[Path] = [
+    Path(os.path.abspath(os.path.expanduser(root)))
+    for root in env.str("PITREE_PI_ROOTS", "").split(":")
+    if root.strip()
+]
+# The command that starts pi (default: pi 1.6.0 as scripts/install-pi installs it), and how long an idle
+# pi is kept before it is stopped.
+PITREE_PI_COMMAND: str = env.str("PITREE_PI_COMMAND", "")
+PITREE_PI_IDLE_SECONDS: float = env.float(
+    "PITREE_PI_IDLE_SECONDS", 600.0, validate=validate.Range(min=0, min_inclusive=False)
+)
 
 PITREE_OPENAI_BASE_URL: str = env.str("PITREE_OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
 PITREE_OPENAI_MODEL: str = env.str("PITREE_OPENAI_MODEL", "gpt-4o-mini")

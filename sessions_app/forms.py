@@ -79,13 +79,17 @@ class MessageForm(forms.Form):
     ``cursor`` is the byte offset of the file the sending page reflects: if the conversation went on
     after ``parent`` since, the message is refused rather than made a sibling of what the page did
     not show (``services.chat.unchanged_since``). Without it (Edit & resend, which makes a sibling on
-    purpose) or with ``branch`` (the tab chose "send as a new branch here") it is not checked."""
+    purpose) or with ``branch`` (the tab chose "send as a new branch here") it is not checked.
+
+    ``queue`` (pi only, while it works): ``steer`` (after its current tool calls) or ``follow_up``
+    (once it is done) instead of a new message."""
 
     text = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 3}), required=False)
     parent = EntryIdField(required=False)
     stream = forms.RegexField(REPLY_ID, required=False)
     cursor = forms.IntegerField(min_value=0, required=False)
     branch = forms.BooleanField(required=False)
+    queue = forms.ChoiceField(choices=[("", ""), ("steer", "steer"), ("follow_up", "follow_up")], required=False)
 
     def clean_text(self) -> str:
         text: str = self.cleaned_data["text"]

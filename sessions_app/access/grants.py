@@ -55,6 +55,12 @@ class Grant:
         return self.role >= Role.COLLABORATOR and (self.scope is None or not self.scope.snapshot)
 
     @property
+    def can_drive(self) -> bool:
+        """Whether the actor may have pi work in the session: pi runs commands on the server, so only
+        those who may write the session's folder (its workspace's members), never a share."""
+        return self.role is Role.MEMBER
+
+    @property
     def can_share(self) -> bool:
         return self.role is Role.MEMBER
 

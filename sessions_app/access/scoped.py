@@ -37,6 +37,7 @@ import orjson
 from django.core.exceptions import PermissionDenied
 
 from ..display.tools import FORK, SIBLING, WRITE
+from ..services import pi
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
 from ..sessionfiles.store import AT_LEAF, Parent, SessionFile, feed_file, reopen_regular
@@ -128,7 +129,8 @@ class SessionView(SessionFile):
                 raise _outside(self._part.scope)
             return planned
 
-        written = self.full._append(within_view, position_then=position_then, entry_id=entry_id, then=then)
+        with pi.writing(self.full.path):  # never among the lines of pi's turn
+            written = self.full._append(within_view, position_then=position_then, entry_id=entry_id, then=then)
         self.index = self._current()
         if written and self.author is not None and not self.author.unrestricted:
             # The first entry is the one asked for: what a write chains below it (settings picked

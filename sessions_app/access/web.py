@@ -59,10 +59,16 @@ def not_found(session_id: str) -> Http404:
     return Http404(f"No session with id {session_id!r}.")
 
 
-def open_session(request: HttpRequest, session_id: str, *, write: bool = False) -> SessionView:
+def open_session(request: HttpRequest, session_id: str, *, write: bool = False, drive: bool = False) -> SessionView:
     """The session as this request may see it; 404 when it may not see it (or it does not exist), 403
-    when it may see but not write it and ``write`` is asked for."""
-    return open_for(access_of(request), session_id, write=write)
+    when it may see but not write it and ``write`` is asked for, or may not have pi work in it and
+    ``drive`` is asked for (``Grant.can_drive``)."""
+    session = open_for(access_of(request), session_id, write=write or drive)
+    if drive and not session.grant.can_drive:
+        raise PermissionDenied(
+            "Only the members of this session's workspace may have pi work in it: pi runs commands on the server."
+        )
+    return session
 
 
 def open_for(access: Access, session_id: str, *, write: bool = False) -> SessionView:

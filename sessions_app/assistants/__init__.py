@@ -1,4 +1,5 @@
-"""Who writes the assistant's replies: the offline responder or an OpenAI-compatible server.
+"""Who writes the assistant's replies: the offline responder or an OpenAI-compatible server; or pi itself,
+which writes its own (``pi/``).
 (Selection lives here: a ``select.py`` next to scripts would shadow the standard library's module.)
 """
 
@@ -9,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .base import Assistant, AssistantError, Reply
 from .offline import OfflineAssistant
+from .pi.assistant import PiAssistant
 
 __all__ = ["Assistant", "AssistantError", "OfflineAssistant", "Reply", "get_assistant"]
 
@@ -18,8 +20,10 @@ def get_assistant() -> Assistant:
     choice = settings.PITREE_ASSISTANT
     if choice == "offline":
         return OfflineAssistant(delay=settings.PITREE_OFFLINE_DELAY)
+    if choice == "pi":
+        return PiAssistant()
     if choice != "openai":
-        raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline' or 'openai'")
+        raise ImproperlyConfigured(f"PITREE_ASSISTANT={choice!r}: expected 'offline', 'openai' or 'pi'")
     # Imported here, not above: the SDK takes tens of milliseconds and pydantic to import, a cost every
     # command and server process would pay at start-up, even those that never talk to a model.
     from .openai_compat import OpenAICompatAssistant  # noqa: PLC0415

@@ -12,16 +12,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import Any
 
-import orjson
-
 from ..sessionfiles import tree
-from ..sessionfiles.description import Description, Part, describe, text_of
-from ..sessionfiles.entries import clip, dump_json, one_line
+from ..sessionfiles.description import Description, Part, ToolCall, ToolResult, describe, text_of
+from ..sessionfiles.entries import CONTINUE_TYPE, clip, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .markdown import markdown_text
+from .toolcalls import Call, Output, describe_call, describe_output, pretty
 
 # Blocks bigger than this are folded and fetched only when opened.
 LAZY_BLOCK_CHARS = 4000
@@ -47,7 +47,16 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 _SILENT_TYPES = frozenset({"label", "leaf", "usage"})
 # Bookkeeping: shown as a slim line, not as a message card.
 MARKER_KINDS = frozenset(
-    {"model_change", "thinking_level_change", "session_info", "context_edit", "custom_state", "compaction", "silent"}
+    {
+        "model_change",
+        "thinking_level_change",
+        "session_info",
+        "context_edit",
+        "custom_state",
+        "compaction",
+        "silent",
+        "system_prompt",
+    }
 )
 """``silent``: an entry otherwise left out (a label), shown where the path ends in it below a fork."""
 
@@ -69,6 +78,18 @@ class Block:
     index: int = 0  # position in the message content (for lazy fetches)
     head: str = ""  # a message text too large for the page: the start it shows before its fold
     html: str = ""  # its text as Markdown renders it, when the page rendered it already (``budget``)
+    mono: bool = False  # a tool's output: monospace, as written
+    call_arguments: Any = None  # a tool call's arguments as stored
+
+    @cached_property
+    def summary(self) -> str:
+        """A tool call's one-line summary (its fold's title), cheap whatever its arguments' size."""
+        return describe_call(self.name, self.call_arguments, body=False).summary
+
+    @cached_property
+    def call(self) -> Call:
+        """A tool call as its tool means it (what its fold holds, once open)."""
+        return describe_call(self.name, self.call_arguments)
 
     @property
     def shown(self) -> str:
@@ -111,6 +132,8 @@ class EntryView:
     raw: str = ""  # an entry of unknown type (or an extension's state) as JSON
     raw_size: int = 0  # the size of its line, when too large to be in the page: it is left out then
     text_cut: bool = False  # ``text`` is the head of a summary too large for the page
+    call: Call | None = None  # a tool result's call, when found on its branch
+    output: Output | None = None  # a tool result's status, truncation, diff
     html: str = ""  # a summary's ``text`` as Markdown renders it, when the page rendered it (``budget``)
     navigator: Navigator | None = None
     line: tuple[Any, ...] = ()  # which stored line this shows, as its reader sees it (``SessionFile.line_key``)
@@ -169,6 +192,16 @@ def shown_kind(described: Description) -> str:
     """What the transcript shows a described entry as: its kind, or ``hidden``."""
     if described.kind in _SILENT_TYPES or described.hidden:
         return "hidden"
+    if described.kind == "custom_state" and described.custom_type == CONTINUE_TYPE:
+        return "hidden"  # pitree's own state says only where pi continued
+    message = described.message
+    if (
+        described.kind == "system"
+        and message
+        and not message.get("content")
+        and isinstance(message.get("sections"), dict)
+    ):
+        return "system_prompt"  # pi's prompt of a turn, kept in sections: a fold, as its TUI hides it
     return described.kind
 
 
@@ -190,7 +223,38 @@ def present(session: SessionFile, entry: dict[str, Any], row: int, *, navigator:
         line=session.line_key(index.offsets[row], index.lengths[row]),
     )
     _fill(view, described, index.lengths[row])
+    if (result := described.result) is not None:
+        _tool_result(session, row, view, result)
     return view
+
+
+CALL_SEARCH = 32  # entries up a branch in which a tool result looks for the call it answers
+
+
+def _tool_result(session: SessionFile, row: int, view: EntryView, result: ToolResult) -> None:
+    """A tool result with what its call says and what its output and pi's details say; the status line
+    its output ends with ("Command exited with code 2") is said in its title instead."""
+    call = _call_of(session, row, result.call_id)
+    if call is not None:
+        view.call = describe_call(_field(call.name or "tool"), call.arguments, body=False)
+    text = "".join(b.text for b in view.blocks if b.kind == "text" and not b.lazy)
+    view.output = describe_output(view.call, text, result.details)
+    said = text[len(view.output.text) :]
+    last = view.blocks[-1] if view.blocks else None
+    if said and last is not None and last.kind == "text" and not last.lazy and last.text.endswith(said):
+        last.text = last.text[: len(last.text) - len(said)]
+
+
+def _call_of(session: SessionFile, row: int, call_id: str | None) -> ToolCall | None:
+    """The tool call a result answers: in the nearest assistant message up its branch (parallel calls'
+    results hang one under the other below it), within ``CALL_SEARCH`` entries."""
+    index = session.index
+    for ancestor in islice(tree.ancestors(index, row), 1, CALL_SEARCH):
+        if index.roles[ancestor] != "assistant":
+            continue
+        calls = describe(session.entries([ancestor])[0]).tool_calls
+        return next((call for call in calls if call.id == call_id), None)
+    return None
 
 
 def _fill(view: EntryView, described: Description, size: int) -> None:
@@ -243,12 +307,15 @@ def _fill(view: EntryView, described: Description, size: int) -> None:
         view.detail = _field(described.text) if described.text is not None else ""
     elif kind == "custom_state":
         view.title = _field(described.custom_type or "custom")
-    if kind in ("custom_state", "unknown") and size > LAZY_TEXT_CHARS:
+    if kind in ("custom_state", "unknown", "system_prompt") and size > LAZY_TEXT_CHARS:
         view.raw_size = size  # read in its raw line
     elif kind == "custom_state":
-        view.raw = _pretty(described.data)
+        view.raw = pretty(described.data)
     elif kind == "unknown":
-        view.raw = _pretty(described.entry)
+        view.raw = pretty(described.entry)
+    elif kind == "system_prompt":
+        sections = (described.message or {})["sections"]
+        view.raw = "\n\n".join(part for part in sections.values() if isinstance(part, str))
 
 
 def _field(value: Any) -> str:
@@ -274,7 +341,7 @@ def content_blocks(parts: Sequence[Part], *, fold_text: bool = False) -> list[Bl
         elif part.kind == "thinking":
             blocks.append(Block("thinking", text=part.text, index=position, lazy=len(part.text) > LAZY_BLOCK_CHARS))
         elif part.call is not None:
-            arguments = _pretty(part.call.arguments)
+            arguments = pretty(part.call.arguments)
             blocks.append(
                 Block(
                     "toolCall",
@@ -282,6 +349,7 @@ def content_blocks(parts: Sequence[Part], *, fold_text: bool = False) -> list[Bl
                     arguments=arguments,
                     index=position,
                     lazy=len(arguments) > LAZY_BLOCK_CHARS,
+                    call_arguments=part.call.arguments,
                 )
             )
         elif part.kind == "image":
@@ -299,7 +367,7 @@ def content_blocks(parts: Sequence[Part], *, fold_text: bool = False) -> list[Bl
 def _raw_block(block: Any, position: int) -> Block:
     """A block of a kind not known here, shown as JSON (folded when large, as tool output is) and
     named by its type (``value`` for an item that is no block)."""
-    text, name = _pretty(block), "value"
+    text, name = pretty(block), "value"
     if isinstance(block, dict):
         kind = block.get("type")
         name = _field(kind if kind is not None else "object")
@@ -310,7 +378,7 @@ def _text_block(text: str, position: int, fold_text: bool, room: int) -> Block:
     """A text block: tool output folds whole past ``LAZY_BLOCK_CHARS`` (it is folded anyway); a
     message's text shows its head and folds the rest past the ``room`` left in its message."""
     if fold_text:
-        return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS)
+        return Block("text", text=text, index=position, lazy=len(text) > LAZY_BLOCK_CHARS, mono=True)
     if len(text) <= room:
         return Block("text", text=text, index=position)
     return Block("text", text=text, index=position, lazy=True, head=head_of(text))
@@ -337,14 +405,6 @@ def image_data_url(part: Part) -> str:
     except (binascii.Error, ValueError):
         return ""
     return f"data:{mime};base64,{data}"
-
-
-def _pretty(value: Any) -> str:
-    """Indented JSON for a raw view; a value nested deeper than orjson writes is shown compact."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONEncodeError:
-        return dump_json(value).decode()
 
 
 def navigator_for(index: SessionIndex, row: int) -> Navigator | None:

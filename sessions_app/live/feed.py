@@ -27,8 +27,10 @@ import asyncio
 import bisect
 import contextlib
 import logging
+import os
 import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -66,6 +68,17 @@ class Gone:
     """The session's file cannot be read any more: its tabs say so and close."""
 
 
+@dataclass
+class _PiTurn:
+    """What of pi's turn a feed shows its tabs: the reply of the entry pi continues under."""
+
+    turn: tuple[Any, Any]  # pi's turn number, and the entry it was asked at
+    parent: str | None
+    reply: str
+    stream: dict[str, Any] = field(default_factory=dict)
+    silent: Any = None
+
+
 class SessionFeed:
     """Everything this process does for the open tabs of one session file."""
 
@@ -82,6 +95,8 @@ class SessionFeed:
         self._inbox: Inbox | None = None  # this feed's channel in the session's group (replies being written)
         self._ended: dict[str, None] = {}  # the latest replies seen ending, oldest first
         self._joining = 0  # tabs between ``join`` and being taken in: the feed must not stop under them
+        self._pi: _PiTurn | None = None  # pi's turn as tabs are shown it
+        self._pi_ended: tuple[Any, Any] | None = None  # the last of pi's turns seen ending
 
     # ------------------------------------------------------------------ tabs
 
@@ -237,6 +252,19 @@ class SessionFeed:
 
     async def _relay(self, event: dict[str, Any]) -> None:
         """Render a piece of a reply being written once, and hand it to every tab."""
+        if event.get("type") in ("pi.state", "pi.progress"):
+            async with self._lock:
+                # What pi wrote before it said this is pushed first: the message it streams now hangs
+                # under the file's last entry (pi writes each message whole before the next begins).
+                # Most of pi's news comes with the file unchanged: a stat then spares the read.
+                with contextlib.suppress(OSError):
+                    if os.stat(self.path).st_size != self._offset:
+                        await self._pull()
+                if self._session is not None:
+                    for pi_piece in await asyncio.to_thread(self._render_pi_event, event):
+                        if self._note_reply(pi_piece):
+                            self._broadcast(pi_piece)
+            return
         piece = await asyncio.to_thread(self._render_reply_event, event)
         if piece is not None and self._note_reply(piece):
             self._broadcast(piece)
@@ -269,6 +297,41 @@ class SessionFeed:
         self.replies[piece.reply] = piece
         return True
 
+    def _render_pi_event(self, event: dict[str, Any]) -> list[Piece]:
+        """pi's turn (``services.pi_stream``) as replies being written: one per entry it continues
+        under, the previous one ended when pi has written another line (its tabs moved onto that line
+        with the batch that brought it, which took the previous one's place away)."""
+        session = self._session
+        assert session is not None
+        index = session.index
+        row = len(index) - 1
+        while row >= 0 and not index.is_node(row):
+            row -= 1
+        parent = index.ids[row] if row >= 0 else None
+        turn = (event.get("turn"), event.get("at"))
+        ending = event.get("type") == "pi.state" and not event.get("working")
+        pieces: list[Piece] = []
+        previous = self._pi
+        if previous is not None and (ending or previous.turn != turn or previous.parent != parent):
+            pieces.append(fragments.ended_piece(previous.reply, previous.parent, None))
+            self._pi = None
+        if ending:
+            self._pi_ended = turn
+            return pieces
+        if turn == self._pi_ended:
+            return pieces  # a late piece of a turn that has ended
+        if self._pi is None:
+            kept = previous.stream if previous is not None and previous.turn == turn else {}
+            self._pi = _PiTurn(turn, parent, f"pi{event.get('turn')}-{row + 1}", kept)
+        current = self._pi
+        stream = event.get("stream")
+        if event.get("type") == "pi.progress" and isinstance(stream, dict):
+            current.stream = stream
+        else:
+            current.silent = event.get("silent")
+        pieces.append(fragments.pi_turn_piece(self.session_id, current.reply, parent, current.stream, current.silent))
+        return pieces
+
     async def _stop(self) -> None:
         """Stop watching (the last tab left); returns once the feed's tasks have ended. The tasks
         cancelled here never wait inside a channel-layer call; the group's reader is ended by a
@@ -283,6 +346,7 @@ class SessionFeed:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._session = None
         self.replies.clear()
+        self._pi = None
 
 
 # --------------------------------------------------------------------------------- the registry

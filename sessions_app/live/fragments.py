@@ -17,9 +17,11 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from ..display.entries import Navigator, entry_kind, navigator_for, present
 from ..display.markdown import render_markdown
+from ..display.toolcalls import describe_call
 from ..display.tools import EVERY, offered
 from ..partials.entries import entry_fragment
 from ..sessionfiles.catalog import session_info
@@ -31,6 +33,7 @@ from ..sessionfiles.tree import siblings
 _CSRF_SLOT = secrets.token_hex(16)
 _CSRF_INPUT = f'<input type="hidden" name="csrfmiddlewaretoken" value="{_CSRF_SLOT}">'
 _HIDDEN_TYPES = frozenset({"label", "leaf", "usage"})
+PI_OUTPUT_SHOWN = 16_384  # characters of a running tool's output a tab is sent (its last ones)
 _MAX_CARRY_WALK = 64  # how far a navigator update looks below a hidden branch point for the entry showing it
 SETTINGS_TYPES = frozenset({"model_change", "thinking_level_change"})  # and answers, which name their model
 
@@ -167,6 +170,37 @@ def render_piece(session_id: str, reply: str, parent: str | None, text: str) -> 
 
 def ended_piece(reply: str, parent: str | None, entry: str | None) -> Piece:
     return Piece(reply=reply, parent=parent, placeholder="", text="", ended=True, entry=entry)
+
+
+def pi_turn_piece(session_id: str, reply: str, parent: str | None, stream: dict[str, Any], silent: Any) -> Piece:
+    """What pi shows of its turn before it writes it (``services.pi_stream``), as a reply being written
+    under ``parent``, the entry pi continues under: the message it streams (text, thinking, tool calls)
+    and the tools it runs with their output so far, under its Stop, Steer and Follow up."""
+    message = stream.get("message") if isinstance(stream.get("message"), dict) else None
+    parts = [p for p in (message or {}).get("parts", []) if isinstance(p, dict)]
+    running = [
+        {
+            "name": str(tool.get("name")),
+            "summary": describe_call(str(tool.get("name")), tool.get("arguments"), body=False).summary,
+            "output": _tail(str(tool.get("output") or "")),
+        }
+        for tool in stream.get("running") or []
+        if isinstance(tool, dict)
+    ]
+    shown = {"parts": parts, "running": running, "silent": silent if isinstance(silent, int | float) else None}
+    text = _render("sessions_app/partials/_pi_turn_stream.html", shown)
+    placeholder = _render(
+        "sessions_app/partials/_pi_turn.html",
+        {"reply": reply, "parent": parent or "", "session_id": session_id, "stream": mark_safe(text)},
+    )
+    return Piece(reply=reply, parent=parent, placeholder=placeholder, text=text)
+
+
+def _tail(output: str) -> str:
+    """The end of a running tool's output, as a terminal shows it: what it printed last."""
+    if len(output) <= PI_OUTPUT_SHOWN:
+        return output
+    return "…" + output[-PI_OUTPUT_SHOWN:]
 
 
 # ------------------------------------------------------------------------------------ helpers

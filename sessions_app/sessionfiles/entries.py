@@ -382,6 +382,16 @@ def branch_summary(
     )
 
 
+# pitree's own ``custom`` entry: where pi is to continue (docs/format.md §3.9). pi continues under a
+# file's last line; this line, under the entry a browser is on, makes that entry's branch the one pi
+# continues, in pi's reading and in pitree's, and changes nothing else (no context, no settings).
+CONTINUE_TYPE = "pitree/continue"
+
+
+def continue_here() -> Draft:
+    return Draft("custom", {"customType": CONTINUE_TYPE})
+
+
 def custom_message(custom_type: str, content: Any, display: bool, details: Any = None) -> Draft:
     return Draft(
         "custom_message",

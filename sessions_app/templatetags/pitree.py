@@ -33,6 +33,7 @@ _ROLE_NAMES = {
     "custom": "Extension",
     "custom_message": "Extension",
     "system": "System",
+    "system_prompt": "System prompt",
     "compaction": "Compaction",
     "branch_summary": "Branch summary",
     "model_change": "Model change",

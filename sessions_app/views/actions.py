@@ -21,11 +21,13 @@ from ..access.web import access_of, open_session
 from ..access.workspaces import default_cwd
 from ..assistants import AssistantError, get_assistant
 from ..forms import AnnotationForm, ForkForm, LabelForm, ModelForm, NewSessionForm, RenameForm, ThinkingForm
+from ..services import pi
 from ..services.annotations import annotate
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.entries import Draft
 from ..transfer.newfiles import fork_for, new_session_for
+from . import pi as pi_views
 from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
 
@@ -63,6 +65,8 @@ async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:
     """Answer with another of the backend's models from the tab's position on: pi's ``model_change``
     entry (the backend's provider and the model's id), which the session context reads when the next
     reply is asked for. Async: the backend is asked which models it has."""
+    if pi.enabled():
+        return await pi_views.set_model(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = ModelForm(request.POST)
     if not form.is_valid():
@@ -81,6 +85,8 @@ async def set_model(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 async def set_thinking(request: HttpRequest, session_id: str) -> HttpResponse:
     """Set the thinking level from the tab's position on: pi's ``thinking_level_change`` entry."""
+    if pi.enabled():
+        return await pi_views.set_thinking(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = ThinkingForm(request.POST)
     if not form.is_valid():

@@ -9,6 +9,7 @@ stopping a reply that is not running) become answers in ``RefusalMiddleware``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -20,12 +21,13 @@ from ..access.scoped import SessionView, can_write
 from ..access.web import open_session
 from ..display.entries import preview
 from ..forms import CompactForm, MessageForm, NavigateForm, RegenerateForm, TailForkForm
-from ..services import chat, replies, summaries
+from ..services import chat, pi, replies, summaries
 from ..sessionfiles import entries as E
 from ..sessionfiles.description import describe
 from ..sessionfiles.errors import EntryNotFound, WriteFailed
 from ..sessionfiles.tree import latest_position_under
 from ..transfer.newfiles import tail_fork_for
+from . import pi as pi_views
 from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
 
@@ -36,10 +38,15 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
     message from a page that missed how the conversation went on after ``parent`` is refused (409),
     with a choice: continue from the latest entry, or send as a new branch here (``MessageForm``); so
     is one that answers an entry whose reply is still being written (by any process, with Redis)."""
-    session = await asyncio.to_thread(open_session, request, session_id, write=True)
+    session = await asyncio.to_thread(open_session, request, session_id, write=True, drive=pi.enabled())
     form = MessageForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
+    if pi.enabled():
+        try:
+            return await pi_views.send(request, session, form)
+        except chat.MovedOn as moved:
+            return await asyncio.to_thread(_moved_on, request, session, form, moved)
     parent = form.cleaned_data["parent"] or None
     cursor = form.cleaned_data["cursor"]
     if parent is not None and not form.cleaned_data["branch"] and await replies.answering(session.session_id, parent):
@@ -73,6 +80,8 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
     """Another answer to what an assistant entry answered: a sibling of that entry."""
+    if pi.enabled():
+        return await pi_views.regenerate(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = RegenerateForm(request.POST)
     if not form.is_valid():
@@ -94,6 +103,8 @@ async def stop(request: HttpRequest, session_id: str) -> HttpResponse:
     stored as ``aborted``, and arrives in the tab that asked for it with the answer to its request. A
     Stop that comes before its reply has started (the page shows Stop as soon as it sends) stops it as
     it starts (``replies.stop``)."""
+    if pi.enabled():
+        return await pi_views.stop(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     reply_id = request.POST.get("reply", "")
     if not replies.REPLY_ID.fullmatch(reply_id):
@@ -105,6 +116,8 @@ async def stop(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 async def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     """The assistant summarises the branch's history before ``keep_from``; a compaction entry folds it."""
+    if pi.enabled():
+        return await pi_views.compact(request, session_id)
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     form = CompactForm(request.POST)
     if not form.is_valid():
@@ -144,12 +157,18 @@ async def navigate(request: HttpRequest, session_id: str) -> HttpResponse:
         target = await asyncio.to_thread(_resumed, session, target)
     if can_write(session):  # a viewer moves the tab only, the file's position stays
         if form.cleaned_data["summarize"]:
+            if pi.enabled():
+                return form_error(
+                    request, "With pi, a move cannot summarize the branch left; nothing was moved.", status=409
+                )
             written = await summaries.summarize_abandoned_branch(
                 session, left, target, check=lambda: session.refuse_outside_branch(target)
             )
             if written is not None:
                 return await _moved(request, session, written["id"])
-        await asyncio.to_thread(session.navigate, target)
+        # While pi writes the file, the tab moves and the file's position waits for the next move.
+        with contextlib.suppress(pi.PiWorking):
+            await asyncio.to_thread(session.navigate, target)
     return await _moved(request, session, target)
 
 

@@ -36,6 +36,7 @@ from ..forms import (
 )
 from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
 from ..partials.transcript import transcript_context
+from ..services import pi
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
@@ -45,6 +46,7 @@ from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import ancestors
 from ..transfer.downloads import download_name
+from . import pi as pi_views
 from .responses import form_error, is_htmx
 
 WORKSPACE_COOKIE = "pitree_workspace"
@@ -205,7 +207,7 @@ def entry_block(request: HttpRequest, session_id: str, entry_id: str, block: int
     if described.shell is not None:
         blocks = [Block("raw", text=described.shell.output or "")]
     else:
-        blocks = content_blocks(described.parts)
+        blocks = content_blocks(described.parts, fold_text=described.result is not None)
     found = next((b for b in blocks if b.index == block), None)
     if found is None:
         raise Http404("No such block")
@@ -255,6 +257,9 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
     at = form.cleaned_data["at"]
     position = await asyncio.to_thread(lambda: entry_row(session, at) if at else session.index.leaf_row)
     current = await asyncio.to_thread(branch_settings, session, position)
+    if pi.enabled():
+        context = await pi_views.pickers(session, position, current)
+        return render(request, "sessions_app/partials/_composer_settings.html", context)
     assistant = get_assistant()
     models, problem = await offered_models(assistant)
     chosen = chosen_model(assistant, current.provider, current.model, models)

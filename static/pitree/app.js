@@ -530,6 +530,16 @@
     seen.delete(token);
   });
 
+  // A message put into pi's queue (its turn's Steer or Follow up, which send the box's text) has left the box.
+  document.addEventListener("htmx:afterRequest", (ev) => {
+    const queued = ev.detail.elt.closest && ev.detail.elt.closest("form.pi-queue");
+    const box = composerBox();
+    if (!queued || !box || !ev.detail.successful || !ev.detail.xhr || ev.detail.xhr.status >= 300) return;
+    const text = box.value;
+    box.value = "";
+    draftSent(text);
+  });
+
   // ---- Send becomes Stop while a reply is written where this tab stands ---------------------------
   // A Stop for this tab's reply that no server process could act on: the reply had not started yet,
   // in a process that heard of the Stop too late (the server waits a second for it). It is asked

@@ -6,13 +6,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 import shutil
 import signal
 import threading
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,15 +107,8 @@ def _socket(sockets: contextlib.ExitStack, server: Daphne, path: str, hello: dic
 def _send_and_lose_the_answer(server: Daphne, session_id: str) -> None:
     """A browser's send (the page for the CSRF token, then the form post); the server goes away
     mid-request, which is the point."""
-    opener = accounts.signed_in_opener(server.cookie)
-    page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
-    token = re.search(r'"x-csrftoken": "([^"]+)"', page)
-    assert token is not None
-    request = urllib.request.Request(
-        f"{server.url}/s/{session_id}/send/",
-        data=urllib.parse.urlencode({"text": "Still there?", "parent": "db26dc72"}).encode(),
-        headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
-    )
+    fields = {"text": "Still there?", "parent": "db26dc72"}
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, "send", fields, TIMEOUT)
     with contextlib.suppress(OSError):
         opener.open(request, timeout=TIMEOUT).read()
 

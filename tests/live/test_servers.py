@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import signal
 import time
 import urllib.error
@@ -33,15 +32,7 @@ def _entries(seen: list[Push]) -> list[str]:
 
 def _post(server: Any, session_id: str, action: str, fields: dict[str, str]) -> int:
     """A browser's form post (``send``, ``stop``…), made over HTTP: the page for the CSRF token, then the post."""
-    opener = accounts.signed_in_opener(server.cookie)
-    page = opener.open(f"{server.url}/s/{session_id}/", timeout=TIMEOUT).read().decode()
-    token = re.search(r'"x-csrftoken": "([^"]+)"', page)
-    assert token is not None
-    request = urllib.request.Request(
-        f"{server.url}/s/{session_id}/{action}/",
-        data=urllib.parse.urlencode(fields).encode(),
-        headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
-    )
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, action, fields, TIMEOUT)
     with opener.open(request, timeout=TIMEOUT) as response:
         return int(response.status)
 

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -74,3 +75,20 @@ def signed_in_opener(cookie: str, host: str = "127.0.0.1") -> urllib.request.Ope
         )
     )
     return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+
+
+def form_post(
+    url: str, cookie: str, session_id: str, action: str, fields: dict[str, str], timeout: float
+) -> tuple[urllib.request.OpenerDirector, urllib.request.Request]:
+    """A browser's form post on a session's page (``send``, ``stop``…), ready to open: the page fetched
+    first for its CSRF token, which the post carries as htmx does, in a header."""
+    opener = signed_in_opener(cookie)
+    page = opener.open(f"{url}/s/{session_id}/", timeout=timeout).read().decode()
+    token = re.search(r'"x-csrftoken": "([^"]+)"', page)
+    assert token is not None
+    request = urllib.request.Request(
+        f"{url}/s/{session_id}/{action}/",
+        data=urllib.parse.urlencode(fields).encode(),
+        headers={"X-CSRFToken": token.group(1), "HX-Request": "true"},
+    )
+    return opener, request

@@ -171,3 +171,78 @@ def stall_after(first: str) -> Respond:
 def _lower(headers: Any) -> dict[str, str]:
     """Header names in lower case: HTTP clients differ in how they spell them."""
     return {name.lower(): value for name, value in headers}
+
+
+# --------------------------------------------------------------------------- scripted turns, for pi
+
+FAKE_MODEL = "fake-model"
+
+
+def say(text: str, pieces: int = 3, delay: float = 0.0) -> Respond:
+    """Stream ``text`` in ``pieces`` chunks (``delay`` seconds apart, as a model writes), then finish."""
+
+    def respond(handler: BaseHTTPRequestHandler, fake: FakeOpenAI) -> None:
+        size = max(1, -(-len(text) // pieces))
+        parts = [text[start : start + size] for start in range(0, len(text), size)] or [""]
+        start_sse(handler)
+        send_event(handler, chunk(role="assistant", content=""))
+        for part in parts:
+            fake.release.wait(delay)
+            send_event(handler, chunk(part))
+        send_event(handler, chunk(finish="stop"))
+        send_event(handler, "[DONE]")
+
+    return respond
+
+
+def call_tool(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> Respond:
+    """Ask for one tool call (``bash``, ``read``, ``edit``…), its arguments streamed in two pieces."""
+
+    def respond(handler: BaseHTTPRequestHandler, fake: FakeOpenAI) -> None:
+        raw = json.dumps(arguments)
+        head = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": raw[:5]}}
+        tail = {"index": 0, "function": {"arguments": raw[5:]}}
+        sse(
+            handler,
+            [
+                chunk(role="assistant", content=None),
+                chunk(tool_calls=[head]),
+                chunk(tool_calls=[tail]),
+                chunk(finish="tool_calls"),
+            ],
+        )
+
+    return respond
+
+
+def refuse(status: int = 400, message: str = "the fake refuses") -> Respond:
+    """An HTTP error with an OpenAI-style body (400 is one no client retries)."""
+    return lambda handler, fake: send_json(handler, status, {"error": {"message": message, "type": "invalid_request"}})
+
+
+def hang(first: str = "") -> Respond:
+    """Begin a stream (with ``first`` when given), then send nothing more until the server stops."""
+
+    def respond(handler: BaseHTTPRequestHandler, fake: FakeOpenAI) -> None:
+        start_sse(handler)
+        if first:
+            send_event(handler, chunk(first))
+        fake.release.wait(60)
+
+    return respond
+
+
+def scripted(*steps: Respond) -> Respond:
+    """Answer the n-th chat completion with the n-th step; past the last, a 400 that says so."""
+    remaining = list(steps)
+
+    def respond(handler: BaseHTTPRequestHandler, fake: FakeOpenAI) -> None:
+        step = remaining.pop(0) if remaining else refuse(400, "the fake's script has no more steps")
+        step(handler, fake)
+
+    return respond
+
+
+def completions(fake: FakeOpenAI) -> list[Recorded]:
+    """The chat completion requests the fake received, in order."""
+    return [request for request in fake.requests if request.method == "POST"]

@@ -522,3 +522,41 @@ def test_uploads_go_only_where_their_maker_may_write_and_replace_nothing(readers
         assert len(added) == (1 if answer == 200 else 0), (role, cell)
         got[role] = answer
     assert got == expected
+
+
+# --- pi at the wheel (PITREE_ASSISTANT=pi) ----------------------------------------------------------
+# pi runs commands on the server: only the members of the session's workspace (and superusers) may
+# have it work, never a collaborator, a link or a share. The sample's working folder does not exist
+# here, so those who pass the permission check are told that (409) and no pi starts: a test of who
+# passes, not of pi. Every refusal leaves the files as they were (``_ask``).
+
+PI_WRITES: dict[str, dict[str, Any]] = {
+    "sessions:send": {"text": "hi", "parent": LEAF},
+    "sessions:regenerate": {"entry": "e65e9e73"},
+    "sessions:stop": {"reply": "pi"},
+    "sessions:compact": {"keep_from": "ab506f7f", "at": LEAF},
+    "sessions:model": {"model": "fake/fake-model", "at": LEAF},
+    "sessions:thinking": {"level": "high", "at": LEAF},
+}
+
+
+@pytest.mark.parametrize("route", sorted(PI_WRITES))
+def test_only_the_workspaces_members_may_have_pi_work(people: World, settings: Any, route: str) -> None:
+    settings.PITREE_ASSISTANT = "pi"
+    settings.PITREE_PI_ROOTS = [people.root.parent]
+    rule = Rule("post", session(f"{route.removeprefix('sessions:')}/"), members(409), data=lambda w: PI_WRITES[route])
+    got: Expected = {role: _ask(people, rule, role, rule.target(people)) for role in EVERYONE}
+    assert got == rule.expected
+    said = people.client("member").post(rule.target(people), PI_WRITES[route], **HX).content.decode()
+    assert "working folder does not exist" in said  # past the permission check, stopped at the folder
+
+
+def test_pis_pickers_are_shown_to_every_reader_and_offer_models_to_members_only(people: World, settings: Any) -> None:
+    settings.PITREE_ASSISTANT = "pi"
+    url = people.url("settings/")
+    got = {role: _answer(people.client(role).get(url, **HX)) for role in EVERYONE}
+    assert got == each(200)
+    member = people.client("member").get(url, **HX).content.decode()
+    viewer = people.client("viewer").get(url, **HX).content.decode()
+    assert "models could not be listed" in member and "working folder does not exist" in member
+    assert "<select" not in viewer

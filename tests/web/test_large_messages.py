@@ -68,6 +68,7 @@ def test_tool_output_loads_as_plain_text_as_the_transcript_shows_it(client, sess
     entry = session.append(E.message({**body, "content": [{"type": "text", "text": output}]}))
     fragment = client.get(f"/s/{session.session_id}/e/{entry['id']}/block/0/").content.decode()
     assert "<h1>" not in fragment and "# not a heading" in fragment
+    assert fragment.strip().startswith('<pre class="tool-output"')  # monospace, as the transcript shows it
 
 
 def test_edit_starts_from_the_whole_message_the_page_left_out(client, sessions_dir) -> None:

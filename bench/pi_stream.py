@@ -1,0 +1,195 @@
+"""From pi streaming a piece of its turn to every open tab having it: N = 1 and 10 websocket tabs.
+
+A fake OpenAI-compatible server (``tests/support/fake_openai``) streams each answer in pieces 120 ms
+apart (further apart than a reply's pieces are paced, so that each is sent on its own), and writes into
+each piece the moment it sent it (``perf_counter_ns``, one clock for every process of the machine). Two
+measurements, side by side in one run:
+
+- **pi alone**: ``pi --mode rpc`` and nothing else; the time from a piece leaving the fake to pi's
+  ``message_update`` carrying it on pi's stdout: what pi itself adds;
+- **through pitree**: pitree under daphne with ``PITREE_ASSISTANT=pi``, a message sent as a browser
+  sends it, and N real websocket tabs (loopback, ``websockets``) on the session with the page's
+  protocol; the time from a piece leaving the fake to each tab receiving the rendered turn holding it
+  (or the entry pi wrote, for a piece pi wrote before the next progress was due: a turn's last).
+  Rounds with 1 tab and with 10 alternate.
+
+pitree's share is the difference: target p99 ≤ 50 ms at 10 tabs for the whole way (pi's part included).
+Needs ``scripts/install-pi``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _common as C  # noqa: E402
+import _servers  # noqa: E402
+
+sys.path.insert(0, str(C.ROOT / "tests"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
+
+from support import accounts  # noqa: E402
+from support.fake_openai import FakeOpenAI, chunk, send_event, start_sse  # noqa: E402
+from support.pi_agent import agent_environment, pi_settings  # noqa: E402
+
+from sessions_app.sessionfiles.fork import create_session  # noqa: E402
+from sessions_app.sessionfiles.store import SessionFile  # noqa: E402
+
+PIECES = 25
+GAP = 0.12  # seconds between two pieces
+ROUNDS = 10  # turns through pitree, alternating 1 and 10 tabs
+ALONE_ROUNDS = 4
+TABS = (1, 10)
+TIMEOUT = 120.0
+STAMP = re.compile(r"\[(\d{9,})\]")
+
+
+def _stamped(handler: Any, fake: FakeOpenAI) -> None:
+    """An answer in ``PIECES`` pieces, each naming the moment it was sent."""
+    start_sse(handler)
+    send_event(handler, chunk(role="assistant", content=""))
+    for _ in range(PIECES):
+        time.sleep(GAP)
+        send_event(handler, chunk(f"[{time.perf_counter_ns()}] "))
+    send_event(handler, chunk(finish="stop"))
+    send_event(handler, "[DONE]")
+
+
+async def _pi_alone(root: Path, fake: FakeOpenAI, workspace: Path) -> list[float]:
+    """Latencies from the fake to pi's stdout, pi driven by nothing but a JSONL client."""
+    settings = pi_settings(root, fake)
+    made = create_session(root / "alone", str(workspace), fsync=False)
+    process = await asyncio.create_subprocess_exec(
+        *settings.argv, "--mode", "rpc", "--session", str(made.path), cwd=workspace, env=dict(settings.env),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, limit=1 << 26,
+    )  # fmt: skip
+    assert process.stdin and process.stdout
+    latencies: list[float] = []
+    try:
+        for round_number in range(ALONE_ROUNDS + 1):  # the first warms pi up
+            process.stdin.write(json.dumps({"type": "prompt", "message": "go"}).encode() + b"\n")
+            await process.stdin.drain()
+            while True:
+                record = json.loads(await process.stdout.readuntil(b"\n"))
+                now = time.perf_counter_ns()
+                if record.get("type") == "agent_settled":
+                    break
+                event = record.get("assistantMessageEvent") if record.get("type") == "message_update" else None
+                if round_number and isinstance(event, dict) and event.get("type") == "text_delta":
+                    latencies += [(now - int(s)) / 1e9 for s in STAMP.findall(str(event.get("delta")))]
+    finally:
+        process.stdin.close()
+        await process.wait()
+    return latencies
+
+
+class Tab:
+    """One websocket tab: when each stamped piece of pi's turn first reached it."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.seen: set[str] = set()
+        self.latencies: list[float] = []
+
+    async def read(self) -> None:
+        async for raw in self.socket:
+            now = time.perf_counter_ns()
+            # pi's turn as it grows, or the entry pi wrote (a piece it wrote before it could be
+            # streamed, the last say): every message is HTML, and only the model's text holds stamps.
+            for stamp in STAMP.findall(str(raw)):
+                if stamp not in self.seen:
+                    self.seen.add(stamp)
+                    self.latencies.append((now - int(stamp)) / 1e9)
+
+
+async def _open_tab(server: _servers.Server, session_id: str, path: Path) -> Tab:
+    from websockets.asyncio.client import connect
+    from websockets.typing import Origin
+
+    socket = await connect(
+        f"{server.url.replace('http', 'ws')}/ws/s/{session_id}/",
+        origin=Origin(server.url),
+        additional_headers={"Cookie": server.cookie},
+        open_timeout=TIMEOUT,
+        max_queue=None,
+    )
+    leaf = SessionFile(path, fsync=False).leaf_id
+    await socket.send(json.dumps({"v": 1, "cursor": path.stat().st_size, "at": leaf, "notes": "none"}))
+    while "do=live" not in str(await socket.recv()):
+        pass
+    return Tab(socket)
+
+
+def _send(server: _servers.Server, session_id: str) -> None:
+    """A message sent as the composer sends it; returns once pi's turn has ended (the send's answer)."""
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, "send", {"text": "go"}, TIMEOUT)
+    with opener.open(request, timeout=TIMEOUT) as response:
+        assert response.status == 200, response.status
+
+
+async def _through_pitree(root: Path, fake: FakeOpenAI, workspace: Path) -> dict[int, list[float]]:
+    sessions = root / "sessions"
+    made = create_session(sessions, str(workspace), fsync=False)
+    agent = {k: v for k, v in agent_environment(root / "served", fake).items() if k.startswith("PI_")}
+    found: dict[int, list[float]] = {n: [] for n in TABS}
+    env = {"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **agent}
+    with _servers.serving(C.ROOT, sessions, files=None, **env) as server:
+        await asyncio.to_thread(_send, server, made.session_id)  # pi started, warm
+        for round_number in range(ROUNDS):
+            count = TABS[round_number % len(TABS)]
+            tabs = [await _open_tab(server, made.session_id, made.path) for _ in range(count)]
+            readers = [asyncio.create_task(tab.read()) for tab in tabs]
+            try:
+                await asyncio.to_thread(_send, server, made.session_id)
+                await asyncio.sleep(0.2)  # the turn's last messages, sent as its answer went
+            finally:
+                for tab in tabs:
+                    await tab.socket.close()
+                await asyncio.gather(*readers, return_exceptions=True)
+            for tab in tabs:
+                found[count] += tab.latencies
+                if len(tab.seen) != PIECES:
+                    raise SystemExit(f"a tab saw {len(tab.seen)} of the turn's {PIECES} pieces")
+    return found
+
+
+def main() -> int:
+    report = C.Report("pi_stream", "pi's turn as it streams: from the model's piece to every open tab (real pi 1.6.0)")
+    root = Path(tempfile.mkdtemp(prefix="pitree-pi-stream-"))
+    fake = FakeOpenAI()
+    fake.respond = _stamped
+    workspace = root / "workspace"
+    workspace.mkdir()
+    try:
+        alone = asyncio.run(_pi_alone(root, fake, workspace))
+        tabs = asyncio.run(_through_pitree(root, fake, workspace))
+    finally:
+        fake.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    report.line(f"{PIECES} pieces a turn, {GAP * 1000:.0f} ms apart; pi alone {ALONE_ROUNDS} turns, pitree {ROUNDS}")
+    report.line(f"pi alone            median {C.fmt_time(C.median(alone)):>9}  p99 {C.fmt_time(C.pct(alone, 99)):>9}")
+    for count, found in tabs.items():
+        report.line(
+            f"pitree, {count:>2} tab(s)    median {C.fmt_time(C.median(found)):>9}  "
+            f"p99 {C.fmt_time(C.pct(found, 99)):>9}  ({len(found)} arrivals)"
+        )
+    ten, one = tabs[10], tabs[1]
+    report.figure("model piece → 10 tabs, p99", C.fmt_time(C.pct(ten, 99)), "≤ 50 ms", C.pct(ten, 99) <= 0.050)
+    report.figure("pitree's share at 10 tabs (median, minus pi alone)", C.fmt_time(C.median(ten) - C.median(alone)))
+    report.figure("p99 ratio 10 tabs / 1 tab", f"{C.pct(ten, 99) / C.pct(one, 99):.2f}×")
+    return report.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""pi at the wheel in a real browser: a real pi 1.6.0, answering through a fake OpenAI-compatible server,
+works in a session while two tabs watch. What pi streams before it writes (its tool's output as the
+tool runs, its text) shows in both; what it writes takes its place; Stop in the tab that did not ask
+aborts it; a message typed while pi works goes into its queue as a steer; the Model and Thinking pickers
+list pi's models and set them through pi.
+
+This module runs its own server, with pi as its assistant and the fake's agent folder (pi is
+configured the way its users configure it: ``PI_CODING_AGENT_DIR``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from support.fake_openai import FakeOpenAI, call_tool, completions, running_fake, say, scripted
+from support.pi_agent import agent_environment
+
+THINKING_MODEL = "fake-thinker"
+PI_WAIT = 90_000  # ms: pi takes 1 to 8 s to start on a machine shared with other test runs
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    with running_fake() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pi-workspace")
+
+
+@pytest.fixture(scope="module")
+def server(serve: Any, fake: FakeOpenAI, workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """pitree under daphne with pi as its assistant, allowed to work in ``workspace``."""
+    agent = agent_environment(tmp_path_factory.mktemp("pi-agent"), fake, thinking_model=THINKING_MODEL)
+    pi_env = {name: value for name, value in agent.items() if name.startswith("PI_")}
+    return serve({"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **pi_env})
+
+
+def _two_tabs(new_page: Any, ui: Any, url: str) -> tuple[Any, Any]:
+    asking, watching = new_page(), new_page()
+    for tab in (asking, watching):
+        ui.open(tab, url)
+        tab.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    return asking, watching
+
+
+def _gated(workspace: Path, name: str) -> str:
+    """A shell loop that waits until the test creates ``name`` in the workspace (pi's cwd): a tool that
+    runs for as long as the test needs, however slow the machine."""
+    (workspace / name).unlink(missing_ok=True)
+    return f"while [ ! -e {name} ]; do sleep 0.1; done"
+
+
+def _send(tab: Any, text: str) -> None:
+    box = tab.locator("#composer textarea[name=text]")
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def test_both_tabs_see_the_tool_run_and_the_answer_replace_it(new_page, ui, sessions, fake, workspace, record):
+    fake.respond = scripted(
+        call_tool("bash", {"command": f"echo started-the-work; {_gated(workspace, 'gate-1')}; echo finished-the-work"}),
+        say("All <b>done</b>, **really**", pieces=4, delay=0.2),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    _send(asking, "Run the slow command")
+
+    for tab in (asking, watching):
+        turn = tab.locator("#entries > article[data-pi]")
+        # The tool's output as it runs, before pi writes its result; Send is Stop meanwhile.
+        expect(turn.locator(".pi-turn__tool")).to_contain_text("$ echo started-the-work", timeout=PI_WAIT)
+        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("started-the-work")
+        expect(tab.locator("#composer .stop")).to_be_visible()
+        expect(tab.locator("#composer .send")).to_be_hidden()
+    (workspace / "gate-1").touch()
+    for tab in (asking, watching):
+        answer = tab.locator("#entries > article.entry--assistant").last
+        expect(answer).to_contain_text("All <b>done</b>, really", timeout=PI_WAIT)  # pi's text, never HTML
+        expect(answer.locator("strong")).to_have_text("really")
+        expect(tab.locator("#entries > article[data-pi]")).to_have_count(0)
+        expect(tab.locator("#composer .send")).to_be_visible()
+        expect(tab.locator("#entries")).to_contain_text("finished-the-work")  # the tool's result, as pi wrote it
+    roles = [e["message"]["role"] for e in seeded.entries() if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant"]  # pi's per-turn system prompt first
+    assert not record.errors
+
+
+def test_stop_in_the_tab_that_did_not_ask_aborts_pi(new_page, ui, sessions, fake, workspace, record):
+    fake.respond = scripted(call_tool("bash", {"command": "echo waiting-here; sleep 60"}), say("after the stop"))
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    _send(asking, "Wait a minute")
+    expect(watching.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+        "waiting-here", timeout=PI_WAIT
+    )
+    watching.locator("#composer .stop").click()
+
+    for tab in (asking, watching):
+        expect(tab.locator("#entries > article[data-pi]")).to_have_count(0, timeout=PI_WAIT)
+        expect(tab.locator("#composer .send")).to_be_visible()
+    results = [
+        e["message"] for e in seeded.entries() if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    ]
+    assert len(results) == 1 and results[0]["isError"]  # the command was cut short
+    assert len(completions(fake)) >= 1 and not [e for e in seeded.entries() if "after the stop" in str(e)]
+    assert not record.errors
+
+
+def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessions, fake, workspace, record):
+    """The tab that asked (its send still waiting for the turn) steers; the other one follows up."""
+    fake.requests.clear()
+    fake.respond = scripted(
+        call_tool("bash", {"command": f"echo steer-me; {_gated(workspace, 'gate-2')}"}),
+        say("Steered as asked"),
+        say("Followed up as asked"),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    _send(asking, "Start something")
+    for tab, text, button in (
+        (asking, "Use the other folder instead", "Steer"),
+        (watching, "Then say so", "Follow up"),
+    ):
+        turn = tab.locator("#entries > article[data-pi]")
+        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
+        tab.locator("#composer textarea[name=text]").fill(text)
+        turn.get_by_role("button", name=button).click()
+        expect(tab.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
+    (workspace / "gate-2").touch()
+
+    for tab in (asking, watching):
+        expect(tab.locator("#entries > article.entry--assistant").last).to_contain_text(
+            "Followed up as asked", timeout=PI_WAIT
+        )
+        expect(tab.locator("#entries")).to_contain_text("Steered as asked")
+    texts = [str(e["message"]["content"]) for e in seeded.entries() if e["type"] == "message"]
+    steer = next(i for i, t in enumerate(texts) if "Use the other folder instead" in t)
+    follow = next(i for i, t in enumerate(texts) if "Then say so" in t)
+    steered = next(i for i, t in enumerate(texts) if "Steered as asked" in t)
+    assert steer < steered < follow  # the steer before pi's answer, the follow-up once pi was done
+    # pi sent the steer to the model with the tool's result.
+    assert "Use the other folder instead" in str(completions(fake)[1].body["messages"])
+    assert not record.errors
+
+
+def test_the_pickers_list_pis_models_and_set_them_through_pi(page, ui, sessions, fake, workspace, record):
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    ui.open(page, seeded.url)
+    model = page.locator("#composer-settings select[name=model]")
+    expect(model.locator("option")).to_have_text(["fake/fake-model", f"fake/{THINKING_MODEL}"], timeout=PI_WAIT)
+    model.select_option(f"fake/{THINKING_MODEL}")
+    # pi writes the model it starts with, then the one chosen.
+    expect(page.locator("#entries > article.entry--model_change").last).to_contain_text(THINKING_MODEL, timeout=PI_WAIT)
+    page.locator("#composer-settings select[name=level]").select_option("high")
+    expect(page.locator("#entries > article.entry--thinking_level_change").last).to_contain_text(
+        "high", timeout=PI_WAIT
+    )
+    expect(page.locator("#composer-settings select[name=model]")).to_have_value(f"fake/{THINKING_MODEL}")
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")
+    written = [(e["type"], e.get("modelId") or e.get("thinkingLevel")) for e in seeded.entries()]
+    assert ("model_change", THINKING_MODEL) in written and written[-1] == ("thinking_level_change", "high")  # by pi
+    assert not record.errors

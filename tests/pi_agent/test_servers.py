@@ -1,0 +1,138 @@
+"""pi across real server processes: two daphne processes sharing a Redis and one sessions folder run one pi
+per session between them. Stop sent to the process that does not run pi reaches it, a message sent there
+is answered by the pi the other runs, and SIGTERM ends pi with its server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from support import accounts
+from support.daphne import Daphne, launch_daphne
+from support.fake_openai import FakeOpenAI, hang, say, scripted
+from support.pi_agent import agent_environment
+from support.redisserver import redis_server
+
+from sessions_app.assistants.pi.rpc import RUN_VARIABLE
+
+pytestmark = pytest.mark.processes  # pi (node), the fake model server, daphne
+
+TIMEOUT = 120
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    with redis_server(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def servers(
+    tmp_path: Path, sessions_dir: Path, workspace: Path, fake: FakeOpenAI, redis_url: str
+) -> Iterator[Callable[[], Daphne]]:
+    """``servers()``: another daphne process of the site, with pi as its assistant."""
+    started: list[Daphne] = []
+    agent = {name: value for name, value in agent_environment(tmp_path, fake).items() if name.startswith("PI_")}
+
+    def start() -> Daphne:
+        env = {
+            "PITREE_SESSIONS_DIR": str(sessions_dir),
+            "PITREE_FSYNC": "0",
+            "PITREE_ASSISTANT": "pi",
+            "PITREE_PI_ROOTS": str(workspace),
+            "PITREE_REDIS_URL": redis_url,
+            **agent,
+        }
+        server = launch_daphne(env, tmp_path / f"daphne-{len(started)}.log", site=started[0] if started else None)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _post(server: Daphne, session_id: str, action: str, fields: dict[str, str]) -> int:
+    """A browser's form post: the page for the CSRF token, then the post; the status it got."""
+    return _answer(server, session_id, action, fields)[0]
+
+
+def _answer(server: Daphne, session_id: str, action: str, fields: dict[str, str]) -> tuple[int, str]:
+    """A browser's form post, and what it answered: its status and its body."""
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, action, fields, TIMEOUT)
+    try:
+        with opener.open(request, timeout=TIMEOUT) as response:
+            return int(response.status), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return int(error.code), error.read().decode()
+
+
+def _pis(agent_dir: str) -> set[str]:
+    """The pi processes running with this test's agent folder, by the mark each pitree gives its pi
+    (``PITREE_PI_RUN``, which the commands of its tools inherit too). (pi names itself in its command
+    line, so that cannot tell.)"""
+    found = set()
+    wanted = f"PI_CODING_AGENT_DIR={agent_dir}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as environ:
+                variables = environ.read().split(b"\0")
+        except OSError:
+            continue
+        if wanted in variables:
+            found |= {v.decode() for v in variables if v.startswith(RUN_VARIABLE.encode() + b"=")}
+    return found
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
+async def _until(check: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.1)
+
+
+async def test_one_pi_for_two_processes_reached_from_either(servers, session, fake, tmp_path) -> None:
+    fake.respond = scripted(hang("Thinking about "), say("Answered from the other process."))
+    first, second = servers(), servers()
+    sid, path = session.session_id, session.path
+    agent_dir = str(tmp_path / "agent")
+
+    sending = asyncio.ensure_future(asyncio.to_thread(_post, first, sid, "send", {"text": "Go", "parent": ""}))
+    await _until(lambda: any(line.get("message", {}).get("role") == "user" for line in _lines(path)))
+    assert len(_pis(agent_dir)) == 1
+
+    # A message sent to the other process while pi works is refused, as in the process that runs it.
+    busy, said = await asyncio.to_thread(_answer, second, sid, "send", {"text": "Me too", "parent": "", "branch": "1"})
+    assert busy == 409 and "steer" in said
+
+    # Stop, sent to the process that does not run pi, reaches it; the first one's send then ends.
+    assert await asyncio.to_thread(_post, second, sid, "stop", {"reply": "pi"}) == 204
+    assert await asyncio.wait_for(sending, TIMEOUT) == 200
+    stopped = _lines(path)[-1]["message"]
+    assert stopped["role"] == "assistant" and stopped["stopReason"] == "aborted"
+
+    # A message sent to the second process is answered by the pi the first one runs.
+    status = await asyncio.to_thread(_post, second, sid, "send", {"text": "Again", "parent": _lines(path)[-1]["id"]})
+    assert status == 200
+    answer = _lines(path)[-1]["message"]
+    assert answer["content"][0]["text"] == "Answered from the other process."
+    assert len(_pis(agent_dir)) == 1
+
+    # SIGTERM: pi ends with the server that runs it.
+    first.stop()
+    second.stop()
+    await _until(lambda: not _pis(agent_dir), timeout=10)
