@@ -36,6 +36,7 @@ def small_disk(path: Path, size_kib: int) -> Iterator[Path]:
     system can be mounted."""
     path.mkdir(parents=True, exist_ok=True)
     if not _mount("-t", "tmpfs", "-o", f"size={size_kib}k,mode=0700", "tmpfs", str(path)):
+        # Mounting needs root; as root (CI) this runs, elsewhere the injected write failures cover the path.
         pytest.skip("a small tmpfs cannot be mounted here (needs root); the injected failures cover the same code")
     try:
         yield path
@@ -56,9 +57,11 @@ def read_only(folder: Path) -> Iterator[None]:
     root, the write permission taken away otherwise."""
     if os.geteuid() == 0:
         if not _mount("--bind", str(folder), str(folder)):
+            # Bind mounts need root; as root (CI) this runs, elsewhere injected failures cover the path.
             pytest.skip("a read-only bind mount cannot be made here")
         try:
             if not _mount("-o", "remount,ro,bind", str(folder)):
+                # (as above: the remount read-only also needs root)
                 pytest.skip("a read-only bind mount cannot be made here")
             yield
         finally:
