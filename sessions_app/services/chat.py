@@ -99,10 +99,11 @@ async def start_reply(
     """Start answering the branch ending at ``parent_id`` with ``model`` (default: ``chosen_model``).
 
     Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
-    and an ``errorMessage``, as pi stores them; the user's message stays either way.
+    and an ``errorMessage``, as pi stores them; the user's message stays either way. The reply is
+    marked as being written before its context is read (``replies.claim``).
     """
-
     assistant = get_assistant()
+    reply_id = await replies.claim(session.session_id, parent_id, reply_id)
 
     def read() -> tuple[list[Any], int, dict[str, Any]]:
         context = session.context(parent_id)
@@ -110,11 +111,15 @@ async def start_reply(
         variant = len(session.index.children(session.row_of(parent_id)))
         return convert_to_llm(context.messages), variant, context.model or {}
 
-    messages, variant, branch = await asyncio.to_thread(read)
-    if model is None:
-        offered, _ = await offered_models(assistant)
-        model = chosen_model(assistant, branch.get("provider"), branch.get("modelId"), offered)
-    reply = assistant.reply(messages, model=model, variant=variant)
+    try:
+        messages, variant, branch = await asyncio.to_thread(read)
+        if model is None:
+            offered, _ = await offered_models(assistant)
+            model = chosen_model(assistant, branch.get("provider"), branch.get("modelId"), offered)
+        reply = assistant.reply(messages, model=model, variant=variant)
+    except BaseException:
+        await replies.release(session.session_id, parent_id, reply_id)
+        raise
     return replies.start(session, parent_id, reply, reply_id)
 
 

@@ -172,7 +172,7 @@ class RunningReply:
             self.journal.close(stored=entry is not None)
             _running.pop(self.id, None)
             marking.cancel()
-            await self._unmark()
+            await release(self.session_id, self.parent_id, self.id)
             _ended_here[self.id] = None
             while len(_ended_here) > STOPS_KEPT:
                 del _ended_here[next(iter(_ended_here))]
@@ -184,16 +184,9 @@ class RunningReply:
 
     async def _keep_marked(self) -> None:
         """Mark the reply in the shared cache (``answering``) and renew the mark until cancelled."""
-        key = _answering_key(self.session_id, self.parent_id)
         while True:
-            await _shared(cache.set, key, self.id, ANSWERING_LEASE)
+            await _mark(self.session_id, self.parent_id, self.id)
             await asyncio.sleep(ANSWERING_LEASE / 3)
-
-    async def _unmark(self) -> None:
-        """Remove the mark, unless another reply to the same entry (a regeneration) marked it since."""
-        key = _answering_key(self.session_id, self.parent_id)
-        if await _shared(cache.get, key) == self.id:
-            await _shared(cache.delete, key)
 
     def _progress(self) -> dict[str, Any]:
         return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
@@ -249,11 +242,32 @@ def progress_interval(chars: int) -> float:
     return min(max(PROGRESS_INTERVAL, chars * PROGRESS_SECONDS_PER_CHAR), PROGRESS_INTERVAL_MAX)
 
 
-def start(session: SessionFile, parent_id: str, reply: Reply, reply_id: str | None = None) -> RunningReply:
-    """Write ``reply`` in a task of its own and append it as a child of ``parent_id`` when it ends.
-    ``reply_id`` (the browser's, to find its placeholder) is used unless it is malformed or taken."""
+async def claim(session_id: str, parent_id: str, reply_id: str | None) -> str:
+    """The id a reply to ``parent_id`` will have (``start``), marked as being written from now on: a
+    reply needs its context read and its model chosen before it starts, and every process must refuse
+    a message under ``parent_id`` meanwhile (``answering``). ``release`` it if the reply never starts."""
+    reply_id = _usable(reply_id)
+    await _mark(session_id, parent_id, reply_id)
+    return reply_id
+
+
+async def release(session_id: str, parent_id: str, reply_id: str) -> None:
+    """Remove a reply's mark, unless another reply to the same entry (a regeneration) marked it since."""
+    key = _answering_key(session_id, parent_id)
+    if await _shared(cache.get, key) == reply_id:
+        await _shared(cache.delete, key)
+
+
+def _usable(reply_id: str | None) -> str:
+    """``reply_id`` (the browser's, to find its placeholder) unless it is malformed or taken."""
     if not reply_id or not REPLY_ID.fullmatch(reply_id) or reply_id in _running:
-        reply_id = secrets.token_hex(9)
+        return secrets.token_hex(9)
+    return reply_id
+
+
+def start(session: SessionFile, parent_id: str, reply: Reply, reply_id: str | None = None) -> RunningReply:
+    """Write ``reply`` in a task of its own and append it as a child of ``parent_id`` when it ends."""
+    reply_id = _usable(reply_id)
     _running[reply_id] = new = RunningReply(session, parent_id, reply, reply_id)
     if _stopped_before(new.session_id, reply_id):
         new.stop()  # stored as ``aborted`` without text, as any reply stopped before its first words
@@ -272,6 +286,10 @@ async def answering(session_id: str, parent_id: str) -> bool:
     if any(reply.parent_id == parent_id for reply in running(session_id)):
         return True
     return await _shared(cache.get, _answering_key(session_id, parent_id)) is not None
+
+
+async def _mark(session_id: str, parent_id: str, reply_id: str) -> None:
+    await _shared(cache.set, _answering_key(session_id, parent_id), reply_id, ANSWERING_LEASE)
 
 
 def _answering_key(session_id: str, parent_id: str) -> str:

@@ -1163,6 +1163,8 @@
     if (!list || !filter) return;
     const url = new URL(filter.getAttribute("hx-get"), window.location.href);
     if (filter.value.trim()) url.searchParams.set("q", filter.value.trim());
+    const workspace = document.getElementById("sidebar-workspace");
+    if (workspace && workspace.value) url.searchParams.set("workspace", workspace.value);
     if (list.dataset.pages) url.searchParams.set("through", list.dataset.pages);
     // Reaching no server, it is made again when the list's socket is back (its "resume" brings a notice).
     htmx.ajax("GET", url.pathname + url.search, { source: list, target: list, swap: "innerHTML" }).catch(() => {});

@@ -178,6 +178,30 @@ async def test_the_caller_going_away_does_not_lose_the_reply(session: SessionFil
     assert entry == stored(session) and "Hello there?" in entry["message"]["content"][0]["text"]
 
 
+async def test_a_reply_is_marked_before_its_model_is_chosen_and_unmarked_if_it_never_starts(
+    session: SessionFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Choosing the model may ask the server for its list: every process must refuse a second message
+    under the same entry meanwhile, and a reply that fails before it starts leaves no mark behind."""
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def slow_list(assistant: Any) -> tuple[list[str], str]:
+        asked.set()
+        await answer.wait()
+        raise OSError("the model server went away")
+
+    monkeypatch.setattr(chat, "offered_models", slow_list)
+    parent = session.leaf_id
+    starting = asyncio.create_task(chat.start_reply(session, parent, "early_mark"))
+    await asyncio.wait_for(asked.wait(), 10)
+    assert await replies.answering(session.session_id, parent)
+    answer.set()
+    with pytest.raises(OSError, match="went away"):
+        await starting
+    assert not await replies.answering(session.session_id, parent)
+    assert not replies.running(session.session_id)
+
+
 async def test_stop_through_the_channel_layer_as_another_process_sends_it(session: SessionFile) -> None:
     layer = get_channel_layer()
     running = replies.start(session, session.leaf_id, offline_reply(session, SLOW))

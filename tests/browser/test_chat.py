@@ -295,8 +295,13 @@ def test_a_refused_message_comes_back_into_the_box(page, ui, sessions):
     seeded = sessions.seed("01-linear")
     before = seeded.path.read_bytes()
     ui.open(page, seeded.url)
-    # The tab names an entry the file does not hold (as a stale page would): the server refuses.
-    page.evaluate("document.querySelector('#composer input[name=parent]').value = 'gone0000'")
+    # The tab names an entry the file does not hold (as a stale page would): the server refuses. The
+    # post is changed as it leaves, not the box's field: a fragment arriving meanwhile may set that anew.
+    page.evaluate(
+        """document.body.addEventListener("htmx:configRequest", (ev) => {
+             if (ev.detail.elt.id === "composer") ev.detail.parameters.parent = "gone0000";
+           })"""
+    )
     box = page.locator("#composer textarea[name=text]")
     box.fill("A message worth keeping")
     box.press("Control+Enter")

@@ -143,16 +143,14 @@ async def test_a_message_under_an_entry_another_process_is_answering_is_refused(
     sid = sessions.id(LINEAR)
     first = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
     second = daphne(sessions.root, PITREE_REDIS_URL=redis_url, PITREE_OFFLINE_DELAY=SLOW)
-    sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Busy?", "db26dc72", "busy1"))
-    deadline = time.monotonic() + TIMEOUT
-    while (user := json.loads(path.read_bytes().splitlines()[-1]))["type"] != "message":
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
-    while user.get("message", {}).get("content") != "Busy?":
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
-        user = json.loads(path.read_bytes().splitlines()[-1])
-    await asyncio.sleep(0.5)  # the reply has started on the first process, and marked itself
+    socket, seen = await open_tab(second, sid, sessions.size(path), "db26dc72")
+    try:
+        sending = asyncio.create_task(asyncio.to_thread(_send_through, first, sid, "Busy?", "db26dc72", "busy1"))
+        await until(socket, seen, _growing("busy1"))  # the reply is marked before it starts
+    finally:
+        await socket.close()
+    user = json.loads(path.read_bytes().splitlines()[-1])
+    assert user["message"]["content"] == "Busy?"
     before = path.read_bytes()
     with pytest.raises(urllib.error.HTTPError) as refused:
         await asyncio.to_thread(_send_through, second, sid, "Me too", user["id"], "busy2")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import time
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,14 +100,6 @@ async def test_a_sessions_folder_wakes_for_new_workspaces_and_files_in_them(tmp_
         w.close()
 
 
-def _slow(answer: Callable[..., Any]) -> Callable[..., Any]:
-    def slowly(*args: Any) -> Any:
-        time.sleep(SLOW_LOOK)
-        return answer(*args)
-
-    return slowly
-
-
 @pytest.mark.parametrize(
     ("signature", "start"),
     [
@@ -121,29 +113,28 @@ async def test_polling_a_slow_filesystem_does_not_stall_the_event_loop(
 ) -> None:
     """On a network filesystem each stat is a round trip, and a folder's look stats every file in it:
     choosing how to watch (the mount table), the first look and each poll run in a worker thread, while
-    the loop goes on serving everyone else (here: a ticker every 10 ms)."""
+    the loop goes on serving everyone else. Each look below lasts until the loop has run a task meanwhile,
+    which it could not if the look ran on the loop (the look would then fail, after ``TIMEOUT``)."""
     settings.PITREE_WATCH = "auto"
-    monkeypatch.setattr(changes, "filesystem_type", _slow(lambda path: "nfs4"))
+    loop = asyncio.get_running_loop()
     looks = itertools.count()
-    monkeypatch.setattr(watch, signature, _slow(lambda path: next(looks)))  # each look sees a change
-    ticks: list[float] = []
 
-    async def tick() -> None:
-        while True:
-            ticks.append(time.monotonic())
-            await asyncio.sleep(0.01)
+    def slow(answer: Callable[..., Any]) -> Callable[..., Any]:
+        def slowly(*args: Any) -> Any:
+            served = threading.Event()
+            loop.call_soon_threadsafe(served.set)  # another client's work, served while the look waits
+            if not served.wait(TIMEOUT):
+                raise AssertionError("a look at the filesystem held the event loop")
+            return answer(*args)
 
-    ticker = asyncio.create_task(tick())
+        return slowly
+
+    monkeypatch.setattr(changes, "filesystem_type", slow(lambda path: "nfs4"))
+    monkeypatch.setattr(watch, signature, slow(lambda path: next(looks)))  # each look sees a change
+    w = await start(tmp_path)
     try:
-        await asyncio.sleep(0)  # the ticker's first tick
-        w = await start(tmp_path)
-        try:
-            assert isinstance(w, watch._PollWatch)
-            await _woken(w)
-        finally:
-            w.close()
-        await asyncio.sleep(0.05)  # the ticker's tick after the last look
+        assert isinstance(w, watch._PollWatch)
+        await _woken(w)
     finally:
-        ticker.cancel()
-    assert next(looks) == 2  # the first look and one poll, both slow
-    assert max(later - earlier for earlier, later in itertools.pairwise(ticks)) < SLOW_LOOK / 2
+        w.close()
+    assert next(looks) == 2  # the first look and one poll, each done off the loop
