@@ -32,10 +32,10 @@ class Baseline:
     catalog: Any  # and its ``catalog`` module
 
 
-def commit() -> str | None:
-    """The baseline's short sha, or None (with the reason printed) when git cannot tell it."""
+def commit(ref: str | None = None) -> str | None:
+    """The baseline's short sha (``ref``'s when given), or None (with the reason printed) when git cannot tell it."""
     try:
-        ref = os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
+        ref = ref or os.environ.get("PITREE_BENCH_BASELINE") or _git("merge-base", "HEAD", "main")
         return _git("rev-parse", "--short", ref)
     except (OSError, subprocess.CalledProcessError) as error:
         print(f"   no baseline to compare with ({error}); set PITREE_BENCH_BASELINE=<commit>")
@@ -83,11 +83,11 @@ def load_app_module(name: str) -> tuple[str, Any] | None:
     return sha, importlib.import_module(f"baseline_app.{name}")
 
 
-def source_tree() -> tuple[str, Path] | None:
-    """The baseline's commit and a copy of its whole tree (``git archive``, extracted once under the
-    bench folder), to run a server of the baseline next to today's; None (with the reason printed) when
-    git cannot provide it."""
-    sha = commit()
+def source_tree(ref: str | None = None) -> tuple[str, Path] | None:
+    """The baseline's commit (``ref``'s when given) and a copy of its whole tree (``git archive``,
+    extracted once under the bench folder), to run a server of the baseline next to today's; None (with
+    the reason printed) when git cannot provide it."""
+    sha = commit(ref)
     if sha is None:
         return None
     tree = BENCH_DIR / f"baseline-tree-{sha}"
