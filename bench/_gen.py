@@ -707,6 +707,20 @@ def served_folder(prefix: str, sources: Mapping[_K, Path]) -> Iterator[tuple[Pat
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextmanager
+def copied_folder(prefix: str, source: Path) -> Iterator[tuple[Path, list[Path], int]]:
+    """A temporary folder (``mkdtemp(prefix=prefix)``) holding ``sessions/``, a copy of the sessions
+    folder ``source`` in the page cache; yields the temporary folder (room for an index beside the
+    copy), the copy's session files and their bytes, and removes it afterwards."""
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        shutil.copytree(source, scratch / "sessions")
+        files = sorted((scratch / "sessions").rglob("*.jsonl"))
+        yield scratch, files, sum(warm(path) for path in files)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def describe(path: Path) -> str:
     counts: Counter[str] = Counter()
     sizes: Counter[str] = Counter()

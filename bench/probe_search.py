@@ -15,10 +15,8 @@ Target: today's slowest query ≤ 1 s (the probe's worst took 42–76 s of CPU).
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -58,19 +56,13 @@ def _queries() -> list[tuple[str, str, dict[str, Any]]]:
 
 def main() -> int:
     report = C.Report("probe_search", "Search with the probe's shapes: 31 MB message, 2,000 × 8 KB, one letter")
-    scratch = Path(tempfile.mkdtemp(prefix="pitree-probe-search-"))
-    try:
+    with _gen.copied_folder("pitree-probe-search-", _gen.probe_folder()) as (scratch, files, size):
+        report.line(f"folder: {len(files)} sessions, {size / 1e6:.1f} MB (the probe's shapes)")
         return _measure(report, scratch)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _measure(report: C.Report, scratch: Path) -> int:
     root = scratch / "sessions"
-    shutil.copytree(_gen.probe_folder(), root)
-    files = sorted(root.rglob("*.jsonl"))
-    size = sum(_gen.warm(path) for path in files)
-    report.line(f"folder: {len(files)} sessions, {size / 1e6:.1f} MB (the probe's shapes)")
     catalog = Catalog(root)
     index = SearchIndex(scratch / "search.sqlite3")
     build = index.catch_up(catalog.sessions())

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -56,20 +54,14 @@ QUERIES = [
 
 def main() -> int:
     report = C.Report("search", "Full-text search: 3,000 sessions, build, warm queries, catch-up after an append")
-    scratch = Path(tempfile.mkdtemp(prefix="pitree-search-"))
-    try:
-        return _measure(report, scratch)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    source = _gen.sessions_folder()
+    with _gen.copied_folder("pitree-search-", source) as (scratch, files, size):
+        report.line(f"folder: {len(files):,} files, {size / 1e6:.1f} MB (a copy of {source.name})")
+        return _measure(report, scratch, files, size)
 
 
-def _measure(report: C.Report, scratch: Path) -> int:
+def _measure(report: C.Report, scratch: Path, files: list[Path], folder_bytes: int) -> int:
     root = scratch / "sessions"
-    shutil.copytree(_gen.sessions_folder(), root)
-    files = list(root.rglob("*.jsonl"))
-    folder_bytes = sum(_gen.warm(f) for f in files)
-    report.line(f"folder: {len(files):,} files, {folder_bytes / 1e6:.1f} MB (a copy of {_gen.sessions_folder().name})")
-
     catalog = Catalog(root)
     listing_cold = C.timed(catalog.sessions)
     index = SearchIndex(scratch / "search.sqlite3")
