@@ -10,7 +10,7 @@ by side in one run:
 - the import into an empty sessions folder (read, convert, spool, write each session whole);
 - the same import again (nothing new: every conversation planned against its file, nothing written).
 
-Targets: the import runs at least a fifth as fast as the bare streaming parse, and its peak memory
+Targets: the import runs at least a fifth as fast as the bare streaming parse (in CPU time), and its peak memory
 stays under 250 MB whatever the export's size (the whole-file parse's grows with it).
 """
 
@@ -47,8 +47,9 @@ elif what == "orjson":
 else:
     from sessions_app.imports.run import import_export
     count = len(import_export(export, root=root, cwd="/home/bench/imported", fsync=False).outcomes)
-print(json.dumps({"seconds": time.perf_counter() - start, "count": count,
-                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": time.perf_counter() - start, "count": count, "peak_kb": usage.ru_maxrss,
+                  "cpu": usage.ru_utime + usage.ru_stime}))
 """
 
 
@@ -166,7 +167,7 @@ def main() -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     report.line(f"{export.name}: {size_mb:,.0f} MB, {int(parse['count']):,} conversations")
-    report.line(f"{'':<40} {'time':>9} {'MB/s':>8} {'peak RSS':>10}")
+    report.line(f"{'':<40} {'time':>9} {'CPU':>9} {'MB/s':>8} {'peak RSS':>10}")
     for name, measured in (
         ("bare parse (ijson, streaming)", parse),
         ("bare parse (orjson, whole file)", whole),
@@ -175,12 +176,18 @@ def main() -> int:
     ):
         rate = size_mb / measured["seconds"]
         report.line(
-            f"{name:<40} {C.fmt_time(measured['seconds']):>9} {rate:>8.1f} {measured['peak_kb'] / 1024:>8.0f} MB"
+            f"{name:<40} {C.fmt_time(measured['seconds']):>9} {C.fmt_time(measured['cpu']):>9} {rate:>8.1f} "
+            f"{measured['peak_kb'] / 1024:>8.0f} MB"
         )
-    ratio = parse["seconds"] / first["seconds"]
+    # The target compares CPU time: the runs follow one another, and on a shared machine the load
+    # may change between them; wall-clock throughput is shown beside it.
+    ratio = parse["cpu"] / first["cpu"]
     report.figure("import MB/s", f"{size_mb / first['seconds']:.1f}")
-    report.figure("import / bare streaming parse (throughput)", f"{ratio:.2f}×", "≥ 0.2×", ratio >= 0.2)
-    report.figure("import again / bare streaming parse", f"{parse['seconds'] / again['seconds']:.2f}×")
+    report.figure("import / bare streaming parse (CPU throughput)", f"{ratio:.2f}×", "≥ 0.2×", ratio >= 0.2)
+    report.figure(
+        "import / bare streaming parse (wall-clock throughput)", f"{parse['seconds'] / first['seconds']:.2f}×"
+    )
+    report.figure("import again / bare streaming parse (CPU)", f"{parse['cpu'] / again['cpu']:.2f}×")
     peak = first["peak_kb"] / 1024
     report.figure("import peak RSS", f"{peak:.0f} MB", "≤ 250 MB", peak <= 250)
     return report.finish()

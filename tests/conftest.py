@@ -41,6 +41,9 @@ django_settings.DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
+hypothesis_settings.register_profile(
+    "quick", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -93,6 +93,7 @@ def test_readers_read_every_good_session(hostile: HostileFolder) -> None:
                 assert orjson.loads(output)["sessionId"] == hostile.good[path]
 
 
+@pytest.mark.sweep
 def test_writers_write_to_every_good_session(hostile: HostileFolder) -> None:
     refused = 0
     for path in hostile.good:
@@ -129,6 +130,7 @@ def test_writers_write_to_every_good_session(hostile: HostileFolder) -> None:
     assert refused < 60  # the read-only files, the links out of the folder, and the one without entries
 
 
+@pytest.mark.sweep
 def test_every_command_refuses_every_bad_file_in_one_line(hostile: HostileFolder) -> None:
     commands = [*READERS, ("append", "--role", "user", "--text", "x"), ("navigate", "root"), ("label", "x"),
                 ("rename", "n"), ("fork",), ("compact", "--keep-from", "x", "--summary", "s")]  # fmt: skip

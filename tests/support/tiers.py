@@ -7,6 +7,11 @@ child, a writer in another process — carries ``@pytest.mark.processes`` (or it
 server. A test without the mark that starts a process fails at once, naming the mark, so nothing slow
 or flaky joins the quick tier unnoticed.
 
+A test that sweeps a space — every route with hostile input, every file of a hostile folder through
+every command — carries ``@pytest.mark.sweep``: the whole suite runs it, the quick tier leaves it out
+(the routes and files it sweeps each have tests of their own there). So does the quick tier run each
+property test on the profile's few examples (tests/support/properties.py).
+
 The standard library's own look at the machine is no process of the test's: ``platform`` runs
 ``uname -p`` (the openai SDK asks it once per process) and ``ctypes.util`` runs ``ldconfig`` to find a
 C library (asyncinotify's libc), whichever test happens to ask first.

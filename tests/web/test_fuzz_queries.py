@@ -121,6 +121,7 @@ def _body(response: Any) -> bytes:
     return async_to_sync(read)()
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("url", GETS)
 def test_every_get_answers_hostile_queries_below_500(client, target, pi, url) -> None:
     path = url.format(**target)
@@ -134,6 +135,7 @@ def test_every_get_answers_hostile_queries_below_500(client, target, pi, url) ->
         assert response.status_code < 500, (path, "all", value[:20], response.status_code)
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("url", POSTS)
 def test_every_post_answers_hostile_fields_below_500(client, target, pi, url) -> None:
     path = url.format(**target)

@@ -77,6 +77,7 @@ def test_the_list_page_lists_every_good_session_and_reports_the_bad_files(client
         assert path.name in listed, f"{path.name} is not reported"
 
 
+@pytest.mark.sweep
 def test_every_good_session_opens_with_its_tree_and_raw_lines(client: Client, hostile) -> None:
     opened = 0
     ids = list(hostile.good.values())
@@ -195,6 +196,7 @@ def test_search_answers_over_the_folder_and_finds_the_good_sessions(client: Clie
         assert "Not searched" not in html
 
 
+@pytest.mark.sweep
 def test_a_session_growing_while_it_is_shown_keeps_answering(client: Client, hostile) -> None:
     assert hostile.growing is not None
     session_id = hostile.good[hostile.growing]
