@@ -177,7 +177,10 @@ def _run(access: Access, job: Job) -> None:
         cache_folder=settings.PITREE_CACHE_DIR,
     )
     try:
-        report = import_for(access, job.export, job.meta["cwd"], catalog, name=job.meta["name"], progress=progress)
+        try:
+            report = import_for(access, job.export, job.meta["cwd"], catalog, name=job.meta["name"], progress=progress)
+        finally:
+            job.export.unlink(missing_ok=True)  # gone before the status says the import has ended
     except (SessionError, PermissionDenied) as error:
         job.tell(state=FAILED, message=str(error))
     except Exception:
@@ -195,7 +198,6 @@ def _run(access: Access, job: Job) -> None:
             more_notes=max(len(report.notes) - _SHOWN_NOTES, 0),
         )
     finally:
-        job.export.unlink(missing_ok=True)
         connections.close_all()  # this thread's own
 
 
