@@ -1543,6 +1543,20 @@
     if (found && found.entry.isConnected && ev.detail.target && found.entry.contains(ev.detail.target)) showFound(true);
   });
 
+  // ---- the share dialog: the share page's form, loaded into a modal dialog (a page without JavaScript) --
+  // Opened once its form is in; the focus goes to the entry picked (in view in its list), else the first field.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    const body = ev.detail.target;
+    if (!body || body.id !== "share-dialog-body") return;
+    const dialog = body.closest("dialog");
+    if (!dialog.open) dialog.showModal();
+    const picked = body.querySelector('input[name="entry"]:checked');
+    if (picked) {
+      picked.scrollIntoView({ block: "center" });
+      picked.focus({ preventScroll: true });
+    }
+  });
+
   // ---- start ----------------------------------------------------------------------------------------
   syncToggles();
   const live = document.getElementById("live");

@@ -1,0 +1,40 @@
+"""A branch as a list to pick an entry from (the share dialog): each of its messages by role and a
+one-line preview, so a reader points at an entry instead of typing its id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import latest_position_under, path
+from .entries import preview
+
+PREVIEW_WIDTH = 90
+# What a reader points a share at: what was said, not the records of settings around it (a model
+# change, a label), which a row could only show by their type.
+LISTED = frozenset({"message", "custom_message", "compaction", "branch_summary"})
+ROLES = {"user": "User", "assistant": "Assistant", "toolResult": "Tool result", "bashExecution": "Shell"}
+TYPES = {"custom_message": "Note", "compaction": "Compaction", "branch_summary": "Branch summary"}
+
+
+@dataclass(frozen=True)
+class Listed:
+    entry_id: str
+    role: str
+    preview: str
+
+
+def branch_through(session: SessionFile, entry_id: str | None) -> list[Listed]:
+    """The branch through ``entry_id`` from its root to its latest entry (through the file's position
+    when ``entry_id`` is None or not in the session), as listed rows; ``entry_id`` is listed whatever
+    its type, so that what a page pointed at is always there to pick."""
+    index = session.index
+    row = index.row(entry_id) if entry_id else None
+    end = latest_position_under(index, row) if row is not None else index.leaf_row
+    rows = [at for at in path(index, end) if index.types[at] in LISTED or at == row]
+    listed = []
+    for at, entry in zip(rows, session.entries(rows)):
+        kind = index.types[at]
+        role = ROLES.get(index.roles[at] or "", "Message") if kind == "message" else TYPES.get(kind, kind)
+        listed.append(Listed(index.ids[at], role, preview(entry, PREVIEW_WIDTH) or "(empty)"))
+    return listed
