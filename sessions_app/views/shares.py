@@ -37,24 +37,24 @@ def link_rate(group: str, request: HttpRequest) -> str:
 
 
 ROLES = [
-    (Share.VIEWER, "Viewer: reads it, and may fork it into a workspace of theirs."),
+    (Share.VIEWER, "Viewer: reads it and, signed in, may fork it into a workspace of theirs."),
     (Share.COLLABORATOR, "Collaborator: also writes in it (sends, edits, labels)."),
 ]
 
 
 class ShareForm(FieldsForm):
-    """A new share. The entry a branch or a snapshot goes to is picked from a list of the branch the
-    page came from (``display.branchlist``), each row its role and a one-line preview."""
+    """A new share: what (a kind, and the entry a branch or a snapshot goes to, picked from a list of the
+    branch the page came from: ``display.branchlist``), then with whom, as what, until when."""
 
+    mode = forms.ChoiceField(label="What", choices=MODES, initial=LIVE, widget=forms.RadioSelect)
+    entry = EntryIdField(
+        label="At entry", required=False, help_text="for a branch or a snapshot", widget=forms.RadioSelect
+    )
     audience = forms.ChoiceField(
         label="With", choices=[("link", "anyone with the link"), ("user", "a user"), ("team", "a team")]
     )
     name = forms.CharField(max_length=150, required=False, help_text="for a user or a team")
     role = forms.ChoiceField(label="As", choices=ROLES, initial=Share.VIEWER, widget=forms.RadioSelect)
-    mode = forms.ChoiceField(label="What", choices=MODES, initial=LIVE, widget=forms.RadioSelect)
-    entry = EntryIdField(
-        label="At entry", required=False, help_text="for a branch or a snapshot", widget=forms.RadioSelect
-    )
     days = forms.IntegerField(
         label="Expires after", min_value=1, max_value=MAX_DAYS, required=False, help_text="days; empty: never"
     )

@@ -6,6 +6,7 @@
 // - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message,
 //   the sidebar following the sessions folder (its page's socket says when it changed) and its ages;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
+// - the share dialog: the share form loaded into a modal <dialog>, opened once it is in;
 // - a search result's permalink: the entry found, its words marked, the fold holding them open;
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch (enter.js: a message box's keys), and the
 //   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
@@ -1552,7 +1553,7 @@
     if (!dialog.open) dialog.showModal();
     const picked = body.querySelector('input[name="entry"]:checked');
     if (picked) {
-      picked.scrollIntoView({ block: "center" });
+      picked.scrollIntoView({ block: "nearest" });
       picked.focus({ preventScroll: true });
     }
   });

@@ -58,7 +58,9 @@ def test_a_share_pointed_at_an_entry_opens_there_for_its_reader_until_revoked(
         reader.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
         expect(reader.locator("#composer")).to_have_count(0)
         expect(reader.locator("#share-dialog")).to_have_count(0)
-        expect(reader.locator(".composer--readonly")).to_contain_text("You can read this branch of the session and follow it live")
+        expect(reader.locator(".composer--readonly")).to_contain_text(
+            "You can read this branch of the session and follow it live"
+        )
         expect(reader.locator(f"#entry-{PICKED} > .entry__tools")).not_to_contain_text("Share…")
         # At an earlier point, the note says where the tab is, and nothing about sending.
         ui.open(reader, seeded.entry_url(PICKED))

@@ -72,7 +72,7 @@ def test_an_entry_s_actions_open_the_dialog_with_that_entry_picked(world: World)
         "The whole session: every branch, followed live as it grows.",
         "One branch: the path to the entry and what grows below it, live; the other branches stay hidden.",
         "A snapshot: the path to the entry as it is now; nothing written later shows.",
-        "Viewer: reads it, and may fork it into a workspace of theirs.",
+        "Viewer: reads it and, signed in, may fork it into a workspace of theirs.",
         "Collaborator: also writes in it (sends, edits, labels).",
     ):
         assert said in panel, said
