@@ -22,7 +22,7 @@ from django_ratelimit.decorators import ratelimit
 from ..access.scoped import SessionView
 from ..access.shares import BRANCH, LIVE, MODES, ShareError, make_share, open_link, revoke
 from ..access.web import open_session, remember_link
-from ..display.branchlist import Listed, branch_through
+from ..display.branchlist import Branch, branch_through
 from ..forms import EntryIdField, FieldsForm, PositionForm
 from ..models import Share
 from .responses import form_error, is_htmx, permalink
@@ -59,12 +59,18 @@ class ShareForm(FieldsForm):
         label="Expires after", min_value=1, max_value=MAX_DAYS, required=False, help_text="days; empty: never"
     )
 
-    def __init__(self, *args: Any, branch: list[Listed], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, branch: Branch, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["entry"].widget.choices = [
+        entry = self.fields["entry"]
+        entry.widget.choices = [
             (row.entry_id, format_html('<span class="pick__role">{}</span> {}', row.role, row.preview))
-            for row in branch
+            for row in branch.rows
         ]
+        if branch.earlier or branch.later:
+            entry.help_text = (
+                f"for a branch or a snapshot; {branch.earlier} earlier and {branch.later} later messages of "
+                "this branch are not listed: Share… in a message's actions lists those around it"
+            )
 
     def clean(self) -> dict[str, Any]:
         """The user or team named, as an error of the name field (a name it refused already, too

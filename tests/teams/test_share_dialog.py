@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import re
 
 from channels.testing import WebsocketCommunicator
@@ -175,3 +176,33 @@ async def test_a_revoked_reader_s_page_no_longer_offers_to_follow_live(world: Wo
     assert swap is not None and swap.style == "outerHTML", said
     last = said[-1]  # the reader's note and its Fork button go, in the message before the close
     assert "not available to you any more" in last and "follow it live" not in last and "Fork" not in last
+
+
+def test_a_long_branch_lists_the_messages_around_the_entry(world: World) -> None:
+    """A branch of 300 messages: the 120 around the entry picked are listed, and the page says how many
+    are not (a list of every message cost seconds and megabytes to render)."""
+    session_id = "0a1b2c3d-0000-4000-8000-00000000long"
+    lines = [{"type": "session", "version": 3, "id": session_id, "timestamp": "2026-03-02T09:00:00Z", "cwd": "/x"}]
+    for number in range(300):
+        role = "user" if number % 2 == 0 else "assistant"
+        parent = f"m{number - 1:07d}" if number else None
+        message = {"role": role, "content": f"message number {number}", "timestamp": 0}
+        lines.append(
+            {
+                "type": "message",
+                "id": f"m{number:07d}",
+                "parentId": parent,
+                "timestamp": "2026-03-02T09:00:00Z",
+                "message": message,
+            }
+        )
+    (world.path.parent / f"2026-03-02T09-00-00-000Z_{session_id}.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines)
+    )
+    page = world.client("owner").get(f"/s/{session_id}/share/?at=m0000150").content.decode()
+    picks = _picks(page)
+    assert [entry for entry, _, _ in picks] == [f"m{number:07d}" for number in range(90, 210)]
+    assert [entry for entry, checked, _ in picks if checked] == ["m0000150"]
+    assert "90 earlier and 90 later messages of this branch are not listed" in page
+    newest = _picks(world.client("owner").get(f"/s/{session_id}/share/").content.decode())
+    assert [entry for entry, _, _ in newest][-1] == "m0000299" and len(newest) == 120
