@@ -290,3 +290,52 @@ class SidebarForm(ListForm):
 
     current = forms.RegexField(rf"^{SessionIdConverter.regex}$", required=False)
     through = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+
+MAX_MODEL_CHARS = 200
+BEAM_PICKERS = 4  # the composer's pickers for a beam (services.beam.MAX_ANSWERS)
+
+
+class ModelNamesField(forms.Field):
+    """Model names given as one repeated parameter (``model=a&model=b``); empty ones (a picker left at
+    "—") are dropped. Each is checked against what the backend offers by the view, which asks it."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[str]:
+        if not isinstance(value, list | tuple):
+            value = [value] if value else []
+        return [str(item) for item in value if str(item).strip()]
+
+    def validate(self, value: list[str]) -> None:
+        super().validate(value)
+        if any(len(name) > MAX_MODEL_CHARS for name in value):
+            raise forms.ValidationError(f"A model name is at most {MAX_MODEL_CHARS} characters.", code="too_long")
+
+
+class BeamForm(MessageForm):
+    """A message asked of several models at once (``services.beam``): 2 to 4 ``model`` values, the same
+    one as often as it should answer."""
+
+    model = ModelNamesField(required=False)
+
+    def clean_model(self) -> list[str]:
+        models: list[str] = self.cleaned_data["model"]
+        if not 2 <= len(models) <= BEAM_PICKERS:
+            raise forms.ValidationError(f"Pick 2 to {BEAM_PICKERS} models to ask (one may answer several times).")
+        return models
+
+
+class FuseForm(forms.Form):
+    """A further answer to ``prompt`` that reads its answers ``answer`` (2 to 4) and fuses them."""
+
+    prompt = EntryIdField()
+    answer = EntryIdsField(max_count=BEAM_PICKERS)
+    model = forms.CharField(max_length=MAX_MODEL_CHARS)
+    stream = forms.RegexField(REPLY_ID, required=False)
+
+    def clean_answer(self) -> list[str]:
+        answers: list[str] = self.cleaned_data["answer"]
+        if len(answers) < 2:
+            raise forms.ValidationError("A fused answer reads at least 2 answers.")
+        return answers

@@ -4,7 +4,7 @@
 from django.urls import path
 
 from . import converters  # noqa: F401 - registers the "sid" and "eid" converters
-from .views import actions, chat, compare, pages, search
+from .views import actions, beam, chat, compare, pages, search
 
 app_name = "sessions"
 
@@ -25,6 +25,9 @@ urlpatterns = [
     path("s/<sid:session_id>/send/", chat.send, name="send"),
     path("s/<sid:session_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("s/<sid:session_id>/stop/", chat.stop, name="stop"),
+    path("s/<sid:session_id>/beam/", beam.ask, name="beam"),
+    path("s/<sid:session_id>/beam/stop/", beam.stop_all, name="beam_stop"),
+    path("s/<sid:session_id>/beam/fuse/", beam.fuse, name="beam_fuse"),
     path("s/<sid:session_id>/compact/", chat.compact, name="compact"),
     path("s/<sid:session_id>/tail-fork/", chat.tail_fork, name="tail_fork"),
     path("s/<sid:session_id>/navigate/", chat.navigate, name="navigate"),

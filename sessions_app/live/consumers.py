@@ -38,6 +38,7 @@ from ..forms import REPLY_ID, ListForm
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from .feed import Batch, Gone, Piece, SessionFeed, feed_for
+from .fragments import reply_text
 from .listfeed import ListFeed, Shown, list_feed
 from .sockets import Guard, ListGuard, actor_for_list, open_for_socket
 from .tabs import NOTES, Hello, Tab, head
@@ -350,11 +351,16 @@ class FollowConsumer(_Outbox):
     "cursor", "id"}, …]}`` once, as the page rendered them), each through a feed and a guard as a
     session tab's; told, a quiet moment after a burst of appends, that one of them grew (the page
     fetches what it shows again, keeping what its reader opened there), with how far each file is read
-    now, in ``#follow-state``, which the page names when it connects again."""
+    now, in ``#follow-state``, which the page names when it connects again.
+
+    A beam's page (several answers written at once) names its answers being written too (``"replies":
+    [reply id, …]``): their text is swapped into their placeholders as it grows, as a session tab's
+    reply is, rendered once by the feed for every tab."""
 
     QUIET = 0.25  # seconds: an agent's burst of appends is told once
 
     followed: list[_Followed]
+    replies: frozenset[str] = frozenset()
     _telling: asyncio.TimerHandle | None = None
 
     async def connect(self) -> None:
@@ -363,9 +369,11 @@ class FollowConsumer(_Outbox):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         wanted = _follow_hello(text_data)
-        if wanted is None or self.followed:
+        replies = _object(text_data).get("replies", [])
+        if wanted is None or self.followed or not _replies(replies):
             await self.close(code=BAD_REQUEST)
             return
+        self.replies = frozenset(replies)
         grew = False
         for session_id, cursor, line_id in wanted:
             try:
@@ -385,6 +393,8 @@ class FollowConsumer(_Outbox):
                 await self.close(code=NOT_FOUND)
                 return
             grew = grew or (backlog is not None and await followed.grew(backlog))
+            for piece in followed.feed.running():  # the text so far of the replies it shows
+                followed.deliver(piece)
         if grew:
             self.outbox.put_nowait(self._told())
         self.outbox.put_nowait(LIVE)
@@ -399,6 +409,10 @@ class FollowConsumer(_Outbox):
                 await self.close(code=NOT_FOUND)
             elif isinstance(found, Batch) and await followed.grew(found):
                 self._tell()
+            elif isinstance(found, Piece) and not found.ended and await followed.guard.sees(found.parent):
+                message = head(None) + reply_text(found.reply, found.text)
+                if fits(message):  # past the limit, the entry comes from the file when it is done
+                    await self.send(text_data=message)
 
     def _tell(self) -> None:
         """Say that a file grew, once a burst of appends is over."""
@@ -432,7 +446,8 @@ class _Followed:
         self.feed: SessionFeed | None = None
 
     def deliver(self, item: Any) -> None:
-        if not isinstance(item, Piece):  # a reply being written is not in the file yet
+        # Of the replies being written (not in the file yet), only those the page shows.
+        if not isinstance(item, Piece) or item.reply in self.consumer.replies:
             self.consumer.deliver((self, item))
 
     async def grew(self, batch: Batch) -> bool:

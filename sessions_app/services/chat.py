@@ -94,9 +94,15 @@ def chosen_model(assistant: Assistant, provider: object, model: object, offered:
 
 
 async def start_reply(
-    session: SessionFile, parent_id: str, reply_id: str | None = None, model: str | None = None
+    session: SessionFile,
+    parent_id: str,
+    reply_id: str | None = None,
+    model: str | None = None,
+    variant: int | None = None,
 ) -> replies.RunningReply:
     """Start answering the branch ending at ``parent_id`` with ``model`` (default: ``chosen_model``).
+    ``variant`` (default: the answers to ``parent_id`` stored so far) lets a deterministic backend word
+    this answer differently from its siblings; replies started together (a beam) each say their own.
 
     Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
     and an ``errorMessage``, as pi stores them; the user's message stays either way. The reply is
@@ -108,11 +114,12 @@ async def start_reply(
     def read() -> tuple[list[Any], int, dict[str, Any]]:
         context = session.context(parent_id)
         # Earlier answers to the same entry: a deterministic backend words a regenerated reply differently.
-        variant = len(session.index.children(session.row_of(parent_id)))
-        return convert_to_llm(context.messages), variant, context.model or {}
+        earlier = len(session.index.children(session.row_of(parent_id)))
+        return convert_to_llm(context.messages), earlier, context.model or {}
 
     try:
-        messages, variant, branch = await asyncio.to_thread(read)
+        messages, earlier, branch = await asyncio.to_thread(read)
+        variant = earlier if variant is None else variant
         if model is None:
             offered, _ = await offered_models(assistant)
             model = chosen_model(assistant, branch.get("provider"), branch.get("modelId"), offered)

@@ -47,6 +47,22 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
             return await pi_views.send(request, session, form)
         except chat.MovedOn as moved:
             return await asyncio.to_thread(_moved_on, request, session, form, moved)
+    user = await store_message(request, session, form)
+    if isinstance(user, HttpResponse):
+        return user
+    try:
+        reply = await chat.answer(session, user["id"], form.cleaned_data["stream"] or None)
+    except WriteFailed as error:
+        # The message is stored: the tab stands at it, rather than getting it back as a draft to send twice.
+        said = f"Your message is stored, but the reply could not be: {error.why}."
+        return await asyncio.to_thread(moved_to, request, session, user["id"], flash=said)
+    return await _moved(request, session, reply["id"])
+
+
+async def store_message(request: HttpRequest, session: SessionView, form: MessageForm) -> dict[str, Any] | HttpResponse:
+    """The user message of a valid ``form``, appended where the tab stands; or the refusal to answer
+    with (409), when the conversation went on there since the page was made, the entry it answers is
+    gone, or a reply to that entry is still being written."""
     parent = form.cleaned_data["parent"] or None
     cursor = form.cleaned_data["cursor"]
     if parent is not None and not form.cleaned_data["branch"] and await replies.answering(session.session_id, parent):
@@ -58,7 +74,7 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
         )
     check = None if cursor is None or form.cleaned_data["branch"] else chat.unchanged_since(parent, cursor)
     try:
-        user = await asyncio.to_thread(session.append, E.user_message(form.cleaned_data["text"]), parent, check=check)
+        return await asyncio.to_thread(session.append, E.user_message(form.cleaned_data["text"]), parent, check=check)
     except chat.MovedOn as moved:
         return await asyncio.to_thread(_moved_on, request, session, form, moved)
     except EntryNotFound:
@@ -68,13 +84,6 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
             "Nothing was sent; reload the page and try again.",
             status=409,
         )
-    try:
-        reply = await chat.answer(session, user["id"], form.cleaned_data["stream"] or None)
-    except WriteFailed as error:
-        # The message is stored: the tab stands at it, rather than getting it back as a draft to send twice.
-        said = f"Your message is stored, but the reply could not be: {error.why}."
-        return await asyncio.to_thread(moved_to, request, session, user["id"], flash=said)
-    return await _moved(request, session, reply["id"])
 
 
 @require_POST

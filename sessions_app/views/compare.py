@@ -22,22 +22,40 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from ..access.listing import visible_sessions
 from ..access.scoped import SessionView, can_write, may_fork
 from ..access.web import open_for, open_session
 from ..converters import MAX_ID_CHARS, SessionIdConverter, reverse_entry
-from ..display.compare import MAX_COLUMNS, MIN_COLUMNS, Pick, chosen_branches, compare, diff_rows, trunk_page
+from ..display.compare import (
+    FOLD_CHARS,
+    FOLD_LINES,
+    MAX_COLUMNS,
+    MIN_COLUMNS,
+    Pick,
+    chosen_branches,
+    compare,
+    diff_rows,
+    trunk_page,
+)
+from ..display.entries import EntryView, present
+from ..display.markdown import render_markdown
+from ..display.tools import EVERY, READING, offered
 from ..display.treemap import Fork, MapNode, tree_map
 from ..display.worddiff import Budget
 from ..forms import EntryIdField, PositionForm
+from ..services import beam, replies
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.cursor import cursor_id, cursor_of
@@ -82,10 +100,20 @@ class CompareForm(forms.Form):
     branches = EntryIdField(required=False)
     at = EntryIdField(required=False)
     older = EntryIdField(required=False)
+    beam = EntryIdField(required=False)
+    a = EntryRefsField(required=False)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if self.errors or data.get("branches") or data.get("older"):
+            return data
+        if data.get("beam"):
+            answers = [beam.Answer.parse(ref) for ref in data.get("a") or []]
+            if not beam.MIN_ANSWERS <= len(answers) <= beam.MAX_ANSWERS + 1 or None in answers:
+                raise forms.ValidationError(
+                    f"A beam names {beam.MIN_ANSWERS} to {beam.MAX_ANSWERS + 1} answers (a=<reply>:<entry>:<model>)."
+                )
+            data["answers"] = answers
             return data
         refs = data.get("e") or []
         if not MIN_COLUMNS <= len(refs) <= MAX_COLUMNS:
@@ -116,6 +144,8 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     data = form.cleaned_data
     if data["branches"]:
         return redirect(_branches_url(session, data["branches"], data["at"] or None))
+    if data["beam"]:
+        return _beam_page(request, session, data["beam"], data["answers"])
     if data["older"]:
         page = trunk_page(session, entry_row(session, data["older"]))
         return render(
@@ -147,6 +177,83 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
             "may_fork": may_fork(session),
         },
     )
+
+
+def beam_url(session_id: str, prompt_id: str, answers: Sequence[beam.Answer]) -> str:
+    """The page of a beam: the answers to ``prompt_id`` side by side, as they stream and once stored."""
+    query = QueryDict(mutable=True)
+    query["beam"] = prompt_id
+    query.setlist("a", [answer.ref for answer in answers])
+    return f"{reverse('sessions:compare', args=[session_id])}?{query.urlencode()}"
+
+
+def _beam_page(request: HttpRequest, session: SessionView, prompt_id: str, answers: list[beam.Answer]) -> HttpResponse:
+    """A beam's answers side by side: each stored one as its entry, with "Continue with this answer";
+    each still being written as the reply placeholder a session page shows, its text so far as this
+    process has it (the follow socket sends the rest as it comes, from whichever process writes it)."""
+    index = session.index
+    prompt_row = entry_row(session, prompt_id)
+    writing = {reply.id: reply.reply.text for reply in replies.running(session.session_id)}
+    tools = EVERY if can_write(session) else READING
+    columns = []
+    for number, answer in enumerate(answers, start=1):
+        row = index.row(answer.entry)
+        if row is not None and index.parents[row] == prompt_row:
+            view = present(session, session.entries([row])[0], row)
+            columns.append(BeamColumn(number, answer, view, ""))
+            continue
+        placeholder = render_to_string(
+            "sessions_app/partials/_reply.html",
+            {
+                "reply": answer.reply,
+                "parent": prompt_id,
+                "markdown": render_markdown(writing.get(answer.reply, "")),
+                "session_id": session.session_id,
+            },
+            request=request,
+        )
+        columns.append(BeamColumn(number, answer, None, mark_safe(offered(placeholder, tools))))
+    stored = [column.entry.id for column in columns if column.entry is not None]
+    pending = [column.answer.reply for column in columns if column.entry is None]
+    prompt = present(session, session.entries([prompt_row])[0], prompt_row)
+    return render(
+        request,
+        "sessions_app/beam.html",
+        {
+            "session": session,
+            "session_id": session.session_id,
+            "title": session_info(session).title,
+            "prompt": prompt,
+            "columns": columns,
+            "long": frozenset(
+                view.id
+                for view in [prompt, *(c.entry for c in columns if c.entry)]
+                if view.longer_than(FOLD_CHARS, FOLD_LINES)
+            ),
+            "pending": pending,
+            "stored": stored,
+            "models": list(dict.fromkeys(answer.model for answer in answers)),
+            "refs": [answer.ref for answer in answers],
+            "compare_query": _query(refs=stored, end="exact") if len(stored) >= MIN_COLUMNS else "",
+            "may_fuse": can_write(session)
+            and not pending
+            and len(stored) >= beam.MIN_ANSWERS
+            and len(answers) <= beam.MAX_ANSWERS,
+            "can_write": can_write(session),
+            "follow": _follow([session]),
+            "follow_replies": json.dumps(pending),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class BeamColumn:
+    """One answer of a beam as its column shows it: its entry once stored, else its reply's placeholder."""
+
+    number: int
+    answer: beam.Answer
+    entry: EntryView | None
+    placeholder: str
 
 
 def _pick(request: HttpRequest, session: SessionFile, ref: str) -> Pick:

@@ -22,6 +22,7 @@ from ..display.settings import THINKING_LEVELS, branch_settings
 from ..display.transcript import resumed_at, transcript_page
 from ..display.treepanel import FILTERS, earlier_rows, run_rows, tree_rows
 from ..forms import (
+    BEAM_PICKERS,
     EntryActionsForm,
     EntryPageForm,
     ListForm,
@@ -276,8 +277,17 @@ async def composer_settings(request: HttpRequest, session_id: str) -> HttpRespon
         "levels": THINKING_LEVELS,
         "level": current.thinking_level,
         "problem": problem,
+        "beam": beam_picks(models, chosen),
     }
     return render(request, "sessions_app/partials/_composer_settings.html", context)
+
+
+def beam_picks(models: list[str], chosen: str) -> list[str]:
+    """What the composer's beam pickers start at: the branch's model and the next ones offered (three
+    models in all), or, with a single model, that one twice; the other pickers at none."""
+    others = [model for model in models if model != chosen]
+    picks = [chosen, *others][:3] if others else [chosen, chosen]
+    return picks + [""] * (BEAM_PICKERS - len(picks))
 
 
 @require_GET

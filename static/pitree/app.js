@@ -531,9 +531,10 @@
     seen.delete(token);
   });
 
-  // A message put into pi's queue (its turn's Steer or Follow up, which send the box's text) has left the box.
+  // A message put into pi's queue (its turn's Steer or Follow up, which send the box's text), or asked
+  // of several models (the beam's form, which sends it too), has left the box.
   document.addEventListener("htmx:afterRequest", (ev) => {
-    const queued = ev.detail.elt.closest && ev.detail.elt.closest("form.pi-queue");
+    const queued = ev.detail.elt.closest && ev.detail.elt.closest("form.pi-queue, form#beam");
     const box = composerBox();
     if (!queued || !box || !ev.detail.successful || !ev.detail.xhr || ev.detail.xhr.status >= 300) return;
     const text = box.value;

@@ -67,7 +67,9 @@
     } else if (ev.target.id === "sidebar-list") {
       socket.send(JSON.stringify({ q: "", page: 1, resume, notify: true }));
     } else if (ev.target.matches("[ws-connect='/ws/follow/']")) {
-      socket.send(JSON.stringify({ follow: JSON.parse(document.getElementById("follow-state").dataset.follow) }));
+      const follow = JSON.parse(document.getElementById("follow-state").dataset.follow);
+      const beam = document.querySelector(".compare[data-replies]"); // a beam's answers being written
+      socket.send(JSON.stringify({ follow, replies: beam ? JSON.parse(beam.dataset.replies) : [] }));
     }
   });
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from django.core.cache import caches
 
+from pitree_web.asgi import application
 from sessions_app.services.lookup import _catalog_for
 from sessions_app.sessionfiles.store import SessionFile, clear_cache
 
@@ -69,3 +72,19 @@ class Samples:
 @pytest.fixture
 def pi(samples: Path) -> Samples:
     return Samples(samples)
+
+
+@pytest.fixture
+async def asgi(owner_session) -> AsyncIterator[httpx2.AsyncClient]:
+    """HTTP on the ASGI application itself, as daphne serves it: unlike Django's test clients, every
+    request runs in its own thread-sensitive context, so one request waiting for a reply does not hold
+    up another (a Stop). CSRF is enforced, so the client carries the token a page gave it. It is
+    signed in as the owner."""
+    transport = httpx2.ASGITransport(app=application)
+    async with httpx2.AsyncClient(
+        transport=transport, base_url="http://testserver", headers={"HX-Request": "true"}
+    ) as client:
+        client.cookies.set(*owner_session)
+        await client.get("/")
+        client.headers["x-csrftoken"] = client.cookies["csrftoken"]
+        yield client

@@ -6,22 +6,19 @@ import asyncio
 import contextlib
 import io
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from django.core.management import call_command
 from django.test import Client
 from support.fake_openai import running_fake
 
-from pitree_web.asgi import application
 from sessions_app.services import replies, summaries
 from sessions_app.views import chat as chat_views
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-HTMX_HEADERS = {"HX-Request": "true"}
 LINEAR = "01-linear"
 TREE = "02-tree-branches"
 
@@ -245,20 +242,6 @@ def test_stopping_a_reply_that_is_not_running_says_so(client, pi, monkeypatch) -
     assert response.status_code == 409 and response["HX-Retarget"] == "#flash"
     assert "No reply long-gone is being written in this session" in response.content.decode()
     assert pi.path(LINEAR).read_bytes() == before
-
-
-@pytest.fixture
-async def asgi(owner_session) -> AsyncIterator[httpx2.AsyncClient]:
-    """HTTP on the ASGI application itself, as daphne serves it: unlike Django's test clients, every
-    request runs in its own thread-sensitive context, so one request waiting for a reply does not hold
-    up another (a Stop). CSRF is enforced, so the client carries the token a page gave it. It is
-    signed in as the owner."""
-    transport = httpx2.ASGITransport(app=application)
-    async with httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=HTMX_HEADERS) as client:
-        client.cookies.set(*owner_session)
-        await client.get("/")
-        client.headers["x-csrftoken"] = client.cookies["csrftoken"]
-        yield client
 
 
 async def _running_reply(session_id: str) -> replies.RunningReply:
