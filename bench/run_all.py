@@ -42,6 +42,7 @@ SCRIPTS = [
     "slow_clients",
     "pi_turn",
     "pi_stream",
+    "beam",
 ]
 
 
