@@ -10,6 +10,8 @@ from channels.testing import WebsocketCommunicator
 from support.pushes import Push, parse
 
 from pitree_web.asgi import application
+from sessions_app.assistants import OfflineAssistant
+from sessions_app.services import replies
 from sessions_app.sessionfiles.store import SessionFile
 
 LINEAR = "01-linear"
@@ -78,3 +80,35 @@ async def test_a_malformed_follow_hello_closes_with_4400(sessions, owner_cookie,
 async def test_following_a_session_one_may_not_see_closes_with_4404(sessions, owner_cookie) -> None:
     socket = await _follow(owner_cookie, {"follow": [{"session": "no-such-session", "cursor": 0}]})
     assert await socket.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": 4404}
+
+
+async def test_a_beam_page_gets_the_text_of_the_replies_it_names_and_no_other(sessions, owner_cookie) -> None:
+    """A beam's page names its answers being written: each one's text comes as it grows, swapped into
+    its placeholder; a reply it does not name (another tab's, elsewhere in the session) sends nothing."""
+    path = sessions.copy(LINEAR)
+    session = SessionFile(path, fsync=False)
+    socket = await _follow(owner_cookie, {"follow": _page(sessions, LINEAR), "replies": ["named"]})
+    named = other = None
+    try:
+        assert parse(await socket.receive_from(timeout=TIMEOUT)).live
+        ask = [{"role": "user", "content": "Hello there?"}]
+        other = replies.start(session, session.leaf_id, OfflineAssistant(delay=0.01).reply(ask), "other")
+        await other.join()
+        named = replies.start(session, session.leaf_id, OfflineAssistant(delay=0.01).reply(ask, variant=1), "named")
+        await named.join()
+        texts = []
+        while True:
+            push = parse(await socket.receive_from(timeout=TIMEOUT))
+            if push.todo == ["grew"]:
+                break
+            texts.append(push.by_id("reply-named-text").text)
+        assert texts and "another canned answer" in texts[-1]  # the named reply's own words (variant 1)
+        assert "reply-other" not in "".join(texts)
+    finally:
+        await socket.disconnect()
+
+
+async def test_a_follow_hello_naming_malformed_replies_closes_with_4400(sessions, owner_cookie) -> None:
+    sessions.copy(LINEAR)
+    socket = await _follow(owner_cookie, {"follow": _page(sessions, LINEAR), "replies": ["no spaces!"]})
+    assert await socket.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": 4400}
