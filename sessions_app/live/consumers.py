@@ -409,7 +409,7 @@ class FollowConsumer(_Outbox):
                 await self.close(code=NOT_FOUND)
             elif isinstance(found, Batch) and await followed.grew(found):
                 self._tell()
-            elif isinstance(found, Piece) and not found.ended and await followed.guard.sees(found.parent):
+            elif isinstance(found, Piece) and not found.ended and await followed.shows(found):
                 message = head(None) + reply_text(found.reply, found.text)
                 if fits(message):  # past the limit, the entry comes from the file when it is done
                     await self.send(text_data=message)
@@ -449,6 +449,10 @@ class _Followed:
         # Of the replies being written (not in the file yet), only those the page shows.
         if not isinstance(item, Piece) or item.reply in self.consumer.replies:
             self.consumer.deliver((self, item))
+
+    async def shows(self, piece: Piece) -> bool:
+        """Whether the page's reader may see this reply being written (where it answers)."""
+        return await self.guard.settled() and await self.guard.sees(piece.parent)
 
     async def grew(self, batch: Batch) -> bool:
         """Whether ``batch`` holds anything the page's reader may see (and how far the file is read now)."""
