@@ -160,7 +160,7 @@ async def _round(server: _servers.Server, gate: Gate, session_id: str, path: Pat
     fields = [("text", "go"), ("parent", _leaf(path)), ("cursor", str(path.stat().st_size))]
     if kind == "beam":
         headers, _ = await asyncio.to_thread(
-            _post, server, session_id, "beam", [*fields, *(("model", m) for m in MODELS)]
+            _post, server, session_id, "beam", [*fields, *(("ask", m) for m in MODELS)]
         )
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["HX-Redirect"]).query)
         replies = [ref.split(":", 1)[0] for ref in query["a"]]

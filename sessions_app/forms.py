@@ -297,7 +297,7 @@ BEAM_PICKERS = 4  # the composer's pickers for a beam (services.beam.MAX_ANSWERS
 
 
 class ModelNamesField(forms.Field):
-    """Model names given as one repeated parameter (``model=a&model=b``); empty ones (a picker left at
+    """Model names given as one repeated parameter (``ask=a&ask=b``); empty ones (a picker left at
     "—") are dropped. Each is checked against what the backend offers by the view, which asks it."""
 
     widget = forms.MultipleHiddenInput
@@ -314,13 +314,13 @@ class ModelNamesField(forms.Field):
 
 
 class BeamForm(MessageForm):
-    """A message asked of several models at once (``services.beam``): 2 to 4 ``model`` values, the same
-    one as often as it should answer."""
+    """A message asked of several models at once (``services.beam``): 2 to 4 ``ask`` values (model
+    names), the same one as often as it should answer."""
 
-    model = ModelNamesField(required=False)
+    ask = ModelNamesField(required=False)
 
-    def clean_model(self) -> list[str]:
-        models: list[str] = self.cleaned_data["model"]
+    def clean_ask(self) -> list[str]:
+        models: list[str] = self.cleaned_data["ask"]
         if not 2 <= len(models) <= BEAM_PICKERS:
             raise forms.ValidationError(f"Pick 2 to {BEAM_PICKERS} models to ask (one may answer several times).")
         return models

@@ -22,7 +22,7 @@ from .responses import form_error, go_to
 
 @require_POST
 async def ask(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The composer's message, stored once, and answered by each model picked (``model``, 2 to 4, the
+    """The composer's message, stored once, and answered by each model picked (``ask``, 2 to 4, the
     same one as often as it should answer): the tab goes to the beam's page."""
     session = await asyncio.to_thread(open_session, request, session_id, write=True)
     if pi.enabled():
@@ -30,7 +30,7 @@ async def ask(request: HttpRequest, session_id: str) -> HttpResponse:
     form = BeamForm(request.POST)
     if not form.is_valid():
         return form_error(request, form)
-    models = form.cleaned_data["model"]
+    models = form.cleaned_data["ask"]
     offered, problem = await chat.offered_models(get_assistant())
     unknown = sorted({model for model in models if model not in offered})
     if unknown:

@@ -59,7 +59,7 @@ def test_three_models_stream_side_by_side_in_two_tabs_one_stopped_one_continued(
     seeded = sessions.seed("01-linear")
     asking = new_page()
     ui.open(asking, seeded.url)
-    pickers = asking.locator("#beam select[name=model]")
+    pickers = asking.locator("#beam select[name=ask]")
     asking.locator(".beam-picker > summary").click()
     expect(pickers).to_have_count(4)
     expect(pickers.nth(2)).to_have_value("model-c")

@@ -41,7 +41,7 @@ def _beam_refs(response: Any) -> tuple[str, list[beam.Answer]]:
 
 async def test_a_beam_stores_the_message_once_and_one_answer_per_pick_as_siblings(asgi, pi) -> None:
     url = f"/s/{pi.id(LINEAR)}/beam/"
-    response = await asgi.post(url, data={"text": "Two takes?", "parent": PARENT, "model": ["offline-echo"] * 2 + [""]})
+    response = await asgi.post(url, data={"text": "Two takes?", "parent": PARENT, "ask": ["offline-echo"] * 2 + [""]})
     assert response.status_code == 200
     prompt_id, named = _beam_refs(response)
     user = [line for line in pi.lines(pi.path(LINEAR)) if line.get("id") == prompt_id]
@@ -70,7 +70,7 @@ async def test_a_beam_stores_the_message_once_and_one_answer_per_pick_as_sibling
 )
 async def test_a_beam_of_the_wrong_size_or_an_unknown_model_writes_nothing(asgi, pi, models, error) -> None:
     before = pi.path(LINEAR).read_bytes()
-    response = await asgi.post(f"/s/{pi.id(LINEAR)}/beam/", data={"text": "Hm?", "parent": PARENT, "model": models})
+    response = await asgi.post(f"/s/{pi.id(LINEAR)}/beam/", data={"text": "Hm?", "parent": PARENT, "ask": models})
     assert response.status_code == 422 and error in response.text
     assert pi.path(LINEAR).read_bytes() == before
 
@@ -79,7 +79,7 @@ async def test_answers_stream_as_placeholders_then_stop_all_stores_each_as_abort
     settings.PITREE_OFFLINE_DELAY = 30  # each reply waits after its first words until it is stopped
     sid = pi.id(LINEAR)
     response = await asgi.post(
-        f"/s/{sid}/beam/", data={"text": "Slow ones", "parent": PARENT, "model": ["offline-echo"] * 3}
+        f"/s/{sid}/beam/", data={"text": "Slow ones", "parent": PARENT, "ask": ["offline-echo"] * 3}
     )
     prompt_id, named = _beam_refs(response)
     for _ in range(1000):
@@ -116,7 +116,7 @@ async def test_a_fused_answer_reads_the_others_and_is_one_more_sibling(asgi, pi,
         settings.PITREE_OPENAI_MODEL = "alpha"
         sid = pi.id(LINEAR)
         response = await asgi.post(
-            f"/s/{sid}/beam/", data={"text": "Which is best?", "parent": PARENT, "model": ["alpha", "beta"]}
+            f"/s/{sid}/beam/", data={"text": "Which is best?", "parent": PARENT, "ask": ["alpha", "beta"]}
         )
         prompt_id, named = _beam_refs(response)
         stored = await _all_stored(pi, prompt_id, 2)
