@@ -135,6 +135,21 @@ def test_compare_and_map_pages(axe_context, axe, ui, sessions) -> None:
     axe.check_themes(page, "map page")
 
 
+def test_the_beam_pickers_and_a_beam_s_answers_side_by_side(axe_context, axe, ui, sessions) -> None:
+    seeded = sessions.seed("01-linear")
+    page = axe_context.new_page()
+    ui.open(page, seeded.url)
+    page.locator(".beam-picker > summary").click()
+    expect(page.locator("#beam select[name=ask]").first).to_be_visible()
+    axe.check_themes(page, "session page with the beam's pickers open")
+    page.locator("#composer-text").fill("Two takes")
+    page.locator("#beam button[type=submit]").click()
+    page.wait_for_url("**/compare/?beam=*")
+    expect(page.get_by_role("button", name="Continue with this answer")).to_have_count(2)
+    expect(page.get_by_role("button", name="Fuse")).to_be_visible()
+    axe.check_themes(page, "a beam's answers side by side")
+
+
 def _branchy_session(sessions):
     """A prompt with three answers, the first long and followed by eight short prompts, each labelled
     (more labels on one branch than a column's summary shows)."""
