@@ -23,7 +23,6 @@ import asyncio
 import itertools
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -38,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common as C  # noqa: E402
 import _servers  # noqa: E402
+from pi_stream import Tab  # noqa: E402  (a tab timing each stamped piece's first arrival)
 
 sys.path.insert(0, str(C.ROOT / "tests"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
@@ -55,7 +55,6 @@ STAMP_EVERY = 10
 TABS = 10
 ROUNDS = 3  # of each kind, alternating (after one warm-up of each)
 TIMEOUT = 120.0
-STAMP = re.compile(r"\[(\d{9,})\]")
 WORDS = ("the", "answer", "goes", "on", "with", "a", "few", "more", "plain", "words")
 
 
@@ -89,23 +88,6 @@ def _stamped(gate: Gate) -> Any:
         send_event(handler, "[DONE]")
 
     return respond
-
-
-class Tab:
-    """One websocket tab: when each stamped piece first reached it."""
-
-    def __init__(self, socket: Any) -> None:
-        self.socket = socket
-        self.seen: set[str] = set()
-        self.latencies: list[float] = []
-
-    async def read(self) -> None:
-        async for raw in self.socket:
-            now = time.perf_counter_ns()
-            for stamp in STAMP.findall(str(raw)):
-                if stamp not in self.seen:
-                    self.seen.add(stamp)
-                    self.latencies.append((now - int(stamp)) / 1e9)
 
 
 async def _connect(server: _servers.Server, path: str) -> Any:
