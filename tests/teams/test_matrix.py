@@ -144,6 +144,17 @@ RULES: dict[str, Rule] = {
     "sessions:compact": Rule(
         "post", session("compact/"), writes(200), data=lambda w: {"keep_from": "ab506f7f", "at": LEAF}
     ),
+    # A beam of one model is refused once the permission check passed: no reply outlives the request.
+    "sessions:beam": Rule(
+        "post", session("beam/"), writes(422), data=lambda w: {"text": "hi", "ask": ["offline-echo"]}
+    ),
+    "sessions:beam_stop": Rule("post", session("beam/stop/"), writes(204), data=lambda w: {"reply": ["not-running"]}),
+    "sessions:beam_fuse": Rule(
+        "post",
+        session("beam/fuse/"),
+        writes(409),  # these are not answers to that message
+        data=lambda w: {"prompt": BRANCH_A[0], "answer": [LEAF, "e65e9e73"], "model": "offline-echo"},
+    ),
     "sessions:navigate": Rule(
         "post", session("navigate/"), each(200), data=lambda w: {"to": "de4f0d3a", "mode": "exact", "at": LEAF}
     ),
