@@ -536,7 +536,10 @@
   document.addEventListener("htmx:afterRequest", (ev) => {
     const queued = ev.detail.elt.closest && ev.detail.elt.closest("form.pi-queue, form#beam");
     const box = composerBox();
-    if (!queued || !box || !ev.detail.successful || !ev.detail.xhr || ev.detail.xhr.status >= 300) return;
+    const xhr = ev.detail.xhr;
+    // An answer that sends the tab elsewhere (the beam's page: HX-Redirect) is never marked successful.
+    const taken = ev.detail.successful || (xhr && xhr.getResponseHeader("HX-Redirect"));
+    if (!queued || !box || !taken || !xhr || xhr.status >= 300) return;
     const text = box.value;
     box.value = "";
     draftSent(text);
