@@ -3,6 +3,7 @@ position, a replaced or deleted file, a page that must be fetched again."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from sessions_app.live.feed import MAX_PATCH_ROWS
@@ -54,6 +55,9 @@ async def test_navigators_of_entries_the_page_has_not_loaded_are_not_sent(open_t
     push = (await tab.until_state(cursor=str(sessions.size(path))))[-1]
     assert push.by_id("navigator-97690895") is None
     await tab.ws.send_json_to({"top": "f87f9c1c"})  # the reader scrolled up: all of it is loaded now
+    # The socket answers nothing to this: give the consumer a moment to take it before the append (the
+    # feed's batch, read in a thread, would otherwise be able to reach the tab's outbox first).
+    await asyncio.sleep(0.3)
     sessions.append(path, "A fourth way", parent="2f760a8d")
     push = (await tab.until_state(cursor=str(sessions.size(path))))[-1]
     assert "1/4" in push.by_id("navigator-97690895").text
