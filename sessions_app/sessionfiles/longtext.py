@@ -149,25 +149,34 @@ def string_pieces(stored: Iterable[bytes], piece_bytes: int = PIECE_BYTES) -> It
     buf = b""
     for chunk in stored:
         buf = buf + chunk if buf else chunk
-        while len(buf) > piece_bytes:
-            cut = safe_cut(buf, piece_bytes)
+        while len(buf) > piece_bytes and (cut := safe_cut(buf, piece_bytes)) is not None:
             yield _decoded(buf[:cut])
             buf = buf[cut:]
     if buf:
         yield _decoded(buf)
 
 
-def safe_cut(stored: bytes, at: int) -> int:
-    """The last place at or before ``at`` (0 < ``at`` < ``len(stored)``) where ``stored``, the start of a
-    string's stored form, may be cut; one is never more than 12 bytes back (a surrogate pair's two
-    escapes) in a valid string, and in an invalid one, whose pieces fail to decode anyway, ``at``."""
-    for cut in range(at, max(0, at - 16), -1):
+def safe_cut(stored: bytes, at: int) -> int | None:
+    """Where ``stored``, the start of a string's stored form, may be cut: the last place at or before
+    ``at`` (0 < ``at`` < ``len(stored)``) or else the first after it; None when ``stored`` is too short
+    to tell. A valid string may be cut at least every 12 bytes (a surrogate pair's two escapes), so
+    a stored form with no such place near ``at`` is invalid, and is cut at ``at`` (its pieces fail to
+    decode, as it would whole)."""
+    for cut in range(at, max(0, at - _NEAR), -1):
         if _may_cut(stored, cut):
             return cut
-    return at
+    for cut in range(at + 1, min(len(stored), at + _NEAR)):
+        if _may_cut(stored, cut):
+            return cut
+    return at if len(stored) >= at + 2 * _NEAR else None
+
+
+_NEAR = 16
 
 
 def _may_cut(stored: bytes, cut: int) -> bool:
+    """Whether ``stored[:cut]`` and what follows decode apart as they do together (the place is known
+    to be outside escapes as far back as ``stored[0]``)."""
     if 0x80 <= stored[cut] < 0xC0:  # a UTF-8 sequence's continuation byte
         return False
     for start in range(max(0, cut - 6), cut):
@@ -177,9 +186,19 @@ def _may_cut(stored: bytes, cut: int) -> bool:
         ends = start + (6 if unicode else 2)
         if ends > cut:
             return False  # inside the escape
-        if ends == cut and unicode and stored[start + 2] in b"dD" and stored[start + 3] in b"89abAB":
-            return False  # right after a high surrogate, whose low half may follow
+        if ends == cut and unicode and _surrogate(stored, start, b"89abAB"):
+            # After a high surrogate: not if a low one follows (a pair), or may (not read yet).
+            if len(stored) < cut + 6:
+                return False
+            return not (
+                stored[cut] == _BACKSLASH and stored[cut + 1] == ord("u") and _surrogate(stored, cut, b"cdefCDEF")
+            )
     return True
+
+
+def _surrogate(stored: bytes, escape: int, second: bytes) -> bool:
+    """Whether the ``\\uXXXX`` escape at ``escape`` is a surrogate whose second hex digit is in ``second``."""
+    return stored[escape + 2] in b"dD" and stored[escape + 3] in second
 
 
 def _decoded(piece: bytes) -> str:

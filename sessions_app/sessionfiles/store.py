@@ -349,7 +349,7 @@ class SessionFile:
                 os.pread(fd, min(PIECE_BYTES, span.offset + span.length - at), at)
                 for at in range(span.offset, span.offset + span.length, PIECE_BYTES)
             )
-            yield from string_pieces(stored)
+            yield from string_pieces(stored, PIECE_BYTES)
         except BadLine:
             raise FileChanged(
                 f"{self.path}: the text at byte {span.offset} is no longer there; the file was rewritten in place"
