@@ -619,13 +619,16 @@ def read_chunks(
     """Bytes ``offset`` to ``stop`` of the file, 256 KB (``_CHUNK``) at a time, as ``(buffer, its file offset, end of
     its last whole line)``; a line longer than a chunk is carried into the next one. The last item is
     whatever follows the last newline (often ``b""``), with end 0. Buffers are handed on uncut, and a
-    carried line is joined once, when its newline arrives.
+    carried line is joined once, when its newline arrives (a long one read again whole instead).
 
     A line that grows past ``max_line`` bytes is not carried any further: it comes out as a
     ``LongLine`` once its newline is found, or as an unterminated one at the end. ``skip_from`` resumes
     such a line: the read starts inside it, at ``offset``."""
-    parts: list[bytes] = []  # an unfinished line, carried over
+    parts: list[bytes] = []  # an unfinished line, carried over (none kept once it is a long one)
     carried = 0
+    # A line carried this far is read again in one piece once its end is found: joining its parts
+    # would hold it twice (a 31 MB message's line took twice its size to index).
+    kept = 4 * _CHUNK
     long_start = skip_from
     pos = offset
     while pos < stop:
@@ -644,19 +647,24 @@ def read_chunks(
             base += newline + 1
         end = chunk.rfind(b"\n") + 1
         if end:
-            yield (b"".join([*parts, chunk]) if parts else chunk), base - carried, carried + end
+            if carried > kept:
+                yield os.pread(fd, pos - (base - carried), base - carried), base - carried, carried + end
+            else:
+                yield (b"".join([*parts, chunk]) if parts else chunk), base - carried, carried + end
             parts = [chunk[end:]] if end < len(chunk) else []
             carried = len(chunk) - end
         else:
             parts.append(chunk)
             carried += len(chunk)
+            if carried > kept:
+                parts = []
         if carried > max_line:
             long_start = pos - carried
             parts, carried = [], 0
     if long_start is not None:
         yield LongLine(long_start, pos, False)
     else:
-        yield b"".join(parts), pos - carried, 0
+        yield (os.pread(fd, carried, pos - carried) if carried > kept else b"".join(parts)), pos - carried, 0
 
 
 def feed_file(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.properties import examples
 
-from sessions_app.sessionfiles import longtext
+from sessions_app.sessionfiles import longtext, store
 from sessions_app.sessionfiles.lines import BadLine, loads_line
 from sessions_app.sessionfiles.longtext import marker, outline, split_markers, string_pieces
 
@@ -159,3 +159,28 @@ def _filled(value: Any, texts: list[str]) -> Any:
 def test_a_marker_is_found_among_text_and_only_as_itself() -> None:
     assert split_markers(f"a{marker(0)}b{marker(12)}") == ["a", 0, "b", 12]
     assert split_markers("\ue000 plain \ue001") == ["\ue000 plain \ue001"]
+
+
+@settings(max_examples=examples(200))
+@given(st.lists(st.binary(max_size=400).map(lambda line: line.replace(b"\n", b"")), max_size=10), st.integers(1, 64))
+def test_the_file_reader_hands_on_each_line_whole_however_long(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], chunk: int
+) -> None:
+    """Lines longer than four chunks are read again in one piece, not joined from the chunks: the
+    buffers are still the file's bytes where they say, and hold every line whole."""
+    data = b"".join(line + b"\n" for line in lines) + b"tail"
+    path = tmp_path_factory.mktemp("chunks") / "s.jsonl"
+    path.write_bytes(data)
+    whole: list[bytes] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "_CHUNK", chunk)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for piece in store.read_chunks(fd, 0, len(data), max_line=10**6):
+                assert not isinstance(piece, store.LongLine)
+                buf, base, end = piece
+                assert data[base : base + len(buf)] == buf
+                whole += buf[:end].split(b"\n")[:-1] if end else [buf]
+        finally:
+            os.close(fd)
+    assert whole == [*lines, b"tail"]
