@@ -23,8 +23,8 @@ LONG_LINE = 1 << 20
 """A line this long or longer is read as an outline."""
 LONG_STRING = 64 * 1024
 """A string whose stored form is this long or longer is left out of an outline, and read in pieces."""
-READ_BYTES = 1 << 20  # what an outline reads of the file at a time
-PIECE_BYTES = 256 * 1024  # what a long text is decoded from at a time (its stored bytes)
+READ_BYTES = 256 * 1024  # what an outline reads of the file at a time
+PIECE_BYTES = 64 * 1024  # what a long text is decoded from at a time (its stored bytes)
 
 _MARK = f"\ue000{secrets.token_hex(8)}:"
 """What each marker starts with: a private-use character and a random word drawn once per process, so

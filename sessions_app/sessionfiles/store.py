@@ -50,7 +50,7 @@ from .errors import (
 )
 from .index import LEAF, MAX_LINE_BYTES, IndexBuilder, NeedsRebuild, SessionIndex
 from .lines import BadLine, header_of, loads_line
-from .longtext import LONG_LINE, PIECE_BYTES, Span, outline, string_pieces
+from .longtext import LONG_LINE, PIECE_BYTES, Span, outline, split_markers, string_pieces
 from .migrate import migrate_entry, migrate_header
 from .tree import followed
 from .tree import path as tree_path
@@ -356,6 +356,15 @@ class SessionFile:
             ) from None
         finally:
             os.close(fd)
+
+    def with_long_texts(self, text: str, spans: tuple[Span, ...]) -> Generator[str, None, None]:
+        """``text`` from an outlined entry (``outlines``) in pieces, with each marker in it as the long
+        string it stands for."""
+        for part in split_markers(text):
+            if isinstance(part, str):
+                yield part
+            else:
+                yield from self.long_text(spans[part])
 
     def _stored_as_is(self, row: int) -> bool:
         """Whether this reader's line of ``row`` is the file's (a view may show some cleaned)."""

@@ -88,14 +88,7 @@ def _blank(view: SessionView, span: Span) -> bool:
 def _with_long_texts(view: SessionView, parts: list[str], spans: tuple[Span, ...]) -> Iterator[str]:
     """An outlined entry's Markdown with each long text in its marker's place, a piece at a time."""
     for part in parts:
-        if not holds_marker(part):
-            yield part
-            continue
-        for piece in split_markers(part):
-            if isinstance(piece, str):
-                yield piece
-            else:
-                yield from view.long_text(spans[piece])
+        yield from view.with_long_texts(part, spans) if holds_marker(part) else (part,)
 
 
 def _markdown_entry(described: Description) -> list[str]:

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.properties import examples
 
-from sessions_app.sessionfiles import longtext, store
+from sessions_app.sessionfiles import listing, longtext, store
+from sessions_app.sessionfiles.entries import joined_text, js_trim
 from sessions_app.sessionfiles.lines import BadLine, loads_line
 from sessions_app.sessionfiles.longtext import marker, outline, split_markers, string_pieces
 
@@ -184,3 +185,40 @@ def test_the_file_reader_hands_on_each_line_whole_however_long(
         finally:
             os.close(fd)
     assert whole == [*lines, b"tail"]
+
+
+BLANKS = st.sampled_from([" ", "\n", "\t", "\u00a0", "\u2028", "\ufeff", "\u3000"])
+WORDS = st.one_of(
+    st.lists(BLANKS, max_size=30).map("".join),  # blank: the list looks on to the next message
+    st.lists(st.one_of(BLANKS, BLANKS, st.text(max_size=30)), max_size=8).map("".join),
+)
+CONTENTS = st.one_of(
+    WORDS,
+    st.lists(st.one_of(WORDS.map(lambda text: {"type": "text", "text": text}), st.just({"type": "image"})), max_size=3),
+)
+
+
+@settings(max_examples=examples(100))
+@given(st.lists(CONTENTS, min_size=1, max_size=3), st.integers(1, 12))
+def test_a_session_s_first_message_read_in_pieces_is_the_one_read_whole(
+    tmp_path_factory: pytest.TempPathFactory, contents: list[Any], first_chars: int
+) -> None:
+    """The first user message pi's list shows (its first characters, the first that is not blank) is
+    the same when its long texts are read a piece at a time as when the line is decoded whole."""
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    lines = [header] + [
+        {"type": "message", "id": f"m{n}", "parentId": f"m{n - 1}" if n else None, "timestamp": "2026-01-01T00:00:01Z"}
+        | {"message": {"role": "user", "content": content, "timestamp": 1}}
+        for n, content in enumerate(contents)
+    ]
+    path = tmp_path_factory.mktemp("first") / "s.jsonl"
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    texts = (joined_text(content) for content in contents)
+    expected = next((text[:first_chars] for text in texts if js_trim(text)), listing.NO_MESSAGES)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(listing, "FIRST_MESSAGE_CHARS", first_chars)
+        assert listing.read_info(path).first_message == expected  # each line decoded whole
+        patch.setattr(store, "LONG_LINE", 1)
+        patch.setattr(longtext, "LONG_STRING", 8)
+        patch.setattr(store, "PIECE_BYTES", 3)
+        assert listing.session_info(store.SessionFile(path, fsync=False)).first_message == expected

@@ -125,8 +125,9 @@ def test_a_session_of_long_texts_downloads_as_the_same_markdown(client, sessions
     spy = Spy(monkeypatch)
     read_in_pieces = b"".join(client.get("/s/long0/download.md"))
     # Two user messages' texts, a reply's two texts, a note's and a user's text beside an image; for the
-    # three replies, whether their texts are blank (the two that hold a blank one are read whole).
-    assert spy.texts == 10
+    # three replies, whether their texts are blank (the two that hold a blank one are read whole); and
+    # the title's first characters, from the first message.
+    assert spy.texts == 11
     monkeypatch.setattr(SessionFile, "outlines", _decoded_whole)
     read_whole = b"".join(client.get("/s/long0/download.md"))
     assert read_in_pieces == read_whole
