@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 from django.core.exceptions import PermissionDenied
 
-from ..display.tools import FORK, SIBLING, WRITE
+from ..display.tools import FORK, SHARE, SIBLING, WRITE
 from ..services import pi
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
@@ -188,7 +188,8 @@ def tools_of(session: SessionFile) -> frozenset[str]:
     """The entry tools a page of ``session`` offers its reader (``display.tools``); at the entries of
     ``trunk_of`` without ``SIBLING``."""
     writes = [WRITE, SIBLING] if can_write(session) else []
-    return frozenset([*writes, *([FORK] if may_fork(session) else [])])
+    shares = [SHARE] if not isinstance(session, SessionView) or session.grant.can_share else []
+    return frozenset([*writes, *([FORK] if may_fork(session) else []), *shares])
 
 
 def trunk_of(session: SessionFile) -> Container[str]:

@@ -20,15 +20,20 @@ from .grants import Role
 from .scoped import SessionView, prefix_digest
 
 LIVE, BRANCH, SNAPSHOT = "live", "branch", "snapshot"
+# Each kind in one line: what its reader sees (what they may do is the role's).
 MODES = [
-    (LIVE, "the whole session, as it grows"),
-    (BRANCH, "this branch: the path to the entry and what grows below it"),
-    (SNAPSHOT, "a snapshot: the path to the entry, as it is now"),
+    (LIVE, "The whole session: every branch, followed live as it grows."),
+    (BRANCH, "One branch: the path to the entry and what grows below it, live; the other branches stay hidden."),
+    (SNAPSHOT, "A snapshot: the path to the entry as it is now; nothing written later shows."),
 ]
 
 
 class ShareError(Exception):
-    """A share that cannot be made (the message says why)."""
+    """A share that cannot be made (the message says why; ``field``: the form field it is about)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -62,15 +67,17 @@ def make_share(
     if mode != LIVE:
         view.refresh()
         if view.index.read_only:
-            raise ShareError("A session in an older format is shared whole; fork it to share a branch of it.")
-        if not entry_id or view.index.row(entry_id) is None:
-            raise ShareError("Say which entry the branch or snapshot goes to.")
+            raise ShareError("A session in an older format is shared whole; fork it to share a branch of it.", "mode")
+        if not entry_id:
+            raise ShareError("Pick the entry the branch or snapshot goes to.", "entry")
+        if view.index.row(entry_id) is None:
+            raise ShareError(f"This session has no entry {entry_id!r}: pick one from the list.", "entry")
         share.entry_id = entry_id
         if mode == BRANCH:
             share.branch_only = True
         elif mode == SNAPSHOT:
             if role == Share.COLLABORATOR:
-                raise ShareError("A snapshot does not change: share it with viewers.")
+                raise ShareError("A snapshot does not change: share it with viewers.", "role")
             share.snapshot_offset = cursor_of(view.full.index)
             share.snapshot_digest = prefix_digest(view.path, share.snapshot_offset)
         else:

@@ -1,5 +1,5 @@
 """The tools under an entry that need more than reading: writing ones (Edit, Regenerate, Label…,
-Compact…) and Fork…, offered only to readers who may use them, at the entries where they may.
+Compact…), Fork… and Share…, offered only to readers who may use them, at the entries where they may.
 
 An entry's fragment is rendered once and cached (``templatetags.pitree.entry_html``), and a push is
 rendered once for every tab (``live/fragments.py``), so neither may depend on who reads it. The
@@ -16,7 +16,8 @@ WRITE = "write"  # the grant writes in the file (a version 3 file, a collaborato
 SIBLING = "sibling"  # writes a sibling of its entry (Edit & resend, Regenerate): a WRITE, except at
 # the entries a branch share starts at or above, whose siblings are outside the branch
 FORK = "fork"  # the reader has a workspace to fork into (signed in)
-EVERY = frozenset({WRITE, SIBLING, FORK})
+SHARE = "share"  # the reader shares the session (a member of its workspace)
+EVERY = frozenset({WRITE, SIBLING, FORK, SHARE})
 READING = frozenset[str]()
 
 _MARKED = re.compile(r"<!--tool:(\w+)-->.*?<!--/tool-->", re.DOTALL)

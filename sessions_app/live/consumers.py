@@ -168,11 +168,14 @@ class SessionConsumer(_Outbox):
         await self.guard.start()
 
     def end(self, code: int) -> None:
-        """Close the socket; a tab whose session is not available any more (4404) is told so first."""
+        """Close the socket; a tab whose session is not available any more (4404) is told so first, and
+        its composer or reader's note goes (it offered to follow live, to send, to fork)."""
         asyncio.get_running_loop().create_task(self._closed(code, NOT_AVAILABLE if code == NOT_FOUND else ""))
 
     async def _closed(self, code: int, note: str) -> None:
-        if note:
+        if note == NOT_AVAILABLE:
+            await self.send(text_data=_flash(note) + render_to_string("sessions_app/partials/_access_ended.html"))
+        elif note:
             await self.send(text_data=_flash(note))
         await self.close(code=code)
 

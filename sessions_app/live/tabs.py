@@ -240,7 +240,7 @@ class Tab:
         if notes == self.notes:
             return []
         self.notes = notes
-        return [_notes(self.session_id, notes)]
+        return [_notes(self.session_id, notes, WRITE in self.tools)]
 
     def _state(self) -> str:
         return _tab_state(self.session_id, self.position, self.mark[0], self.mark[1] or "", WRITE in self.tools)
@@ -285,9 +285,10 @@ def _gone(reply: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _notes(session_id: str, notes: str) -> str:
+def _notes(session_id: str, notes: str, writes: bool) -> str:
     return render_to_string(
-        "sessions_app/partials/_position_notes.html", {"session_id": session_id, "notes": notes, "oob": True}
+        "sessions_app/partials/_position_notes.html",
+        {"session_id": session_id, "notes": notes, "can_write": writes, "oob": True},
     )
 
 

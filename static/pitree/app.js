@@ -6,6 +6,7 @@
 // - the shell: drawers (sessions, tree), the theme switch, a session opening at its newest message,
 //   the sidebar following the sessions folder (its page's socket says when it changed) and its ages;
 // - each message's actions: copy, the panel its buttons load into; code blocks' copy and unfold;
+// - the share dialog: the share form loaded into a modal <dialog>, opened once it is in;
 // - a search result's permalink: the entry found, its words marked, the fold holding them open;
 // - keyboard: j/k move along the path, [ / ] (or h/l) switch sibling branch (enter.js: a message box's keys), and the
 //   tree panel is an ARIA tree (arrows, Home/End, Enter; C on a branch point compares its branches).
@@ -1541,6 +1542,20 @@
 
   document.addEventListener("htmx:afterSwap", (ev) => {
     if (found && found.entry.isConnected && ev.detail.target && found.entry.contains(ev.detail.target)) showFound(true);
+  });
+
+  // ---- the share dialog: the share page's form, loaded into a modal dialog (a page without JavaScript) --
+  // Opened once its form is in; the focus goes to the entry picked (in view in its list), else the first field.
+  document.addEventListener("htmx:afterSwap", (ev) => {
+    const body = ev.detail.target;
+    if (!body || body.id !== "share-dialog-body") return;
+    const dialog = body.closest("dialog");
+    if (!dialog.open) dialog.showModal();
+    const picked = body.querySelector('input[name="entry"]:checked');
+    if (picked) {
+      picked.scrollIntoView({ block: "nearest" });
+      picked.focus({ preventScroll: true });
+    }
   });
 
   // ---- start ----------------------------------------------------------------------------------------

@@ -255,6 +255,13 @@ def test_share_upload_password_and_action_pages(axe_context, axe, ui, sessions, 
     form.locator("button[type=submit]").click()
     expect(form.locator("input[name=days]")).to_have_attribute("aria-invalid", "true")
     axe.check_themes(page, "share page with errors")
+    ui.open(page, seeded.url)
+    page.locator("#entry-c256703f > .entry__tools").get_by_role("link", name="Share…").click()
+    expect(page.locator("#share-dialog input[name=entry][value=c256703f]")).to_be_checked()
+    axe.check_themes(page, "the share dialog")
+    page.set_viewport_size({"width": 390, "height": 844})
+    axe.check_themes(page, "the share dialog at 390 px")
+    page.set_viewport_size({"width": 1280, "height": 800})
     ui.open(page, "/upload/")
     axe.check_themes(page, "upload page")
     page.locator("input[name=file]").set_input_files(

@@ -20,14 +20,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _share_link(ui: Any, owner: Any, seeded: Any, role: str) -> str:
-    """The owner makes a live link for ``role`` on the session's share page; its URL."""
+    """The owner makes a live link for ``role`` in the session's share dialog; its URL."""
     ui.open(owner, seeded.url)
-    owner.get_by_role("link", name="Share…").click()
-    owner.locator("select[name=audience]").select_option("link")
-    owner.locator("select[name=role]").select_option(role)
-    owner.locator("select[name=mode]").select_option("live")
-    owner.get_by_role("button", name="Share").click()
-    return str(owner.locator("#share-link-url").input_value())
+    owner.locator(".share-bar").get_by_role("link", name="Share…").click()
+    dialog = owner.locator("#share-dialog")
+    dialog.locator("select[name=audience]").select_option("link")
+    dialog.locator(f"input[name=role][value={role}]").check()
+    dialog.locator("input[name=mode][value=live]").check()
+    dialog.get_by_role("button", name="Share", exact=True).click()
+    return str(dialog.locator("#share-link-url").input_value())
 
 
 def test_a_teammate_follows_a_shared_link_live_then_forks(
@@ -82,10 +83,10 @@ def test_a_teammate_follows_a_shared_link_live_then_forks(
     assert not record.errors, record.errors
 
 
-def test_a_revoked_teammate_s_tab_says_its_access_ended_and_a_send_says_why_it_failed(
+def test_a_revoked_teammate_s_tab_says_its_access_ended_and_offers_no_send(
     chromium: Any, context: Any, server: Any, sessions: Any, ui: Any, add_account: Any
 ) -> None:
-    """Not "the file is gone" (it is not), and not a press that seems to do nothing."""
+    """Not "the file is gone" (it is not), and no composer left whose press would do nothing."""
     seeded = sessions.seed("01-linear")
     owner = context.new_page()
     link = _share_link(ui, owner, seeded, "collaborator")
@@ -98,14 +99,12 @@ def test_a_revoked_teammate_s_tab_says_its_access_ended_and_a_send_says_why_it_f
         friend.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
         before = seeded.path.read_bytes()
 
-        owner.get_by_role("button", name="Revoke").first.click()
+        owner.locator("#share-dialog").get_by_role("button", name="Revoke").first.click()
         friend.wait_for_function("() => document.getElementById('live').dataset.live === 'stopped'")
         expect(friend.locator("#flash")).to_contain_text("not available to you any more")
         expect(friend.locator("#flash")).not_to_contain_text("file is gone")
-
-        friend.locator("#composer textarea[name=text]").fill("Still here?")
-        friend.locator("#composer textarea[name=text]").press("Control+Enter")
-        expect(friend.locator("#flash")).to_contain_text("Nothing was written")
+        expect(friend.locator("#composer")).to_have_count(0)
+        expect(friend.locator("#dock-composer")).to_contain_text("not available to you any more")
         assert seeded.path.read_bytes() == before
     finally:
         mate.close()
@@ -120,11 +119,13 @@ def test_a_branch_share_s_tab_follows_its_branch_and_nothing_else(
     seeded = sessions.seed("02-tree-branches")  # leaf 750a4556, on the branch through 97690895
     owner = context.new_page()
     ui.open(owner, seeded.url)
-    owner.get_by_role("link", name="Share…").click()  # from the tab's position: the branch ending there
-    owner.locator("select[name=audience]").select_option("link")
-    owner.locator("select[name=mode]").select_option("branch")
-    owner.get_by_role("button", name="Share").click()
-    link = str(owner.locator("#share-link-url").input_value())
+    owner.locator(".share-bar").get_by_role("link", name="Share…").click()  # from the tab's position
+    dialog = owner.locator("#share-dialog")
+    expect(dialog.locator("input[name=entry][value='750a4556']")).to_be_checked()
+    dialog.locator("select[name=audience]").select_option("link")
+    dialog.locator("input[name=mode][value=branch]").check()
+    dialog.get_by_role("button", name="Share", exact=True).click()
+    link = str(dialog.locator("#share-link-url").input_value())
     ui.open(owner, seeded.url)
     owner.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
 
