@@ -103,6 +103,9 @@ class SessionView(SessionFile):
                 shown = cleaned.get(offsets[row])
                 yield line if shown is None else shown.rstrip(b" ")
 
+    def _stored_as_is(self, row: int) -> bool:
+        return self.index.offsets[row] not in self._cleaned
+
     def refresh(self) -> list[int]:
         """The file's new lines as the view sees them (all rows when the file was read again)."""
         before = self.index

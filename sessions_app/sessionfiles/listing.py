@@ -21,6 +21,7 @@ import io
 import os
 import re
 from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from itertools import compress, filterfalse
 from operator import attrgetter
@@ -327,7 +328,10 @@ def _first_message(session: SessionFile) -> str:
     index = session.index
     for row in range(len(index)):
         if index.roles[row] == "user" and index.types[row] == MESSAGE:
-            text = _text(session.entries([row])[0])
+            # Outlined: a message of megabytes is read for its first characters only.
+            ((entry, spans),) = session.outlines([row])
+            with closing(session.with_long_texts(_joined(entry), spans)) as pieces:
+                text = _first_chars(pieces)
             if text is not None:
                 return text
     return NO_MESSAGES
@@ -337,10 +341,24 @@ def _text(entry: Any) -> str | None:
     """The text of a user message entry as pi's list reads it, its first ``FIRST_MESSAGE_CHARS``, when
     it is not blank (whitespace as pi's ``trim()`` counts it; pi itself skips only empty texts:
     docs/format.md §10, §11.2)."""
+    return _first_chars([_joined(entry)])
+
+
+def _joined(entry: Any) -> str:
     message = entry.get("message") if isinstance(entry, dict) else None
-    text = joined_text(message.get("content")) if isinstance(message, dict) else ""
-    kept = text[:FIRST_MESSAGE_CHARS]
-    return kept if js_trim(kept) or js_trim(text[FIRST_MESSAGE_CHARS:]) else None
+    return joined_text(message.get("content")) if isinstance(message, dict) else ""
+
+
+def _first_chars(pieces: Iterable[str]) -> str | None:
+    """``_text`` of a text given in pieces: its first characters, read no further than its first
+    character that is not blank."""
+    kept = ""
+    for piece in pieces:
+        take = FIRST_MESSAGE_CHARS - len(kept)
+        kept += piece[:take]
+        if len(kept) == FIRST_MESSAGE_CHARS and (js_trim(kept) or js_trim(piece[take:])):
+            return kept
+    return kept if js_trim(kept) else None
 
 
 def _info(

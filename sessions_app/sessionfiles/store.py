@@ -50,6 +50,7 @@ from .errors import (
 )
 from .index import LEAF, MAX_LINE_BYTES, IndexBuilder, NeedsRebuild, SessionIndex
 from .lines import BadLine, header_of, loads_line
+from .longtext import LONG_LINE, PIECE_BYTES, Span, outline, split_markers, string_pieces
 from .migrate import migrate_entry, migrate_header
 from .tree import followed
 from .tree import path as tree_path
@@ -316,23 +317,71 @@ class SessionFile:
         A row the index accepted decodes the same way again (one judge, ``lines.loads_line``); bytes
         that no longer hold that entry mean the file was rewritten in place: FileChanged."""
         rows = list(rows)
-        index = self.index
-        decoded = []
         with closing(self.raw_lines(rows)) as lines:  # FileChanged stops the reading midway
-            for row, line in zip(rows, lines):
-                try:
-                    entry = loads_line(line)
-                except BadLine:
-                    entry = None
-                if not isinstance(entry, dict) or (index.version > 1 and entry.get("id") != index.ids[row]):
-                    raise FileChanged(
-                        f"{self.path}: line {index.line_numbers[row]} no longer holds entry {index.ids[row]}; "
-                        "the file was rewritten in place"
-                    )
-                decoded.append(entry)
-        if index.read_only:
-            return [self._migrated(index, row, entry) for row, entry in zip(rows, decoded)]
-        return decoded
+            return [self._decoded(row, line) for row, line in zip(rows, lines)]
+
+    def outlines(self, rows: Iterable[int]) -> list[tuple[dict[str, Any], tuple[Span, ...]]]:
+        """``entries``, except that an entry whose line is ``LONG_LINE`` bytes or longer is decoded
+        without its long strings: each is ``longtext.marker(n)`` in it, and the n-th span says where
+        ``long_text`` reads it from. A large text then costs a reader a piece of it, never the whole."""
+        rows = list(rows)
+        index = self.index
+        long = {row for row in rows if index.lengths[row] >= LONG_LINE and self._stored_as_is(row)}
+        short = [row for row in rows if row not in long]
+        read: dict[int, tuple[dict[str, Any], tuple[Span, ...]]] = {
+            row: (entry, ()) for row, entry in zip(short, self.entries(short))
+        }
+        if long:
+            fd, _ = reopen_regular(self.path)
+            try:
+                for row in long:
+                    found = outline(fd, index.offsets[row], index.lengths[row])
+                    read[row] = (self._decoded(row, found.line), found.spans)
+            finally:
+                os.close(fd)
+        return [read[row] for row in rows]
+
+    def long_text(self, span: Span) -> Generator[str, None, None]:
+        """The text of a long string an outline left out, decoded ``longtext.PIECE_BYTES`` at a time."""
+        fd, _ = reopen_regular(self.path)
+        try:
+            stored = (
+                os.pread(fd, min(PIECE_BYTES, span.offset + span.length - at), at)
+                for at in range(span.offset, span.offset + span.length, PIECE_BYTES)
+            )
+            yield from string_pieces(stored, PIECE_BYTES)
+        except BadLine:
+            raise FileChanged(
+                f"{self.path}: the text at byte {span.offset} is no longer there; the file was rewritten in place"
+            ) from None
+        finally:
+            os.close(fd)
+
+    def with_long_texts(self, text: str, spans: tuple[Span, ...]) -> Generator[str, None, None]:
+        """``text`` from an outlined entry (``outlines``) in pieces, with each marker in it as the long
+        string it stands for."""
+        for part in split_markers(text):
+            if isinstance(part, str):
+                yield part
+            else:
+                yield from self.long_text(spans[part])
+
+    def _stored_as_is(self, row: int) -> bool:
+        """Whether this reader's line of ``row`` is the file's (a view may show some cleaned)."""
+        return True
+
+    def _decoded(self, row: int, line: bytes) -> dict[str, Any]:
+        index = self.index
+        try:
+            entry = loads_line(line)
+        except BadLine:
+            entry = None
+        if not isinstance(entry, dict) or (index.version > 1 and entry.get("id") != index.ids[row]):
+            raise FileChanged(
+                f"{self.path}: line {index.line_numbers[row]} no longer holds entry {index.ids[row]}; "
+                "the file was rewritten in place"
+            )
+        return self._migrated(index, row, entry) if index.read_only else entry
 
     def _migrated(self, index: SessionIndex, row: int, entry: dict[str, Any]) -> dict[str, Any]:
         parent = index.parents[row]
@@ -579,13 +628,16 @@ def read_chunks(
     """Bytes ``offset`` to ``stop`` of the file, 256 KB (``_CHUNK``) at a time, as ``(buffer, its file offset, end of
     its last whole line)``; a line longer than a chunk is carried into the next one. The last item is
     whatever follows the last newline (often ``b""``), with end 0. Buffers are handed on uncut, and a
-    carried line is joined once, when its newline arrives.
+    carried line is joined once, when its newline arrives (a long one read again whole instead).
 
     A line that grows past ``max_line`` bytes is not carried any further: it comes out as a
     ``LongLine`` once its newline is found, or as an unterminated one at the end. ``skip_from`` resumes
     such a line: the read starts inside it, at ``offset``."""
-    parts: list[bytes] = []  # an unfinished line, carried over
+    parts: list[bytes] = []  # an unfinished line, carried over (none kept once it is a long one)
     carried = 0
+    # A line carried this far is read again in one piece once its end is found: joining its parts
+    # would hold it twice (a 31 MB message's line took twice its size to index).
+    kept = 4 * _CHUNK
     long_start = skip_from
     pos = offset
     while pos < stop:
@@ -604,19 +656,24 @@ def read_chunks(
             base += newline + 1
         end = chunk.rfind(b"\n") + 1
         if end:
-            yield (b"".join([*parts, chunk]) if parts else chunk), base - carried, carried + end
+            if carried > kept:
+                yield os.pread(fd, pos - (base - carried), base - carried), base - carried, carried + end
+            else:
+                yield (b"".join([*parts, chunk]) if parts else chunk), base - carried, carried + end
             parts = [chunk[end:]] if end < len(chunk) else []
             carried = len(chunk) - end
         else:
             parts.append(chunk)
             carried += len(chunk)
+            if carried > kept:
+                parts = []
         if carried > max_line:
             long_start = pos - carried
             parts, carried = [], 0
     if long_start is not None:
         yield LongLine(long_start, pos, False)
     else:
-        yield b"".join(parts), pos - carried, 0
+        yield (os.pread(fd, carried, pos - carried) if carried > kept else b"".join(parts)), pos - carried, 0
 
 
 def feed_file(fd: int, builder: IndexBuilder, stop: int, *, at_eof: bool) -> None:

@@ -1,13 +1,16 @@
 """The Markdown download: a branch as a person reads it (the conversation's text, tool calls named,
 summaries quoted), titled like the session. Made as it is sent: the path's entries are decoded
-``BATCH`` at a time, and each is written out in pieces (its text is never copied whole), so that what
-the download holds at once is a batch of entries, or one entry when it is a large one."""
+``BATCH`` at a time, and each is written out in pieces (its text is never copied whole); an entry of a
+long line is decoded without its long texts, and a text the Markdown copies as it is (a message's) is
+read from the file a piece at a time (``SessionFile.outlines``), so that what the download holds at
+once is a batch of entries, or a piece of a long text, whatever the file's size."""
 
 from __future__ import annotations
 
 import itertools
 import re
 from collections.abc import Iterator
+from contextlib import closing
 
 from ..access.scoped import SessionView
 from ..assistants.base import ABORTED_MESSAGE
@@ -16,6 +19,7 @@ from ..services.lookup import catalog, entry_row
 from ..sessionfiles import entries as E
 from ..sessionfiles.catalog import session_info
 from ..sessionfiles.description import Description, Part, describe
+from ..sessionfiles.longtext import Span, holds_marker, marker, split_markers
 from ..sessionfiles.tree import path as tree_path
 from .downloads import Download, download_name, in_pieces
 
@@ -40,11 +44,51 @@ def _parts(view: SessionView, rows: list[int], head: str) -> Iterator[str]:
     """The Markdown's text in parts: the head, then each entry's, a blank line before each."""
     yield head
     for start in range(0, len(rows), BATCH):
-        for entry in view.entries(rows[start : start + BATCH]):
-            parts = _markdown_entry(describe(entry))
+        batch = rows[start : start + BATCH]
+        for row, (entry, spans) in zip(batch, view.outlines(batch)):
+            described = describe(entry)
+            parts = _markdown_entry(described)
+            if not spans:
+                written: Iterator[str] = iter(parts)
+            elif _copied_as_is(view, described, parts, spans):
+                written = _with_long_texts(view, parts, spans)
+            else:
+                parts = _markdown_entry(describe(view.entries([row])[0]))
+                written = iter(parts)
             if parts:
                 yield "\n"
-                yield from parts
+                yield from written
+
+
+def _copied_as_is(view: SessionView, described: Description, parts: list[str], spans: tuple[Span, ...]) -> bool:
+    """Whether the Markdown of an outlined entry (``SessionFile.outlines``) shows each long text it shows
+    as it is: the text of a part of a message's content written out whole (not fenced, quoted or as
+    JSON) and, in a reply, not blank (a blank text is left out). Any other entry is read whole."""
+    shown = {n for part in parts if holds_marker(part) for n in split_markers(part) if isinstance(n, int)}
+    if not shown:
+        return True
+    as_is = described.message is not None and described.result is None and described.shell is None
+    if not as_is and described.kind != "custom_message":
+        return False
+    texts = {part.text: part.kind for part in described.parts if part.kind in ("text", "thinking")}
+    for n in shown:
+        kind = texts.get(marker(n))
+        if kind is None:
+            return False
+        if described.kind == "assistant" and kind == "text" and _blank(view, spans[n]):
+            return False
+    return True
+
+
+def _blank(view: SessionView, span: Span) -> bool:
+    with closing(view.long_text(span)) as pieces:
+        return not any(piece.strip() for piece in pieces)
+
+
+def _with_long_texts(view: SessionView, parts: list[str], spans: tuple[Span, ...]) -> Iterator[str]:
+    """An outlined entry's Markdown with each long text in its marker's place, a piece at a time."""
+    for part in parts:
+        yield from view.with_long_texts(part, spans) if holds_marker(part) else (part,)
 
 
 def _markdown_entry(described: Description) -> list[str]:

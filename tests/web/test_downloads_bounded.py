@@ -71,9 +71,26 @@ def _session(folder: Path) -> Path:
     return path
 
 
+def _one_message(folder: Path) -> Path:
+    """A session of one 8 MB message of text beyond Latin-1 (a Python string of 2 bytes a character)."""
+    header = {"type": "session", "version": 3, "id": "one0", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    text = "Grüße, 中文 and “quotes”\n" * (8 * 1024 * 1024 // 30)
+    entry = {
+        "type": "message",
+        "id": "00000001",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
+    path = folder / "--w--" / "2026-01-01T00-00-01-000Z_one0.jsonl"
+    path.write_bytes(b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in (header, entry)))
+    return path
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[Daphne, Path]]:
     path = _session(tmp_path / "sessions")
+    _one_message(tmp_path / "sessions")
     started = launch_daphne({"PITREE_SESSIONS_DIR": str(tmp_path / "sessions")}, tmp_path / "daphne.log")
     yield started, path
     started.stop()
@@ -102,3 +119,14 @@ def test_a_slow_reader_costs_the_server_a_few_pieces_whatever_the_file_s_size(se
     daphne, path = server
     grown = _peak_growth_kb(daphne, f"/s/big0/{name}")
     assert grown * 1024 < path.stat().st_size / 4, f"{grown:,} kB for a {path.stat().st_size:,}-byte file"
+
+
+@pytest.mark.processes
+def test_the_markdown_of_one_huge_message_costs_the_server_a_few_pieces(server) -> None:
+    """The message's text is read from the file a piece at a time (decoded whole, its line costs about
+    four times its size: the bytes, a string of two bytes a character, the decoder's scratch)."""
+    daphne, path = server
+    size = (path.parent / "2026-01-01T00-00-01-000Z_one0.jsonl").stat().st_size
+    _peak_growth_kb(daphne, "/s/one0/download.jsonl")  # opens the session: its index holds the line once
+    grown = _peak_growth_kb(daphne, "/s/one0/download.md")
+    assert grown * 1024 < size / 4, f"{grown:,} kB for a {size:,}-byte file"
