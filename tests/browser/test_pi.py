@@ -1,7 +1,8 @@
 """pi at the wheel in a real browser: a real pi 1.6.0, answering through a fake OpenAI-compatible server,
 works in a session while two tabs watch. What pi streams before it writes (its tool's output as the
 tool runs, its text) shows in both; what it writes takes its place; Stop in the tab that did not ask
-aborts it; a message typed while pi works goes into its queue as a steer; the Model and Thinking pickers
+aborts it; a message typed while pi works goes into its queue as a steer or a follow-up (the turn's
+buttons, or Enter and Alt+Enter as in pi's own editor); the Model and Thinking pickers
 list pi's models and set them through pi.
 
 This module runs its own server, with pi as its assistant and the fake's agent folder (pi is
@@ -149,6 +150,46 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
     assert not record.errors
 
 
+def test_enter_steers_pi_and_alt_enter_follows_up_as_in_pis_editor(new_page, ui, sessions, fake, workspace, record):
+    """While pi works, the composer says what Enter does and does it: pi's own editor steers on Enter
+    and queues a follow-up on Alt+Enter; once pi is done, Enter sends again."""
+    fake.requests.clear()
+    fake.respond = scripted(
+        call_tool("bash", {"command": f"echo keep-going; {_gated(workspace, 'gate-3')}"}),
+        say("Steered by Enter"),
+        say("Followed up by Alt+Enter"),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, watching = _two_tabs(new_page, ui, seeded.url)
+    expect(asking.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
+    _send(asking, "Start working")
+    for tab, text, key in ((asking, "Look in src instead", "Enter"), (watching, "Then list it", "Alt+Enter")):
+        expect(tab.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+            "keep-going", timeout=PI_WAIT
+        )
+        expect(tab.locator("#composer-keys")).to_contain_text("Enter steers pi · Alt+Enter: follow-up")
+        expect(tab.locator("#composer-text")).to_have_attribute("aria-keyshortcuts", "Enter Alt+Enter")
+        box = tab.locator("#composer textarea[name=text]")
+        box.fill(text)
+        box.press(key)
+        expect(box).to_have_value("")  # it went into pi's queue
+        expect(tab.locator("#flash")).not_to_contain_text("A reply is being written")
+    (workspace / "gate-3").touch()
+
+    for tab in (asking, watching):
+        expect(tab.locator("#entries > article.entry--assistant").last).to_contain_text(
+            "Followed up by Alt+Enter", timeout=PI_WAIT
+        )
+        expect(tab.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
+    texts = [str(e["message"]["content"]) for e in seeded.entries() if e["type"] == "message"]
+    steer = next(i for i, t in enumerate(texts) if "Look in src instead" in t)
+    steered = next(i for i, t in enumerate(texts) if "Steered by Enter" in t)
+    follow = next(i for i, t in enumerate(texts) if "Then list it" in t)
+    assert steer < steered < follow  # Enter steered (before pi's next answer); Alt+Enter waited for it
+    assert "Look in src instead" in str(completions(fake)[1].body["messages"])  # sent with the tool's result
+    assert not record.errors
+
+
 def test_the_pickers_list_pis_models_and_set_them_through_pi(page, ui, sessions, fake, workspace, record):
     seeded = sessions.write_lines([], cwd=str(workspace))
     ui.open(page, seeded.url)
@@ -169,4 +210,29 @@ def test_the_pickers_list_pis_models_and_set_them_through_pi(page, ui, sessions,
     expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")
     written = [(e["type"], e.get("modelId") or e.get("thinkingLevel")) for e in seeded.entries()]
     assert ("model_change", THINKING_MODEL) in written and written[-1] == ("thinking_level_change", "high")  # by pi
+    assert not record.errors
+
+
+def test_pis_turn_passes_axe_as_it_streams_and_once_stored(axe_context, axe, ui, sessions, fake, workspace, record):
+    """pi's turn as it streams (its tool running with output, Stop, Steer and Follow up, the composer's
+    hint) and once written (the tool call, its result, the answer) has no serious axe violation."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": f"echo checking-contrast; {_gated(workspace, 'gate-4')}"}),
+        say("Checked: **nothing** to fix.\n\n```sh\nls -la\n```", pieces=3),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    page = axe_context.new_page()
+    ui.open(page, seeded.url)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    try:
+        _send(page, "Check the page")
+        turn = page.locator("#entries > article[data-pi]")
+        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("checking-contrast", timeout=PI_WAIT)
+        page.locator("#composer textarea[name=text]").fill("a message waiting for pi")
+        axe.check_themes(page, "pi's turn as it streams (a tool running)")
+    finally:
+        (workspace / "gate-4").touch()
+    expect(page.locator("#entries > article.entry--assistant").last).to_contain_text("to fix", timeout=PI_WAIT)
+    expect(page.locator("#entries > article[data-pi]")).to_have_count(0)
+    axe.check_themes(page, "pi's turn once stored (a tool call, its result, the answer)")
     assert not record.errors
