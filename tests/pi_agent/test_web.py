@@ -262,8 +262,14 @@ async def test_what_pi_shows_before_it_writes_reaches_the_sessions_group(async_c
     while not heard or heard[-1].get("working") is not False:
         heard.append(await asyncio.wait_for(layer.receive(channel), 10))
 
-    assert heard[0] == {"type": "pi.state", "turn": 1, "at": None, "working": True}
-    assert heard[-1] == {"type": "pi.state", "turn": 1, "at": None, "working": False, "ending": "done"}
+    turn = heard[0]["turn"]
+    assert heard[0] == {"type": "pi.state", "turn": turn, "at": None, "working": True}
+    assert heard[-1] == {"type": "pi.state", "turn": turn, "at": None, "working": False, "ending": "done"}
+    assert all(m["turn"] == turn for m in heard)
+    # The turn is named by where it begins in the file (the same in every process): what pi wrote of it
+    # comes after that offset.
+    written = session.path.read_bytes()
+    assert written[:turn].endswith(b"\n") and b'"Run"' not in written[:turn] and b'"Run"' in written[turn:]
     streams = [m["stream"] for m in heard if m["type"] == "pi.progress"]
     outputs = [tool["output"] for stream in streams for tool in stream["running"]]
     assert "started\n" in outputs  # the command's output as it ran, before its result was written
@@ -290,7 +296,7 @@ async def test_a_feed_that_starts_mid_turn_is_told_what_pi_shows_so_far(async_cl
             await asyncio.wait_for(layer.receive(channel), 0.5)
     await layer.group_send(replies_group(session.session_id), {"type": "reply.resend"})
     again = [await asyncio.wait_for(layer.receive(channel), 3) for _ in range(2)]
-    assert again[0] == {"type": "pi.state", "turn": 1, "at": None, "working": True}
+    assert again[0] == {"type": "pi.state", "turn": heard[0]["turn"], "at": None, "working": True}
     assert again[1]["type"] == "pi.progress" and "quiet-now" in str(again[1]["stream"]["running"])
     assert (await sending).status_code == 200
 
