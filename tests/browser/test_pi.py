@@ -113,8 +113,27 @@ def test_stop_in_the_tab_that_did_not_ask_aborts_pi(new_page, ui, sessions, fake
     assert not record.errors
 
 
-def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessions, fake, workspace, record):
-    """The tab that asked (its send still waiting for the turn) steers; the other one follows up."""
+def _into_the_queue(tab: Any, how: str) -> None:
+    """Send the box's message into pi's queue ``how``: ``button:<name>`` (the turn's button) or ``key:<key>``
+    (pressed in the composer's box)."""
+    kind, _, name = how.partition(":")
+    if kind == "button":
+        tab.locator("#entries > article[data-pi]").get_by_role("button", name=name).click()
+    else:
+        tab.locator("#composer textarea[name=text]").press(name)
+
+
+@pytest.mark.parametrize(
+    ("steer", "follow_up"),
+    [("button:Steer", "button:Follow up"), ("key:Enter", "key:Alt+Enter")],
+    ids=["buttons", "keys"],
+)
+def test_messages_typed_while_pi_works_steer_it_or_follow_up(
+    new_page, ui, sessions, fake, workspace, record, steer, follow_up
+):
+    """The tab that asked (its send still waiting for the turn) steers; the other one follows up: by the
+    turn's buttons, or by the composer's Enter and Alt+Enter, as pi's own editor has them (its hint says
+    so while pi works, and says again once pi is done that Enter sends)."""
     fake.requests.clear()
     fake.respond = scripted(
         call_tool("bash", {"command": f"echo steer-me; {_gated(workspace, 'gate-2')}"}),
@@ -123,16 +142,18 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
     )
     seeded = sessions.write_lines([], cwd=str(workspace))
     asking, watching = _two_tabs(new_page, ui, seeded.url)
+    expect(asking.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
     _send(asking, "Start something")
-    for tab, text, button in (
-        (asking, "Use the other folder instead", "Steer"),
-        (watching, "Then say so", "Follow up"),
-    ):
-        turn = tab.locator("#entries > article[data-pi]")
-        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
+    for tab, text, how in ((asking, "Use the other folder instead", steer), (watching, "Then say so", follow_up)):
+        expect(tab.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+            "steer-me", timeout=PI_WAIT
+        )
+        expect(tab.locator("#composer-keys")).to_contain_text("Enter steers pi · Alt+Enter: follow-up")
+        expect(tab.locator("#composer-text")).to_have_attribute("aria-keyshortcuts", "Enter Alt+Enter")
         tab.locator("#composer textarea[name=text]").fill(text)
-        turn.get_by_role("button", name=button).click()
+        _into_the_queue(tab, how)
         expect(tab.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
+        expect(tab.locator("#flash")).not_to_contain_text("A reply is being written")
     (workspace / "gate-2").touch()
 
     for tab in (asking, watching):
@@ -140,53 +161,14 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
             "Followed up as asked", timeout=PI_WAIT
         )
         expect(tab.locator("#entries")).to_contain_text("Steered as asked")
-    texts = [str(e["message"]["content"]) for e in seeded.entries() if e["type"] == "message"]
-    steer = next(i for i, t in enumerate(texts) if "Use the other folder instead" in t)
-    follow = next(i for i, t in enumerate(texts) if "Then say so" in t)
-    steered = next(i for i, t in enumerate(texts) if "Steered as asked" in t)
-    assert steer < steered < follow  # the steer before pi's answer, the follow-up once pi was done
-    # pi sent the steer to the model with the tool's result.
-    assert "Use the other folder instead" in str(completions(fake)[1].body["messages"])
-    assert not record.errors
-
-
-def test_enter_steers_pi_and_alt_enter_follows_up_as_in_pis_editor(new_page, ui, sessions, fake, workspace, record):
-    """While pi works, the composer says what Enter does and does it: pi's own editor steers on Enter
-    and queues a follow-up on Alt+Enter; once pi is done, Enter sends again."""
-    fake.requests.clear()
-    fake.respond = scripted(
-        call_tool("bash", {"command": f"echo keep-going; {_gated(workspace, 'gate-3')}"}),
-        say("Steered by Enter"),
-        say("Followed up by Alt+Enter"),
-    )
-    seeded = sessions.write_lines([], cwd=str(workspace))
-    asking, watching = _two_tabs(new_page, ui, seeded.url)
-    expect(asking.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
-    _send(asking, "Start working")
-    for tab, text, key in ((asking, "Look in src instead", "Enter"), (watching, "Then list it", "Alt+Enter")):
-        expect(tab.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
-            "keep-going", timeout=PI_WAIT
-        )
-        expect(tab.locator("#composer-keys")).to_contain_text("Enter steers pi · Alt+Enter: follow-up")
-        expect(tab.locator("#composer-text")).to_have_attribute("aria-keyshortcuts", "Enter Alt+Enter")
-        box = tab.locator("#composer textarea[name=text]")
-        box.fill(text)
-        box.press(key)
-        expect(box).to_have_value("")  # it went into pi's queue
-        expect(tab.locator("#flash")).not_to_contain_text("A reply is being written")
-    (workspace / "gate-3").touch()
-
-    for tab in (asking, watching):
-        expect(tab.locator("#entries > article.entry--assistant").last).to_contain_text(
-            "Followed up by Alt+Enter", timeout=PI_WAIT
-        )
         expect(tab.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
     texts = [str(e["message"]["content"]) for e in seeded.entries() if e["type"] == "message"]
-    steer = next(i for i, t in enumerate(texts) if "Look in src instead" in t)
-    steered = next(i for i, t in enumerate(texts) if "Steered by Enter" in t)
-    follow = next(i for i, t in enumerate(texts) if "Then list it" in t)
-    assert steer < steered < follow  # Enter steered (before pi's next answer); Alt+Enter waited for it
-    assert "Look in src instead" in str(completions(fake)[1].body["messages"])  # sent with the tool's result
+    steered_with = next(i for i, t in enumerate(texts) if "Use the other folder instead" in t)
+    follow = next(i for i, t in enumerate(texts) if "Then say so" in t)
+    steered = next(i for i, t in enumerate(texts) if "Steered as asked" in t)
+    assert steered_with < steered < follow  # the steer before pi's answer, the follow-up once pi was done
+    # pi sent the steer to the model with the tool's result.
+    assert "Use the other folder instead" in str(completions(fake)[1].body["messages"])
     assert not record.errors
 
 
