@@ -1,7 +1,7 @@
 // The keys of a message box, as chat apps have them: Enter sends, Shift+Enter adds a line; Ctrl+Enter
 // (or Cmd+Enter) sends too, in any of the app's text boxes. While pi works where the tab stands, the
-// composer's Enter steers pi and Alt+Enter queues a follow-up, as pi's own editor does. On a touch screen, whose keyboard has no
-// Shift to hold, Enter adds a line and the Send button sends. While an input method composes a word
+// composer's Enter steers pi and Alt+Enter queues a follow-up, as pi's own editor does. On a touch
+// screen, whose keyboard has no Shift to hold, Enter adds a line and the Send button sends. While an input method composes a word
 // (Japanese, Chinese, Korean…), Enter picks the word and never sends.
 (function () {
   "use strict";
