@@ -58,25 +58,32 @@ class Tab:
                     self.got.set()
 
 
+async def connect(url: str, cookie: str, session_id: str) -> Any:
+    """The websocket of a tab of ``session_id`` on the server at ``url`` (``http://…``), signed in with
+    ``cookie``; it reads as fast as messages come, whatever their size."""
+    from websockets.asyncio.client import connect as open_socket
+    from websockets.typing import Origin
+
+    return await open_socket(
+        f"{url.replace('http', 'ws', 1)}/ws/s/{session_id}/",
+        origin=Origin(url),
+        additional_headers={"Cookie": cookie},
+        open_timeout=TIMEOUT,
+        max_queue=None,
+        max_size=None,
+    )
+
+
 async def open_tab(server: Any, session_id: str, cursor: int, attempts: int = 10) -> Tab:
     """A tab of ``session_id`` on ``server`` (tests/support/daphne.py's ``Daphne``), signed in as its owner,
     that has shown the file's first ``cursor`` bytes. A socket refused as it opens is tried again a
     second later, as the browser does (``Tab.retries`` counts them)."""
-    from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidHandshake
-    from websockets.typing import Origin
 
     retries = 0
     while True:
         try:
-            socket = await connect(
-                f"{server.ws}/ws/s/{session_id}/",
-                origin=Origin(server.url),
-                additional_headers={"Cookie": server.cookie},
-                open_timeout=TIMEOUT,
-                max_queue=None,
-                max_size=None,
-            )
+            socket = await connect(server.url, server.cookie, session_id)
             break
         except (InvalidHandshake, OSError):
             retries += 1

@@ -21,12 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,10 +31,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common as C  # noqa: E402
 import _servers  # noqa: E402
-
-sys.path.insert(0, str(C.ROOT / "tests"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
-
+import _tabs  # noqa: E402
+from _pi import Alone, scratch  # noqa: E402
 from support import accounts  # noqa: E402
 from support.fake_openai import FakeOpenAI, chunk, send_event, start_sse  # noqa: E402
 from support.pi_agent import agent_environment, pi_settings  # noqa: E402
@@ -70,27 +64,21 @@ async def _pi_alone(root: Path, fake: FakeOpenAI, workspace: Path) -> list[float
     """Latencies from the fake to pi's stdout, pi driven by nothing but a JSONL client."""
     settings = pi_settings(root, fake)
     made = create_session(root / "alone", str(workspace), fsync=False)
-    process = await asyncio.create_subprocess_exec(
-        *settings.argv, "--mode", "rpc", "--session", str(made.path), cwd=workspace, env=dict(settings.env),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, limit=1 << 26,
-    )  # fmt: skip
-    assert process.stdin and process.stdout
+    alone = Alone(list(settings.argv), dict(settings.env), workspace, made.path)
     latencies: list[float] = []
+
+    def heard(record: dict[str, Any], now: int) -> None:
+        event = record.get("assistantMessageEvent") if record.get("type") == "message_update" else None
+        if isinstance(event, dict) and event.get("type") == "text_delta":
+            latencies.extend((now - int(s)) / 1e9 for s in STAMP.findall(str(event.get("delta"))))
+
+    await alone.start()
     try:
-        for round_number in range(ALONE_ROUNDS + 1):  # the first warms pi up
-            process.stdin.write(json.dumps({"type": "prompt", "message": "go"}).encode() + b"\n")
-            await process.stdin.drain()
-            while True:
-                record = json.loads(await process.stdout.readuntil(b"\n"))
-                now = time.perf_counter_ns()
-                if record.get("type") == "agent_settled":
-                    break
-                event = record.get("assistantMessageEvent") if record.get("type") == "message_update" else None
-                if round_number and isinstance(event, dict) and event.get("type") == "text_delta":
-                    latencies += [(now - int(s)) / 1e9 for s in STAMP.findall(str(event.get("delta")))]
+        await alone.turn("go")  # warms pi up
+        for _ in range(ALONE_ROUNDS):
+            await alone.turn("go", heard)
     finally:
-        process.stdin.close()
-        await process.wait()
+        await alone.stop()
     return latencies
 
 
@@ -114,16 +102,8 @@ class Tab:
 
 
 async def _open_tab(server: _servers.Server, session_id: str, path: Path) -> Tab:
-    from websockets.asyncio.client import connect
-    from websockets.typing import Origin
-
-    socket = await connect(
-        f"{server.url.replace('http', 'ws')}/ws/s/{session_id}/",
-        origin=Origin(server.url),
-        additional_headers={"Cookie": server.cookie},
-        open_timeout=TIMEOUT,
-        max_queue=None,
-    )
+    """A tab as the page opens it: it says where it stands (its cursor and entry), then waits until live."""
+    socket = await _tabs.connect(server.url, server.cookie, session_id)
     leaf = SessionFile(path, fsync=False).leaf_id
     await socket.send(json.dumps({"v": 1, "cursor": path.stat().st_size, "at": leaf, "notes": "none"}))
     while "do=live" not in str(await socket.recv()):
@@ -131,9 +111,11 @@ async def _open_tab(server: _servers.Server, session_id: str, path: Path) -> Tab
     return Tab(socket)
 
 
-def _send(server: _servers.Server, session_id: str) -> None:
-    """A message sent as the composer sends it; returns once pi's turn has ended (the send's answer)."""
-    opener, request = accounts.form_post(server.url, server.cookie, session_id, "send", {"text": "go"}, TIMEOUT)
+def _send(server: _servers.Server, session_id: str, path: Path) -> None:
+    """A message sent as the composer sends it, from the file's leaf (where the tabs stand: a tab is shown
+    the turns that continue its entry); returns once pi's turn has ended (the send's answer)."""
+    fields = {"text": "go", "parent": SessionFile(path, fsync=False).leaf_id or ""}
+    opener, request = accounts.form_post(server.url, server.cookie, session_id, "send", fields, TIMEOUT)
     with opener.open(request, timeout=TIMEOUT) as response:
         assert response.status == 200, response.status
 
@@ -145,13 +127,13 @@ async def _through_pitree(root: Path, fake: FakeOpenAI, workspace: Path) -> dict
     found: dict[int, list[float]] = {n: [] for n in TABS}
     env = {"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **agent}
     with _servers.serving(C.ROOT, sessions, files=None, **env) as server:
-        await asyncio.to_thread(_send, server, made.session_id)  # pi started, warm
+        await asyncio.to_thread(_send, server, made.session_id, made.path)  # pi started, warm
         for round_number in range(ROUNDS):
             count = TABS[round_number % len(TABS)]
             tabs = [await _open_tab(server, made.session_id, made.path) for _ in range(count)]
             readers = [asyncio.create_task(tab.read()) for tab in tabs]
             try:
-                await asyncio.to_thread(_send, server, made.session_id)
+                await asyncio.to_thread(_send, server, made.session_id, made.path)
                 await asyncio.sleep(0.2)  # the turn's last messages, sent as its answer went
             finally:
                 for tab in tabs:
@@ -166,17 +148,11 @@ async def _through_pitree(root: Path, fake: FakeOpenAI, workspace: Path) -> dict
 
 def main() -> int:
     report = C.Report("pi_stream", "pi's turn as it streams: from the model's piece to every open tab (real pi 1.6.0)")
-    root = Path(tempfile.mkdtemp(prefix="pitree-pi-stream-"))
-    fake = FakeOpenAI()
-    fake.respond = _stamped
-    workspace = root / "workspace"
-    workspace.mkdir()
-    try:
+    with scratch("pitree-pi-stream-", _stamped) as (root, fake):
+        workspace = root / "workspace"
+        workspace.mkdir()
         alone = asyncio.run(_pi_alone(root, fake, workspace))
         tabs = asyncio.run(_through_pitree(root, fake, workspace))
-    finally:
-        fake.stop()
-        shutil.rmtree(root, ignore_errors=True)
     report.line(f"{PIECES} pieces a turn, {GAP * 1000:.0f} ms apart; pi alone {ALONE_ROUNDS} turns, pitree {ROUNDS}")
     report.line(f"pi alone            median {C.fmt_time(C.median(alone)):>9}  p99 {C.fmt_time(C.pct(alone, 99)):>9}")
     for count, found in tabs.items():

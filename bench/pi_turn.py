@@ -19,12 +19,7 @@ on the same branch costs at most 1.2× pi alone.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,10 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common as C  # noqa: E402
-
-sys.path.insert(0, str(C.ROOT / "tests"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitree_web.settings")
-
+from _pi import Alone, scratch  # noqa: E402
 from support.fake_openai import FakeOpenAI, call_tool, say  # noqa: E402
 from support.pi_agent import pi_settings  # noqa: E402
 
@@ -53,35 +45,6 @@ def _respond(handler: Any, fake: FakeOpenAI) -> None:
     (say("The command ran; all is well.") if last["role"] == "tool" else call_tool("bash", {"command": "true"}))(
         handler, fake
     )
-
-
-class Alone:
-    """pi with nothing of pitree's in between: a JSONL client as small as pi's docs allow."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, path: Path) -> None:
-        self.argv, self.env, self.cwd, self.path = argv, env, cwd, path
-        self.process: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        self.process = await asyncio.create_subprocess_exec(
-            *self.argv, "--mode", "rpc", "--session", str(self.path), cwd=self.cwd, env=self.env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, limit=1 << 26,
-        )  # fmt: skip
-
-    async def turn(self, text: str) -> None:
-        assert self.process is not None and self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps({"type": "prompt", "message": text}).encode() + b"\n")
-        await self.process.stdin.drain()
-        while True:
-            record = json.loads(await self.process.stdout.readuntil(b"\n"))
-            if record.get("type") == "agent_settled":
-                return
-
-    async def stop(self) -> None:
-        if self.process is not None:
-            assert self.process.stdin
-            self.process.stdin.close()
-            await self.process.wait()
 
 
 async def _measure(report: C.Report, root: Path, fake: FakeOpenAI) -> dict[str, list[float]]:
@@ -136,14 +99,8 @@ async def _measure(report: C.Report, root: Path, fake: FakeOpenAI) -> dict[str, 
 
 def main() -> int:
     report = C.Report("pi_turn", "A whole pi turn (a bash call, then an answer): through pitree's driver vs pi alone")
-    root = Path(tempfile.mkdtemp(prefix="pitree-pi-turn-"))
-    fake = FakeOpenAI()
-    fake.respond = _respond
-    try:
+    with scratch("pitree-pi-turn-", _respond) as (root, fake):
         times = asyncio.run(_measure(report, root, fake))
-    finally:
-        fake.stop()
-        shutil.rmtree(root, ignore_errors=True)
     alone = times["pi alone"]
     same = [a / b for a, b in zip(times["pitree, same branch"], alone)]
     moved = [a / b for a, b in zip(times["pitree, after a move"], alone)]

@@ -2,7 +2,8 @@
 reply's pieces are: through the session's channel-layer group (``channel_layer.groups.session_group``).
 
 The process that runs a session's pi follows its events (``assistants.pi.stream.TurnStream``) and sends
-the session's group, in order:
+the session's group, in order (``turn`` names the turn: the file's size in bytes when pi was asked it,
+the same whichever process runs pi, so that no tab takes a turn for one it saw end):
 
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": true}
         a turn began, continuing under entry ``at`` (the tab's entry when it was asked);
@@ -54,7 +55,7 @@ class Broadcast:
         """A record of the driver's (its listener)."""
         kind = record.get("type")
         if kind == "agent_start" and not self.working:
-            self.working, self.turn = True, self.turn + 1
+            self.working, self.turn = True, self.driver.turn_from
             self._send({"working": True})
         changed = self.stream.take(record)
         if kind == "pitree_silent" and self.working:

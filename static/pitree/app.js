@@ -576,6 +576,7 @@
       stopForm.requestSubmit();
     }
     if (!reply) unflash("reply-ends"); // the message waiting in the box may be sent now
+    syncKeys(streaming);
     const stop = composer.querySelector(".stop");
     const send = composer.querySelector(".send");
     if (stop && stop.hidden === !!reply) {
@@ -584,6 +585,20 @@
       send.hidden = !!reply;
       if (focused) (reply ? stop : send).focus();
     }
+  }
+
+  // The composer's hint says what Enter does: while pi works where the tab stands, it steers pi and
+  // Alt+Enter follows up (enter.js); the turn's queue form carries those words.
+  function syncKeys(streaming) {
+    const keys = document.getElementById("composer-keys");
+    const box = composerBox();
+    if (!keys || !box) return;
+    if (keys.dataset.idle === undefined) keys.dataset.idle = keys.textContent;
+    const queue = streaming && streaming.querySelector("form.pi-queue[data-keys]");
+    const said = queue ? queue.dataset.keys : keys.dataset.idle;
+    // Written only when it changes: a write is a mutation of #live, which calls this again.
+    if (keys.textContent !== said) keys.textContent = said;
+    box.setAttribute("aria-keyshortcuts", queue ? "Enter Alt+Enter" : "Enter");
   }
 
   // ---- sending: the refusal of a message from a tab that missed something -----------------------

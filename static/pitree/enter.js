@@ -1,6 +1,7 @@
 // The keys of a message box, as chat apps have them: Enter sends, Shift+Enter adds a line; Ctrl+Enter
-// (or Cmd+Enter) sends too, in any of the app's text boxes. On a touch screen, whose keyboard has no
-// Shift to hold, Enter adds a line and the Send button sends. While an input method composes a word
+// (or Cmd+Enter) sends too, in any of the app's text boxes. While pi works where the tab stands, the
+// composer's Enter steers pi and Alt+Enter queues a follow-up, as pi's own editor does. On a touch
+// screen, whose keyboard has no Shift to hold, Enter adds a line and the Send button sends. While an input method composes a word
 // (Japanese, Chinese, Korean…), Enter picks the word and never sends.
 (function () {
   "use strict";
@@ -16,10 +17,29 @@
     return !ev.shiftKey && !touchFirst.matches && box.matches("form[data-stream] textarea[name=text]");
   }
 
+  /** pi's queue while pi works where the tab stands (its turn's Steer and Follow up): what is typed in
+   *  the composer meanwhile goes there, as in pi's own editor (Enter steers, Alt+Enter follows up). */
+  function piQueue(box) {
+    return box.matches("#composer textarea[name=text]") ? document.querySelector("#entries > article[data-pi] form.pi-queue") : null;
+  }
+
+  /** Whether this key press is Alt+Enter alone (pi's follow-up key). */
+  function followsUp(ev) {
+    return ev.key === "Enter" && ev.altKey && !ev.shiftKey && !ev.ctrlKey && !ev.metaKey && !ev.isComposing && ev.keyCode !== 229;
+  }
+
   document.addEventListener("keydown", (ev) => {
     const box = ev.target;
-    if (!box.matches || !box.matches("form textarea") || !sends(ev, box)) return;
+    if (!box.matches || !box.matches("form textarea")) return;
+    const queue = piQueue(box);
+    const followUp = Boolean(queue) && followsUp(ev);
+    if (!followUp && !sends(ev, box)) return;
     ev.preventDefault();
+    if (queue) {
+      // A click on the turn's button: htmx sends the box's text with that button's choice.
+      if (box.value.trim()) queue.querySelector(`button[value="${followUp ? "follow_up" : "steer"}"]`).click();
+      return;
+    }
     const form = box.form;
     // While a reply is written on this branch, asked here or in another tab, what is typed stays in
     // the box: Send is Stop meanwhile.

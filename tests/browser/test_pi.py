@@ -1,7 +1,8 @@
 """pi at the wheel in a real browser: a real pi 1.6.0, answering through a fake OpenAI-compatible server,
 works in a session while two tabs watch. What pi streams before it writes (its tool's output as the
 tool runs, its text) shows in both; what it writes takes its place; Stop in the tab that did not ask
-aborts it; a message typed while pi works goes into its queue as a steer; the Model and Thinking pickers
+aborts it; a message typed while pi works goes into its queue as a steer or a follow-up (the turn's
+buttons, or Enter and Alt+Enter as in pi's own editor); the Model and Thinking pickers
 list pi's models and set them through pi.
 
 This module runs its own server, with pi as its assistant and the fake's agent folder (pi is
@@ -112,8 +113,27 @@ def test_stop_in_the_tab_that_did_not_ask_aborts_pi(new_page, ui, sessions, fake
     assert not record.errors
 
 
-def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessions, fake, workspace, record):
-    """The tab that asked (its send still waiting for the turn) steers; the other one follows up."""
+def _into_the_queue(tab: Any, how: str) -> None:
+    """Send the box's message into pi's queue ``how``: ``button:<name>`` (the turn's button) or ``key:<key>``
+    (pressed in the composer's box)."""
+    kind, _, name = how.partition(":")
+    if kind == "button":
+        tab.locator("#entries > article[data-pi]").get_by_role("button", name=name).click()
+    else:
+        tab.locator("#composer textarea[name=text]").press(name)
+
+
+@pytest.mark.parametrize(
+    ("steer", "follow_up"),
+    [("button:Steer", "button:Follow up"), ("key:Enter", "key:Alt+Enter")],
+    ids=["buttons", "keys"],
+)
+def test_messages_typed_while_pi_works_steer_it_or_follow_up(
+    new_page, ui, sessions, fake, workspace, record, steer, follow_up
+):
+    """The tab that asked (its send still waiting for the turn) steers; the other one follows up: by the
+    turn's buttons, or by the composer's Enter and Alt+Enter, as pi's own editor has them (its hint says
+    so while pi works, and says again once pi is done that Enter sends)."""
     fake.requests.clear()
     fake.respond = scripted(
         call_tool("bash", {"command": f"echo steer-me; {_gated(workspace, 'gate-2')}"}),
@@ -122,16 +142,18 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
     )
     seeded = sessions.write_lines([], cwd=str(workspace))
     asking, watching = _two_tabs(new_page, ui, seeded.url)
+    expect(asking.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
     _send(asking, "Start something")
-    for tab, text, button in (
-        (asking, "Use the other folder instead", "Steer"),
-        (watching, "Then say so", "Follow up"),
-    ):
-        turn = tab.locator("#entries > article[data-pi]")
-        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
+    for tab, text, how in ((asking, "Use the other folder instead", steer), (watching, "Then say so", follow_up)):
+        expect(tab.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+            "steer-me", timeout=PI_WAIT
+        )
+        expect(tab.locator("#composer-keys")).to_contain_text("Enter steers pi · Alt+Enter: follow-up")
+        expect(tab.locator("#composer-text")).to_have_attribute("aria-keyshortcuts", "Enter Alt+Enter")
         tab.locator("#composer textarea[name=text]").fill(text)
-        turn.get_by_role("button", name=button).click()
+        _into_the_queue(tab, how)
         expect(tab.locator("#composer textarea[name=text]")).to_have_value("")  # it left the box
+        expect(tab.locator("#flash")).not_to_contain_text("A reply is being written")
     (workspace / "gate-2").touch()
 
     for tab in (asking, watching):
@@ -139,11 +161,12 @@ def test_messages_typed_while_pi_works_steer_it_or_follow_up(new_page, ui, sessi
             "Followed up as asked", timeout=PI_WAIT
         )
         expect(tab.locator("#entries")).to_contain_text("Steered as asked")
+        expect(tab.locator("#composer-keys")).to_have_text("Enter sends · Shift+Enter: new line")
     texts = [str(e["message"]["content"]) for e in seeded.entries() if e["type"] == "message"]
-    steer = next(i for i, t in enumerate(texts) if "Use the other folder instead" in t)
+    steered_with = next(i for i, t in enumerate(texts) if "Use the other folder instead" in t)
     follow = next(i for i, t in enumerate(texts) if "Then say so" in t)
     steered = next(i for i, t in enumerate(texts) if "Steered as asked" in t)
-    assert steer < steered < follow  # the steer before pi's answer, the follow-up once pi was done
+    assert steered_with < steered < follow  # the steer before pi's answer, the follow-up once pi was done
     # pi sent the steer to the model with the tool's result.
     assert "Use the other folder instead" in str(completions(fake)[1].body["messages"])
     assert not record.errors
@@ -169,4 +192,29 @@ def test_the_pickers_list_pis_models_and_set_them_through_pi(page, ui, sessions,
     expect(page.locator("#composer-settings select[name=level]")).to_have_value("high")
     written = [(e["type"], e.get("modelId") or e.get("thinkingLevel")) for e in seeded.entries()]
     assert ("model_change", THINKING_MODEL) in written and written[-1] == ("thinking_level_change", "high")  # by pi
+    assert not record.errors
+
+
+def test_pis_turn_passes_axe_as_it_streams_and_once_stored(axe_context, axe, ui, sessions, fake, workspace, record):
+    """pi's turn as it streams (its tool running with output, Stop, Steer and Follow up, the composer's
+    hint) and once written (the tool call, its result, the answer) has no serious axe violation."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": f"echo checking-contrast; {_gated(workspace, 'gate-4')}"}),
+        say("Checked: **nothing** to fix.\n\n```sh\nls -la\n```", pieces=3),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    page = axe_context.new_page()
+    ui.open(page, seeded.url)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    try:
+        _send(page, "Check the page")
+        turn = page.locator("#entries > article[data-pi]")
+        expect(turn.locator(".pi-turn__tool pre")).to_contain_text("checking-contrast", timeout=PI_WAIT)
+        page.locator("#composer textarea[name=text]").fill("a message waiting for pi")
+        axe.check_themes(page, "pi's turn as it streams (a tool running)")
+    finally:
+        (workspace / "gate-4").touch()
+    expect(page.locator("#entries > article.entry--assistant").last).to_contain_text("to fix", timeout=PI_WAIT)
+    expect(page.locator("#entries > article[data-pi]")).to_have_count(0)
+    axe.check_themes(page, "pi's turn once stored (a tool call, its result, the answer)")
     assert not record.errors

@@ -8,7 +8,9 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.fake_openai import call_tool, completions, hang, say, scripted
@@ -49,20 +51,35 @@ def _roles(session_path: Path) -> list[tuple[str, str | None]]:
 SLOW_TOOL = "echo $$ > pid.txt; echo started; sleep 30; touch finished.txt"
 
 
-async def _in_a_slow_tool(driver, heard, workspace: Path) -> int:
-    """Have pi run ``SLOW_TOOL`` (the model asks for it) until it has started; the command's process id."""
-    await driver.prompt("Run it", at=None)
-    await heard.wait_for(lambda r: r["type"] == "tool_execution_update" and "started" in str(r["partialResult"]))
-    return int((workspace / "pid.txt").read_text())
+@pytest.fixture
+def in_a_slow_tool(session, workspace, make_driver, recorder, fake) -> Callable[[str], Awaitable[tuple[Any, Any, int]]]:
+    """``await in_a_slow_tool(answer)``: a driver whose pi runs ``SLOW_TOOL`` (the model asks for it, then
+    says ``answer``), once the command has started; the driver, its recorder and the command's process id."""
+
+    async def start(answer: str) -> tuple[Any, Any, int]:
+        fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say(answer))
+        driver = make_driver(session)
+        heard = recorder(driver)
+        await driver.prompt("Run it", at=None)
+        await heard.wait_for(lambda r: r["type"] == "tool_execution_update" and "started" in str(r["partialResult"]))
+        return driver, heard, int((workspace / "pid.txt").read_text())
+
+    return start
+
+
+async def _lock_free(session_path: Path, key: str) -> bool:
+    """Whether another process could drive the session now (its driver lock is free)."""
+    held = await FileDrivers(locks_folder(session_path.parents[1])).acquire(key)
+    if held is None:
+        return False
+    await held.release()
+    return True
 
 
 async def test_stop_in_the_middle_of_a_tool_run_ends_the_command_and_pi_settles(
-    session, workspace, make_driver, recorder, fake, read_alike
+    session, workspace, in_a_slow_tool, fake, read_alike
 ):
-    fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say("never asked"))
-    driver = make_driver(session)
-    heard = recorder(driver)
-    tool_pid = await _in_a_slow_tool(driver, heard, workspace)
+    driver, _, tool_pid = await in_a_slow_tool("never asked")
 
     assert await driver.abort() is True
     assert await driver.settled() == ABORTED
@@ -101,12 +118,9 @@ async def test_a_silent_turn_is_reported(session, make_driver, recorder, fake):
 
 
 async def test_pi_killed_mid_turn_is_reported_the_file_stays_whole_and_the_next_message_starts_a_new_pi(
-    session, workspace, make_driver, recorder, fake, read_alike
+    session, in_a_slow_tool, read_alike
 ):
-    fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say("After the crash."))
-    driver = make_driver(session)
-    heard = recorder(driver)
-    tool_pid = await _in_a_slow_tool(driver, heard, workspace)
+    driver, heard, tool_pid = await in_a_slow_tool("After the crash.")
     first_pi = driver.pid
     assert first_pi is not None
     written = session.path.read_bytes()
@@ -119,10 +133,7 @@ async def test_pi_killed_mid_turn_is_reported_the_file_stays_whole_and_the_next_
     assert await _gone(tool_pid)  # what pi had started went with it
     assert session.path.read_bytes().startswith(written)  # nothing written was lost
     read_alike(session.path)
-    # The driver lock went with the process: another process could drive the session now.
-    other = await FileDrivers(locks_folder(session.path.parents[1])).acquire(driver.key)
-    assert other is not None
-    await other.release()
+    assert await _lock_free(session.path, driver.key)  # it went with the process: another could drive pi now
 
     at = SessionFile(session.path).leaf_id
     await driver.prompt("Carry on", at=at)
@@ -207,16 +218,11 @@ async def test_an_idle_pi_is_stopped_and_its_lock_freed(session, make_driver, fa
     while driver.running and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert not driver.running
-    held = await FileDrivers(locks_folder(session.path.parents[1])).acquire(driver.key)
-    assert held is not None
-    await held.release()
+    assert await _lock_free(session.path, driver.key)
 
 
-async def test_stop_during_a_turn_aborts_and_ends_pi_within_seconds(session, workspace, make_driver, recorder, fake):
-    fake.respond = scripted(call_tool("bash", {"command": SLOW_TOOL}), say("never"))
-    driver = make_driver(session)
-    heard = recorder(driver)
-    tool_pid = await _in_a_slow_tool(driver, heard, workspace)
+async def test_stop_during_a_turn_aborts_and_ends_pi_within_seconds(in_a_slow_tool):
+    driver, heard, tool_pid = await in_a_slow_tool("never")
     pid = driver.pid
     assert pid is not None
 

@@ -1,6 +1,7 @@
 """pi across real server processes: two daphne processes sharing a Redis and one sessions folder run one pi
 per session between them. Stop sent to the process that does not run pi reaches it, a message sent there
-is answered by the pi the other runs, and SIGTERM ends pi with its server."""
+is answered by the pi the other runs, every tab sees every turn whichever process ran it, and SIGTERM
+ends pi with its server."""
 
 from __future__ import annotations
 
@@ -13,15 +14,19 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import accounts
 from support.daphne import Daphne, launch_daphne
 from support.fake_openai import FakeOpenAI, hang, say, scripted
 from support.pi_agent import agent_environment
+from support.pushes import Push
 from support.redisserver import redis_server
+from support.tabs import open_tab, until
 
 from sessions_app.assistants.pi.rpc import RUN_VARIABLE
+from sessions_app.sessionfiles.entries import user_message
 
 pytestmark = pytest.mark.processes  # pi (node), the fake model server, daphne
 
@@ -38,11 +43,11 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 def servers(
     tmp_path: Path, sessions_dir: Path, workspace: Path, fake: FakeOpenAI, redis_url: str
 ) -> Iterator[Callable[[], Daphne]]:
-    """``servers()``: another daphne process of the site, with pi as its assistant."""
+    """``servers(**environment)``: another daphne process of the site, with pi as its assistant."""
     started: list[Daphne] = []
     agent = {name: value for name, value in agent_environment(tmp_path, fake).items() if name.startswith("PI_")}
 
-    def start() -> Daphne:
+    def start(**more: str) -> Daphne:
         env = {
             "PITREE_SESSIONS_DIR": str(sessions_dir),
             "PITREE_FSYNC": "0",
@@ -50,6 +55,7 @@ def servers(
             "PITREE_PI_ROOTS": str(workspace),
             "PITREE_REDIS_URL": redis_url,
             **agent,
+            **more,
         }
         server = launch_daphne(env, tmp_path / f"daphne-{len(started)}.log", site=started[0] if started else None)
         started.append(server)
@@ -136,3 +142,43 @@ async def test_one_pi_for_two_processes_reached_from_either(servers, session, fa
     first.stop()
     second.stop()
     await _until(lambda: not _pis(agent_dir), timeout=10)
+
+
+def _pi_turns(seen: list[Push]) -> list[str]:
+    """The replies of pi's turns whose placeholders the pushes appended, in order."""
+    return [
+        str(dict(element.attributes).get("data-reply"))
+        for push in seen
+        for element in push.appended
+        if "data-pi" in dict(element.attributes)
+    ]
+
+
+async def test_every_tab_sees_every_turn_whichever_process_runs_pi(servers, session, fake, tmp_path) -> None:
+    """A turn is named alike in every process: once the first process's pi has stopped, a turn the other
+    one runs under the same entry as a turn every tab saw end is shown, not taken for that one."""
+    fake.respond = scripted(say("The first answer."), say("The second answer, slowly.", pieces=4, delay=0.2))
+    first, second = servers(PITREE_PI_IDLE_SECONDS="1"), servers(PITREE_PI_IDLE_SECONDS="1")
+    sid, path = session.session_id, session.path
+    agent_dir = str(tmp_path / "agent")
+    start = str(session.append(user_message("Where both turns start"), None)["id"])
+    kept = [await open_tab(server, sid, path.stat().st_size, start) for server in (first, second)]
+    watching: list[tuple[Any, list[Push]]] = []
+    try:
+        assert await asyncio.to_thread(_post, first, sid, "send", {"text": "One", "parent": start}) == 200
+        answer = _lines(path)[-1]["id"]
+        for socket, seen in kept:  # each process's feed saw the first turn end (and lives on with its tab)
+            await until(socket, seen, lambda m: answer in m.entries)
+            assert len(_pi_turns(seen)) == 1
+        await _until(lambda: not _pis(agent_dir))  # idle, the first process's pi stopped
+
+        watching += [await open_tab(server, sid, path.stat().st_size, start) for server in (first, second)]
+        assert await asyncio.to_thread(_post, second, sid, "send", {"text": "One, again", "parent": start}) == 200
+        again = _lines(path)[-1]
+        assert again["message"]["role"] == "assistant" and again["id"] != answer
+        for socket, seen in watching:
+            await until(socket, seen, lambda m: again["id"] in m.entries)
+            assert _pi_turns(seen)  # the second turn showed as pi streamed it, in both processes' tabs
+    finally:
+        for socket, _ in kept + watching:
+            await socket.close()

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from channels.layers import channel_layers, get_channel_layer
-from support.fake_openai import FakeOpenAI, call_tool, hang, say, scripted
+from support.fake_openai import FakeOpenAI, call_tool, completions, hang, say, scripted
 from support.pi_agent import agent_environment
 
 from sessions_app.channel_layer.groups import replies_group, session_group
@@ -98,6 +98,35 @@ async def test_stop_reaches_pi_mid_tool_and_the_send_ends(async_client, pi_on, s
     assert answered.status_code == 200
     again = await async_client.post(url + "stop/", {"reply": "pi"}, **HTMX)
     assert again.status_code == 409 and "not working" in again.content.decode()
+
+
+async def test_a_steer_from_the_page_reaches_pi_with_its_tools_result(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """What the composer's Enter sends while pi works (``queue=steer``, as pi's editor steers on Enter):
+    pi takes it after its running tool, and answers it before it is done."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": "while [ ! -e go-on ]; do sleep 0.1; done; echo tool-done"}),
+        say("Steered."),
+    )
+    url = f"/s/{session.session_id}/"
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Run", "parent": ""}, **HTMX))
+    await _until(lambda: any(line.get("message", {}).get("stopReason") == "toolUse" for line in _lines(session.path)))
+    steered = await async_client.post(url + "send/", {"text": "Mind the tests", "parent": "", "queue": "steer"}, **HTMX)
+    assert steered.status_code == 202
+    (workspace / "go-on").touch()
+    assert (await asyncio.wait_for(sending, 60)).status_code == 200
+
+    roles = [
+        (line["message"]["role"], str(line["message"]["content"]))
+        for line in _lines(session.path)[1:]
+        if line["type"] == "message"
+    ]
+    order = [role for role, _ in roles if role != "system"]
+    assert order == ["user", "assistant", "toolResult", "user", "assistant"]  # the steer after the tool's result
+    assert "Mind the tests" in roles[-2][1] and "Steered." in roles[-1][1]
+    asked = completions(fake)[1].body["messages"]
+    assert "tool-done" in str(asked) and "Mind the tests" in str(asked[-1])  # sent with the tool's result
 
 
 async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(
@@ -233,8 +262,14 @@ async def test_what_pi_shows_before_it_writes_reaches_the_sessions_group(async_c
     while not heard or heard[-1].get("working") is not False:
         heard.append(await asyncio.wait_for(layer.receive(channel), 10))
 
-    assert heard[0] == {"type": "pi.state", "turn": 1, "at": None, "working": True}
-    assert heard[-1] == {"type": "pi.state", "turn": 1, "at": None, "working": False, "ending": "done"}
+    turn = heard[0]["turn"]
+    assert heard[0] == {"type": "pi.state", "turn": turn, "at": None, "working": True}
+    assert heard[-1] == {"type": "pi.state", "turn": turn, "at": None, "working": False, "ending": "done"}
+    assert all(m["turn"] == turn for m in heard)
+    # The turn is named by where it begins in the file (the same in every process): what pi wrote of it
+    # comes after that offset.
+    written = session.path.read_bytes()
+    assert written[:turn].endswith(b"\n") and b'"Run"' not in written[:turn] and b'"Run"' in written[turn:]
     streams = [m["stream"] for m in heard if m["type"] == "pi.progress"]
     outputs = [tool["output"] for stream in streams for tool in stream["running"]]
     assert "started\n" in outputs  # the command's output as it ran, before its result was written
@@ -261,7 +296,7 @@ async def test_a_feed_that_starts_mid_turn_is_told_what_pi_shows_so_far(async_cl
             await asyncio.wait_for(layer.receive(channel), 0.5)
     await layer.group_send(replies_group(session.session_id), {"type": "reply.resend"})
     again = [await asyncio.wait_for(layer.receive(channel), 3) for _ in range(2)]
-    assert again[0] == {"type": "pi.state", "turn": 1, "at": None, "working": True}
+    assert again[0] == {"type": "pi.state", "turn": heard[0]["turn"], "at": None, "working": True}
     assert again[1]["type"] == "pi.progress" and "quiet-now" in str(again[1]["stream"]["running"])
     assert (await sending).status_code == 200
 

@@ -96,6 +96,9 @@ class PiDriver:
         self._drivers, self._turns = drivers, turns
         self.listeners: set[Listener] = set()
         self.turn_at: str | None = None  # the entry the latest turn continued under
+        # The file's size when the latest turn was asked: it names the turn alike in every process (the
+        # file only grows, and each turn pi takes writes at least the message it answers).
+        self.turn_from = 0
         self._commands = asyncio.Lock()  # one command set up at a time
         self._process: PiProcess | None = None
         self._held: Held | None = None
@@ -237,7 +240,7 @@ class PiDriver:
                 if turn:
                     self._settled = asyncio.get_running_loop().create_future()
                     self._last_news = time.monotonic()
-                    self.turn_at = at
+                    self.turn_at, self.turn_from = at, _end_of(self.path)[0]
                 self._accepted = not turn  # a command that is no turn is aborted as it runs
                 answer = await process.ask(command)
             except BaseException:
