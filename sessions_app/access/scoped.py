@@ -40,7 +40,7 @@ from ..display.tools import FORK, SHARE, SIBLING, WRITE
 from ..services import pi
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.index import LEAF, NO_PARENT, IndexBuilder, SessionIndex
-from ..sessionfiles.store import AT_LEAF, Parent, SessionFile, feed_file, reopen_regular
+from ..sessionfiles.store import AT_LEAF, Chained, Parent, SessionFile, feed_file, reopen_regular
 from ..sessionfiles.tree import path as tree_path
 from ..sessionfiles.tree import subtree
 from .authorship import record
@@ -118,7 +118,7 @@ class SessionView(SessionFile):
         return list(range(len(before), len(self.index)))
 
     def _append(
-        self, plan: Plan, *, position_then: Parent = AT_LEAF, entry_id: str | None = None, then: Sequence[Draft] = ()
+        self, plan: Plan, *, position_then: Parent = AT_LEAF, entry_id: str | None = None, then: Sequence[Chained] = ()
     ) -> list[dict[str, Any]]:
         if not self.grant.can_write:
             raise PermissionDenied("You may read this session but not write to it.")

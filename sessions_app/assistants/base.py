@@ -136,6 +136,11 @@ class Assistant(ABC):
         deltas = self._summary(list(messages), instructions)
         return Reply(deltas, provider=self.provider, model=self.model, api=self.api)
 
+    def title(self, text: str, *, model: str | None = None) -> Reply | None:
+        """A few words naming a conversation that opens with ``text`` (``reply.text`` when ``reply.ok``);
+        None from a backend with no model to ask, whose caller makes a title of its own."""
+        return None
+
     def info(self) -> dict[str, str]:
         """What the UI shows about the backend."""
         return {key: getattr(self, key) for key in ("name", "label", "server", "provider", "model", "api")}

@@ -25,7 +25,7 @@ from sessions_app.sessionfiles.context import Message
 from sessions_app.sessionfiles.description import parts_of
 from sessions_app.sessionfiles.entries import clip
 
-from .base import Assistant, AssistantError, Deltas, Finish
+from .base import Assistant, AssistantError, Deltas, Finish, Reply
 
 MODELS_TTL = 30.0  # seconds a model list is reused: a picker opened twice should not ask twice
 _models_cache: dict[tuple[str, str], tuple[float, list[str]]] = {}
@@ -33,6 +33,11 @@ SUMMARY_SYSTEM_PROMPT = (
     "You summarise conversations between a user and an AI assistant so that they can continue from your "
     "summary alone. Do not continue the conversation and do not answer questions asked in it."
 )
+TITLE_PROMPT = (
+    "Write a title of two to six words for a conversation that opens with the user's message below. "
+    "Answer with the title alone: no quotes, no full stop."
+)
+TITLE_SOURCE_CHARS = 2000  # of the opening message: enough to tell what it is about
 SUMMARY_FORMAT = """Summarise the conversation above for whoever continues it. Be concise, keep exact names,
 paths, numbers and code that matter, and use these Markdown sections: ## Goal, ## Progress (what was
 done, found out or decided), ## Open questions (only if there are any), ## Next steps."""
@@ -92,6 +97,14 @@ class OpenAICompatAssistant(Assistant):
         if instructions and instructions.strip():
             prompt += f"\n\nAdditional instructions from the user:\n{instructions.strip()}"
         return self._chat([{"role": "system", "content": SUMMARY_SYSTEM_PROMPT}, {"role": "user", "content": prompt}])
+
+    def title(self, text: str, *, model: str | None = None) -> Reply:
+        asked = [
+            {"role": "system", "content": TITLE_PROMPT},
+            {"role": "user", "content": clip(text, TITLE_SOURCE_CHARS)},
+        ]
+        model = model or self.model
+        return Reply(self._chat(asked, model), provider=self.provider, model=model, api=self.api)
 
     async def _chat(self, messages: list[dict[str, Any]], model: str | None = None) -> Deltas:
         """One streamed completion; every expected failure is raised as ``AssistantError``."""

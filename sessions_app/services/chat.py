@@ -22,7 +22,7 @@ from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import LEAF, NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import latest_position_under, subtree
-from . import replies
+from . import replies, titles
 
 
 class MovedOn(SessionError):
@@ -106,7 +106,8 @@ async def start_reply(
 
     Backend failures (refused, timeout, HTTP errors) end as an assistant entry with stopReason ``error``
     and an ``errorMessage``, as pi stores them; the user's message stays either way. The reply is
-    marked as being written before its context is read (``replies.claim``).
+    marked as being written before its context is read (``replies.claim``). An untitled session gets
+    a short title once the reply is stored (``titles``).
     """
     assistant = get_assistant()
     reply_id = await replies.claim(session.session_id, parent_id, reply_id)
@@ -127,7 +128,9 @@ async def start_reply(
     except BaseException:
         await replies.release(session.session_id, parent_id, reply_id)
         raise
-    return replies.start(session, parent_id, reply, reply_id)
+    running = replies.start(session, parent_id, reply, reply_id)
+    titles.title_after(session, running, assistant, messages)
+    return running
 
 
 async def answer(

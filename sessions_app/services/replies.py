@@ -66,7 +66,7 @@ from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.entries import Draft
 from ..sessionfiles.errors import SessionError
-from ..sessionfiles.store import SessionFile
+from ..sessionfiles.store import Chained, SessionFile
 from .journal import Journal
 
 logger = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class RunningReply:
         self.position_then = session.file_position  # moved by the time it ends: it stays moved (``append``)
         # Its text as it streams, for the next start should this process be killed before the append.
         self.journal = Journal(Path(settings.PITREE_JOURNAL_DIR), session, parent_id, self.position_then, reply)
-        self.then: list[Draft] | None = []  # written below the reply when it is stored (``chain``); None once it is
+        self.then: list[Chained] | None = []  # written below the reply when it is stored (``chain``); None once it is
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
         self.task = asyncio.create_task(self._live(session))
@@ -125,7 +125,7 @@ class RunningReply:
         Only the assistant's stream is cancelled, never a channel-layer call."""
         self._stream.cancel()
 
-    def chain(self, draft: Draft) -> bool:
+    def chain(self, draft: Chained) -> bool:
         """Write ``draft`` below this reply, in the write that stores it; False once that write began."""
         if self.then is None:
             return False

@@ -63,9 +63,11 @@ def fork_session(
     *,
     fsync: bool = True,
     into: tuple[Path, str] | None = None,
+    name: str | None = None,
 ) -> SessionFile:
     """Copy the branch ending at ``entry_id`` (default: the leaf) into a new file next to the source, or,
-    with ``into`` = (sessions root, cwd), into that working directory's folder (a teammate's fork)."""
+    with ``into`` = (sessions root, cwd), into that working directory's folder (a teammate's fork);
+    ``name``: the fork's own, in a ``session_info`` after what it copied."""
     path = source.path_entries(entry_id)
     kept: list[dict[str, Any]] = []
     label_successor: dict[str, str] = {}
@@ -85,14 +87,22 @@ def fork_session(
                 copied["firstKeptEntryId"] = label_successor.get(first_kept, first_kept)
         kept.append(copied)
         previous = entry["id"]
-    return _written(source, kept, {entry["id"] for entry in kept}, fsync=fsync, into=into)
+    return _written(source, kept, {entry["id"] for entry in kept}, fsync=fsync, into=into, name=name)
 
 
 def _written(
-    source: SessionFile, kept: list[dict[str, Any]], taken: set[str], *, fsync: bool, into: tuple[Path, str] | None
+    source: SessionFile,
+    kept: list[dict[str, Any]],
+    taken: set[str],
+    *,
+    fsync: bool,
+    into: tuple[Path, str] | None,
+    name: str | None,
 ) -> SessionFile:
     """A fork's file: the ``kept`` entries, then the labels still set on them re-emitted after them
-    (fresh ids, not in ``taken``; their own timestamps), beside the source or ``into`` a workspace."""
+    (fresh ids, not in ``taken``; their own timestamps; a label of an entry the fork does not hold is
+    left behind), then its ``name`` if given (the last ``session_info`` names a session, so it wins over
+    a name the path copied), beside the source or ``into`` a workspace."""
     copied = {entry["id"] for entry in kept}
     previous = kept[-1]["id"] if kept else None
     for target, (text, timestamp) in source.index.labels.items():
@@ -104,6 +114,8 @@ def _written(
     cwd, folder = (source.cwd, source.path.parent) if into is None else (into[1], into[0] / encode_cwd(into[1]))
     within = source.within if into is None else into[0]
     header = new_header(cwd, str(source.path.absolute()))
+    if name and E.clean_session_name(name):
+        kept.append(E.session_info(name).build(E.new_entry_id(taken), previous, header["timestamp"]))
     created = new_path(folder, header)
     create_file(created, [header, *kept], fsync=fsync, within=within)
     return SessionFile.open(created, fsync=fsync, within=within)
@@ -154,6 +166,7 @@ def tail_fork(
     usage: dict[str, Any] | None = None,
     fsync: bool = True,
     into: tuple[Path, str] | None = None,
+    name: str | None = None,
 ) -> SessionFile:
     """A fork of the branch ending at ``entry_id`` that holds only its last ``turns`` turns, the history
     before them folded into ``summary`` (a ``compaction`` keeping nothing before it, as pi 1.x writes
@@ -161,7 +174,8 @@ def tail_fork(
 
     The model and thinking level the dropped history had chosen are written first, so the fork goes on
     as the branch would; the kept entries keep their ids (``fork_point`` finds where the fork came
-    from) and labels, as ``fork_session`` copies them; ``parentSession`` names the source."""
+    from) and labels, as ``fork_session`` copies them; ``parentSession`` names the source; ``name``: as
+    ``fork_session``'s."""
     path = source.path_entries(entry_id)
     start = tail_start(path, turns)
     context = build_session_context(path[:start])
@@ -188,4 +202,4 @@ def tail_fork(
             continue
         out.append({**entry, "parentId": previous})
         previous = entry["id"]
-    return _written(source, out, taken, fsync=fsync, into=into)
+    return _written(source, out, taken, fsync=fsync, into=into, name=name)

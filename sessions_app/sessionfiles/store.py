@@ -75,6 +75,10 @@ AT_LEAF: Final = _AtLeaf()
 """Parent marker: append as a child of the file's leaf (pi's rule for writers that name no parent)."""
 
 Parent = str | None | _AtLeaf
+# An entry chained below another (``append``'s ``then``): a draft, or a function that decides under the
+# file's lock, from the index as it is then, what to write (None: nothing), such as a title written only
+# where the file holds no name yet.
+Chained = Draft | Callable[[SessionIndex], Draft | None]
 
 
 @dataclass(frozen=True)
@@ -418,7 +422,7 @@ class SessionFile:
         position_then: Parent = AT_LEAF,
         entry_id: str | None = None,
         after: int | None = None,
-        then: Sequence[Draft] = (),
+        then: Sequence[Chained] = (),
     ) -> dict[str, Any]:
         """Append one entry as a child of ``parent`` (an id, None for a new root, AT_LEAF for the leaf).
         ``check`` looks at the index under the lock, after catching up, and may refuse (raise).
@@ -438,7 +442,8 @@ class SessionFile:
         the new entry, as with any append (a regenerated answer becomes the position).
 
         ``then``: entries chained below this one in the same write, each under the one before (the
-        model or thinking level picked while a reply was written: docs/format.md §5.2)."""
+        model or thinking level picked while a reply was written, a title: docs/format.md §5.2); one given
+        as a function is planned under the lock and left out when it returns None."""
 
         def plan(index: SessionIndex) -> tuple[Draft, str | None]:
             parent_id = self._parent_id(parent)
@@ -535,7 +540,7 @@ class SessionFile:
         *,
         position_then: Parent = AT_LEAF,
         entry_id: str | None = None,
-        then: Sequence[Draft] = (),
+        then: Sequence[Chained] = (),
     ) -> list[dict[str, Any]]:
         """One entry (after it, the entries ``then`` chains below it, each under the one before, and a
         ``leaf`` marker when the position moved since ``position_then``; the entry's id: ``append``) that
@@ -551,7 +556,8 @@ class SessionFile:
             taken: Container[str] = index.by_id
             fresh = entry_id if entry_id is not None and entry_id not in taken else E.new_entry_id(taken)
             written: list[dict[str, Any]] = []
-            for each in (draft, *then):
+            drafts = [draft, *(each if isinstance(each, Draft) else each(index) for each in then)]
+            for each in filter(None, drafts):
                 built_id = fresh if not written else E.new_entry_id(taken)
                 entry = each.build(built_id, written[-1]["id"] if written else parent_id, now)
                 written.append(entry)

@@ -17,6 +17,7 @@ from ..access.scoped import SessionView
 from ..access.workspaces import default_cwd, may_create_in, personal_workspace
 from ..services import summaries
 from ..services.lookup import catalog
+from ..services.titles import branch_name
 from ..sessionfiles.context import build_session_context, estimate_tokens
 from ..sessionfiles.fork import create_session, fork_session, tail_fork
 from ..sessionfiles.store import SessionFile
@@ -34,8 +35,9 @@ def new_session_for(access: Access, cwd: str, name: str | None) -> SessionFile:
 def fork_for(view: SessionView, entry_id: str | None) -> SessionFile:
     """Fork the branch through ``entry_id`` of what ``view`` shows: next to the session when the actor
     may write its workspace, else into the actor's own workspace (its ``parentSession`` still names the
-    source, so both sides see the lineage)."""
-    forked = fork_session(view, entry_id, fsync=settings.PITREE_FSYNC, into=_fork_target(view))
+    source, so both sides see the lineage). It is named as a branch of its source ("Branch · …")."""
+    name = branch_name(view, entry_id)
+    forked = fork_session(view, entry_id, fsync=settings.PITREE_FSYNC, into=_fork_target(view), name=name)
     if view.access is not None:
         created_by(view.access, forked.session_id)
     return forked
@@ -61,6 +63,7 @@ async def tail_fork_for(view: SessionView, entry_id: str | None, turns: int, sum
         usage=written.usage,
         fsync=settings.PITREE_FSYNC,
         into=into,
+        name=await asyncio.to_thread(branch_name, view, entry_id),
     )
     if view.access is not None:
         await asyncio.to_thread(created_by, view.access, forked.session_id)

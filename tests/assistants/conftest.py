@@ -40,10 +40,13 @@ def closed_port() -> int:
 
 @pytest.fixture
 def session(tmp_path: Path) -> SessionFile:
-    """A v3 session holding one user message ("Hello there?"), its leaf."""
+    """A v3 session holding one user message ("Hello there?"), its leaf. It is named, so that a reply
+    stored here is the last line (an untitled session gets a title below its first answer:
+    tests/web/test_titles.py)."""
     path = tmp_path / "2026-01-01T00-00-00-000Z_0a1b2c3d-0000-4000-8000-000000000001.jsonl"
     header = {"type": "session", "version": 3, "id": "0a1b2c3d-0000-4000-8000-000000000001"}
     create_file(path, [{**header, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/project"}], fsync=False)
     session = SessionFile(path, fsync=False)
+    session.rename("Replies")
     session.append(E.user_message("Hello there?"))
     return session

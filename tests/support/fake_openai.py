@@ -29,11 +29,13 @@ class Recorded:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    body: Any  # this request's, for a responder answering requests that come at once
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         fake = self.server.fake
-        fake.requests.append(Recorded("POST", self.path, _lower(self.headers.items()), json.loads(raw or b"null")))
+        self.body = json.loads(raw or b"null")
+        fake.requests.append(Recorded("POST", self.path, _lower(self.headers.items()), self.body))
         fake.respond(self, fake)
 
     def do_GET(self) -> None:
