@@ -22,7 +22,7 @@ from ..assistants import Assistant
 from ..display.markdown import NEW_SESSION, markdown_text
 from ..sessionfiles.context import Message
 from ..sessionfiles.description import parts_of, text_of
-from ..sessionfiles.entries import Draft, session_info
+from ..sessionfiles.entries import Draft, session_info, session_name
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .replies import RunningReply
@@ -115,20 +115,17 @@ async def _ask(assistant: Assistant, text: str, model: str, title: Title) -> Non
 
 
 def branch_name(source: SessionFile, entry_id: str | None) -> str:
-    """The name of a fork of ``source`` through ``entry_id``: "Branch · " and the source's title (its
-    name, else the first words of the branch's first user message), once however often it was forked."""
-    title = source.index.name or _first_words(source, entry_id) or NEW_SESSION
-    return BRANCH_PREFIX + title.removeprefix(BRANCH_PREFIX)
-
-
-def _first_words(source: SessionFile, entry_id: str | None) -> str:
-    """The heuristic title of the first user message on the branch through ``entry_id``, decoding the
-    branch's entries only up to that message."""
+    """The name of a fork of ``source`` through ``entry_id``: "Branch · " and the title of what it
+    copies (the last name on that branch, else the first words of its first user message), once
+    however often it was forked. Only the copied branch counts: a name given on another branch, which
+    the forker may not see, is not carried into their file."""
     index = source.index
-    for row in source.path_rows(entry_id):
+    rows = source.path_rows(entry_id)
+    named = [row for row in rows if index.types[row] == "session_info"]
+    title = session_name(source.entries(named[-1:])[0].get("name")) if named else None
+    for row in rows if not title else ():
         if index.types[row] == "message" and index.roles[row] == "user":
             message = source.entries([row])[0]["message"]
-            words = heuristic_title(text_of(parts_of(message.get("content"))))
-            if words:
-                return words
-    return ""
+            title = heuristic_title(text_of(parts_of(message.get("content"))))
+            break
+    return BRANCH_PREFIX + (title or NEW_SESSION).removeprefix(BRANCH_PREFIX)

@@ -35,12 +35,9 @@ def test_a_viewer_forks_into_their_own_workspace(world: World, settings: Any) ->
     assert path.parent.name == personal.folder == encode_cwd(personal.cwd) != CREW_FOLDER
     header = json.loads(path.read_bytes().splitlines()[0])
     assert header["parentSession"] == str(world.path.absolute()) and header["cwd"] == personal.cwd
-    assert [json.loads(line)["id"] for line in path.read_bytes().splitlines()[1:]] == [
-        "f87f9c1c",
-        "2f760a8d",
-        "97690895",
-        "c2ecb522",
-    ]
+    *copied, name = [json.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    assert [line["id"] for line in copied] == ["f87f9c1c", "2f760a8d", "97690895", "c2ecb522"]
+    assert name["type"] == "session_info" and name["name"].startswith("Branch · ")
     assert world.bytes() == before  # the source is untouched
     assert Authorship.objects.get(session_id=fork_id, entry_id="").user == world.users["viewer"]
 

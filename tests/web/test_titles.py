@@ -169,8 +169,12 @@ async def test_two_writers_answering_at_once_write_one_title(sessions_dir: Path,
     message = created.append(E.user_message(FIRST))
     first, second = SessionFile(created.path, fsync=False), SessionFile(created.path, fsync=False)
     await asyncio.gather(chat.answer(first, message["id"]), chat.answer(second, message["id"]))
-    replies = [row for row in range(len(SessionFile(created.path).index)) if first.index.roles[row] == "assistant"]
-    assert len(replies) == 2
+    index = SessionFile(created.path).index
+    assert [index.roles[row] for row in range(len(index)) if index.types[row] == "message"] == [
+        "user",
+        "assistant",
+        "assistant",
+    ]
     assert _names(created.path) == ["How do I parse ISO dates in Python"]
 
 
@@ -179,7 +183,7 @@ async def test_two_writers_answering_at_once_write_one_title(sessions_dir: Path,
 
 def test_a_fork_is_named_as_a_branch_of_its_source(client: Any, pi: Any) -> None:
     source_id = pi.id("01-linear")
-    answer = client.post(f"/s/{source_id}/fork/", {"entry": "358d8704"}, **HTMX)
+    answer = client.post(f"/s/{source_id}/fork/", {"entry": SessionFile(pi.path("01-linear")).leaf_id}, **HTMX)
     fork_id = answer["HX-Redirect"].split("/")[2]
     (path,) = [p for p in pi.folder.glob("*.jsonl") if fork_id in p.name]
     fork = SessionFile(path)
@@ -191,6 +195,15 @@ def test_a_fork_is_named_as_a_branch_of_its_source(client: Any, pi: Any) -> None
     again_id = again["HX-Redirect"].split("/")[2]
     (again_path,) = [p for p in pi.folder.glob("*.jsonl") if again_id in p.name]
     assert SessionFile(again_path).index.name == f"{BRANCH_PREFIX}Todo API endpoints  review"
+    # A fork of a branch the name is not on is named from that branch's first message: a name is
+    # carried only with the branch it is on (the forker may not have seen another branch's).
+    earlier = client.post(f"/s/{source_id}/fork/", {"entry": "358d8704"}, **HTMX)
+    earlier_id = earlier["HX-Redirect"].split("/")[2]
+    (earlier_path,) = [p for p in pi.folder.glob("*.jsonl") if earlier_id in p.name]
+    source = SessionFile(pi.path("01-linear"))
+    asked = source.index.roles.index("user")
+    first = source.entries([asked])[0]["message"]["content"]
+    assert SessionFile(earlier_path).index.name == BRANCH_PREFIX + heuristic_title(first)
 
 
 def test_a_fork_of_an_untitled_session_is_named_from_its_first_message(client: Any, sessions_dir: Path) -> None:
