@@ -4,6 +4,7 @@ sessions of an actor go."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,12 @@ def recorded_cwd(folder: str) -> str:
         if isinstance(cwd, str) and encode_cwd(cwd) == folder:
             return cwd
     return ""
+
+
+def workspace_cwds(folders: Iterable[str]) -> dict[str, str]:
+    """The working directory each of ``folders`` that is a workspace records (for its name)."""
+    rows = Workspace.objects.filter(folder__in=list(folders)).exclude(cwd="").values_list("folder", "cwd")
+    return dict(rows)
 
 
 def writable(access: Access) -> list[Workspace]:

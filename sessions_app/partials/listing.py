@@ -17,9 +17,11 @@ from django.template.loader import render_to_string
 
 from ..access.grants import Access
 from ..access.listing import visible_sessions
+from ..access.workspaces import workspace_cwds
 from ..display.dates import when_group, zone_name
 from ..services.lookup import catalog
 from ..sessionfiles.catalog import Catalog, SessionInfo
+from ..sessionfiles.fork import encode_cwd
 
 LIST_PAGE_SIZE = 50
 GROUPS_TEMPLATE = "sessions_app/partials/_session_groups.html"
@@ -80,21 +82,29 @@ def list_context(
         "query": query,
         "workspace": workspace,
         "workspaces": workspaces,
+        "where": dict(workspaces),
         "problems": problems,
         "shown": shown,
     }
 
 
 def _workspaces(infos: list[SessionInfo]) -> list[tuple[str, str]]:
-    """The workspaces ``infos`` are in, as (folder name, working directory), by working directory; a
-    folder's is the one its newest session records (pi's folder names are lossy)."""
-    found: dict[str, tuple[int, str]] = {}
+    """The workspaces ``infos`` are in, as (folder name, working directory), by working directory. A
+    session's workspace is its folder, as in pi's layout (an upload keeps the ``cwd`` its header
+    names, wherever it was put); a folder is named by the working directory its owner's workspace
+    records, else by the newest header naming a directory of that folder (pi's folder names are
+    lossy), else by its newest session's."""
+    newest: dict[str, tuple[int, str]] = {}
+    agreeing: dict[str, tuple[int, str]] = {}
     for info in infos:
         folder = info.path.parent.name
-        known = found.get(folder)
-        if known is None or info.modified_ms > known[0]:
-            found[folder] = (info.modified_ms, info.cwd or folder)
-    return sorted(((folder, cwd) for folder, (_, cwd) in found.items()), key=lambda item: (item[1], item[0]))
+        for found in (newest, agreeing) if encode_cwd(info.cwd) == folder else (newest,):
+            known = found.get(folder)
+            if known is None or info.modified_ms > known[0]:
+                found[folder] = (info.modified_ms, info.cwd or folder)
+    named = {folder: agreeing.get(folder, known)[1] for folder, known in newest.items()}
+    named.update(workspace_cwds(named))
+    return sorted(named.items(), key=lambda item: (item[1], item[0]))
 
 
 def listing_html(template: str, context: dict[str, Any], request: HttpRequest | None = None) -> str:

@@ -72,6 +72,12 @@ def workspace_name(cwd: str) -> str:
 
 
 @register.filter
+def workspace_of(info: Any, where: dict[str, str]) -> str:
+    """The workspace a listed session is in: its folder's, as the list names it (``where``)."""
+    return where.get(info.path.parent.name, info.cwd)
+
+
+@register.filter
 def ago(epoch_ms: int) -> str:
     """ "3 minutes ago" for a time in epoch milliseconds; "just now" under a minute ago (and for a time
     ahead of the clock)."""
