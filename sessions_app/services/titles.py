@@ -22,7 +22,7 @@ from ..assistants import Assistant
 from ..display.markdown import NEW_SESSION, markdown_text
 from ..sessionfiles.context import Message
 from ..sessionfiles.description import parts_of, text_of
-from ..sessionfiles.entries import Draft, session_info, session_name
+from ..sessionfiles.entries import Draft, session_info
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from .replies import RunningReply
@@ -115,15 +115,13 @@ async def _ask(assistant: Assistant, text: str, model: str, title: Title) -> Non
 
 
 def branch_name(source: SessionFile, entry_id: str | None) -> str:
-    """The name of a fork of ``source`` through ``entry_id``: "Branch · " and the title of what it
-    copies (the last name on that branch, else the first words of its first user message), once
-    however often it was forked. Only the copied branch counts: a name given on another branch, which
-    the forker may not see, is not carried into their file."""
+    """The name of a fork of ``source`` through ``entry_id``: "Branch · " and the source's title as
+    the forker sees it (its name, else the first words of the branch's first user message), once
+    however often it was forked. ``source`` is what the forker's grant shows (a ``SessionView``): a
+    name given where they may not look is not theirs to copy."""
     index = source.index
-    rows = source.path_rows(entry_id)
-    named = [row for row in rows if index.types[row] == "session_info"]
-    title = session_name(source.entries(named[-1:])[0].get("name")) if named else None
-    for row in rows if not title else ():
+    title = index.name
+    for row in source.path_rows(entry_id) if not title else ():
         if index.types[row] == "message" and index.roles[row] == "user":
             message = source.entries([row])[0]["message"]
             title = heuristic_title(text_of(parts_of(message.get("content"))))

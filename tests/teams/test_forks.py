@@ -4,6 +4,7 @@ source; the owner sees that it was forked, and by whom, without seeing the fork)
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -92,11 +93,16 @@ def test_a_fork_of_a_share_names_its_source_as_the_share_shows_it(world: World) 
     assert "Forked from" in page and f'href="/s/{world.session_id}/"' in page
     assert "SECRET-B-TITLE" not in page
     world.share(Share.VIEWER, mode=SNAPSHOT, entry=LEAF, user=world.users["viewer"])
-    dave_fork, _ = _fork(world, "viewer", LEAF)  # dave's team share is whole: his best grant
+    dave_fork, dave_path = _fork(world, "viewer", LEAF)  # dave's team share is whole: his best grant
     Share.objects.filter(team__name="readers").delete()
     writer.rename("LATE-NAME", LEAF)  # after the snapshot
     page = world.client("viewer").get(f"/s/{dave_fork}/").content.decode()
-    assert "Forked from" in page and "LATE-NAME" not in page and "SECRET-B-TITLE" not in page
+    lineage = re.search(r'<p class="lineage">Forked from .*?</p>', page, re.S)
+    assert lineage and "LATE-NAME" not in lineage.group(0) and "SECRET-B-TITLE" not in lineage.group(0)
+    # The fork's own name is a copy of what dave saw as he forked, with his whole grant then (as the
+    # entries it copied are): it is his file's, and nothing after the fork reaches it.
+    assert SessionFile(dave_path).index.name == "Branch · SECRET-B-TITLE"
+    assert "LATE-NAME" not in page
     assert "LATE-NAME" in world.client("owner").get(world.url()).content.decode()
 
 
