@@ -176,7 +176,8 @@ def test_fork_continues_a_read_only_v1_file(pitree, sample) -> None:
     new = Path(pitree("fork", str(path)).strip())
     got = _inspect(pitree, new)
     assert got["version"] == 3
-    assert len(got["path"]) == len(_inspect(pitree, path)["path"])
+    # The whole branch, then the fork's name below it (format.md §7.2).
+    assert got["path"][:-1] == _inspect(pitree, path)["path"] and got["name"].startswith("Branch · ")
     _write(pitree, new, "append", str(new), "--role", "user", "--text", "continue here")
     assert path.read_bytes() == before
 

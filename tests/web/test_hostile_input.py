@@ -17,6 +17,7 @@ from sessions_app.display.transcript import PAGE_SIZE
 from sessions_app.partials.listing import LIST_PAGE_SIZE
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.fork import create_session
+from sessions_app.sessionfiles.store import SessionFile
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # Characters with a meaning in URLs, in paths, in query strings and in HTML.
@@ -230,4 +231,8 @@ def test_large_blocks_and_forks_of_hostile_entries(client, sessions_dir) -> None
     assert big in client.get(block).content.decode()
     forked = client.post(f"/s/{session_id}/fork/", {"entry": "%2F/.."}, **HTMX)
     new_page = client.get(forked["HX-Redirect"]).content.decode()
-    assert 'data-position="%2F/.."' in new_page and big not in new_page
+    # The fork opens at its name, the line below the entry forked (format.md §7.2).
+    (fork_path,) = [p for p in sessions_dir.rglob("*.jsonl") if forked["HX-Redirect"].split("/")[2] in p.name]
+    fork = SessionFile(fork_path)
+    assert fork.entry(fork.leaf_id)["type"] == "session_info" and fork.entry(fork.leaf_id)["parentId"] == "%2F/.."
+    assert f'data-position="{fork.leaf_id}"' in new_page and big not in new_page

@@ -47,7 +47,9 @@ def test_nothing_is_written_to_the_past_and_a_fork_from_it_holds_then(client: An
     forked = client.post(f"/s/{source_id}@7/fork/", {"entry": entry}, **HX)
     fork_id = forked["HX-Redirect"].split("/")[2]
     (copy,) = [p for p in pi.folder.glob("*.jsonl") if fork_id in p.name]
-    assert SessionFile(copy).leaf_id == entry and SessionFile(copy).parent_session == str(path.absolute())
+    fork = SessionFile(copy)
+    assert fork.entry(fork.leaf_id)["parentId"] == entry  # its name, below the entry forked (format.md §7.2)
+    assert fork.index.ids[-2] == entry and fork.parent_session == str(path.absolute())
 
 
 def test_a_state_stays_as_it_was_while_the_file_grows(client: Any, pi: Any) -> None:
