@@ -228,6 +228,15 @@ def tail_fork_of_a_long_chat(root: Path) -> SessionFile:
     return forked
 
 
+def titled_then_forked(root: Path) -> SessionFile:
+    """A title chained below a first answer, in the reply's write (decided under the lock, as a reply
+    stores one), then a fork of it named as a branch: the fork holds both names, its own last."""
+    source = create_session(root, CWD, fsync=False)
+    asked = source.append(E.user_message("How do I parse ISO dates?"))
+    source.append(_reply("Use fromisoformat."), asked["id"], then=[lambda index: E.session_info("Parsing ISO dates")])
+    return fork_session(source, source.leaf_id, fsync=False, name="Branch · Parsing ISO dates")
+
+
 def custom_messages(root: Path) -> SessionFile:
     session = create_session(root, CWD, fsync=False)
     session.append(E.user_message("hi"))
@@ -257,6 +266,7 @@ SCENARIOS: dict[str, Callable[[Path], SessionFile]] = {
     "branch_summary": branch_summary,
     "fork_of_a_tree": fork_of_a_tree,
     "tail_fork_of_a_long_chat": tail_fork_of_a_long_chat,
+    "titled_then_forked": titled_then_forked,
     "custom_messages": custom_messages,
     "unusual_text": unusual_text,
 }
@@ -340,6 +350,9 @@ def test_scenarios_cover_what_they_claim(opened: dict[str, tuple[SessionFile, di
     labelled, got = opened["labels_and_names"]
     assert got["name"] == "Line breaks and more" and len(labelled.index.labels) == 2
     assert opened["cleared_name"][1]["name"] is None
+    titled, got = opened["titled_then_forked"]
+    assert got["name"] == "Branch · Parsing ISO dates"
+    assert [titled.entry(i)["type"] for i in titled.index.ids[-2:]] == ["session_info", "session_info"]
     assert [m["role"] for m in opened["compaction"][1]["context"]["messages"]][:1] == ["compactionSummary"]
     assert opened["compaction"][1]["context"]["messages"][0]["summary"] == "second summary"
     summary_file, got = opened["branch_summary"]
