@@ -21,7 +21,7 @@ from ..sessionfiles.cursor import cursor_of
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import LEAF, NO_PARENT, SessionIndex
 from ..sessionfiles.store import SessionFile
-from ..sessionfiles.tree import latest_position_under, subtree
+from ..sessionfiles.tree import followed, latest_position_under, subtree
 from . import replies, titles
 
 
@@ -140,3 +140,14 @@ async def answer(
     client went away), the reply is still written and stored."""
     running = await start_reply(session, parent_id, reply_id, model)
     return await running.join()
+
+
+def standing_after(session: SessionFile, entry_id: str) -> str | None:
+    """Where the tab that waited for ``entry_id`` (a reply it asked for) stands once it is stored: on
+    it, or on what its write chained below it (the session's title, a pick made meanwhile), as the
+    push path moves a tab standing on an entry that something is appended under."""
+    session.refresh()
+    index = session.index
+    row = session.row_of(entry_id)
+    moved = followed(index, row, index.offsets[row] + 1)
+    return None if moved is None else index.ids[moved]

@@ -56,7 +56,7 @@ async def send(request: HttpRequest, session_id: str) -> HttpResponse:
         # The message is stored: the tab stands at it, rather than getting it back as a draft to send twice.
         said = f"Your message is stored, but the reply could not be: {error.why}."
         return await asyncio.to_thread(moved_to, request, session, user["id"], flash=said)
-    return await _moved(request, session, reply["id"])
+    return await _moved(request, session, await asyncio.to_thread(chat.standing_after, session, reply["id"]))
 
 
 async def store_message(request: HttpRequest, session: SessionView, form: MessageForm) -> dict[str, Any] | HttpResponse:
@@ -103,7 +103,7 @@ async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
     # Pages offer no Regenerate above a shared branch, but a stale tab or a hand-made post may ask.
     await asyncio.to_thread(session.refuse_outside_branch, entry["parentId"])
     reply = await chat.answer(session, entry["parentId"], form.cleaned_data["stream"] or None)
-    return await _moved(request, session, reply["id"])
+    return await _moved(request, session, await asyncio.to_thread(chat.standing_after, session, reply["id"]))
 
 
 @require_POST

@@ -56,7 +56,9 @@ def test_send_streams_the_reply_then_shows_the_stored_entry(page, ui, sessions, 
     expect(page.locator("#entries article.is-pending")).to_have_count(0)
     page.wait_for_function("() => document.getElementById('tab-state').dataset.position !== ''")
     lines = [line for line in _read(files[0]) if line["type"] != "session"]
-    user, reply = lines[-2], lines[-1]
+    # The message, its answer, and below it the title an untitled session gets with its first answer.
+    user, reply, title = lines[-3:]
+    assert title["type"] == "session_info" and title["parentId"] == reply["id"]
     assert user["type"] == "message" and user["message"]["role"] == "user"
     assert user["message"]["content"] == text
     assert user["parentId"] is None
@@ -66,14 +68,14 @@ def test_send_streams_the_reply_then_shows_the_stored_entry(page, ui, sessions, 
     reply_text = "".join(b.get("text", "") for b in reply["message"]["content"] if b.get("type") == "text")
     assert "Offline responder" in reply_text and text in reply_text
 
-    assert ui.position(page) == reply["id"]
-    assert ui.path_ids(page) == [user["id"], reply["id"]]
+    assert ui.position(page) == title["id"]
+    assert ui.path_ids(page) == [user["id"], reply["id"], title["id"]]
     expect(page.locator(f"#entry-{user['id']}")).to_contain_text(text)
     expect(page.locator(f"#entry-{reply['id']}.entry--assistant")).to_contain_text("Offline responder")
     expect(page.locator(f"#entry-{reply['id']} .md li").first).to_be_visible()  # Markdown rendered
     assert page.url == f"{server.url}/s/{session_id}/"  # the tab keeps following the session
-    # The composer now continues from the reply and is usable again.
-    expect(page.locator("#composer input[name=parent]")).to_have_value(reply["id"])
+    # The composer now continues from the reply (below its title) and is usable again.
+    expect(page.locator("#composer input[name=parent]")).to_have_value(title["id"])
     expect(page.locator("#composer textarea[name=text]")).to_be_enabled()
     expect(page.locator("#composer textarea[name=text]")).to_have_value("")
     # The tree panel followed.
@@ -283,7 +285,9 @@ def test_sending_empties_the_box_keeps_focus_in_it_and_follows_the_reply(page, u
     assert all(s["box"] == "" and s["focus"] == "composer-text" for s in seen), seen[:3]
     assert not any(s["marker"] for s in seen)
     assert all(s["replyEnd"] is not None and -150 <= s["replyEnd"] <= 2 for s in seen), [s["replyEnd"] for s in seen]
-    assert seeded.entries()[-2]["message"]["content"] == "What changed since yesterday?"
+    # The message, its answer, and the title an untitled session gets below its first answer.
+    *_, asked, _, title = seeded.entries()
+    assert asked["message"]["content"] == "What changed since yesterday?" and title["type"] == "session_info"
     # Once the reply is stored, what is typed goes into the box for the next message.
     expect(box).to_be_focused()
     page.keyboard.type("and today?")

@@ -75,8 +75,11 @@ def test_a_model_s_answer_is_cleaned_into_a_title() -> None:
 
 def test_a_new_chat_is_titled_after_its_first_answer(client: Any, sessions_dir: Path) -> None:
     session_id, path = _new_chat(client, sessions_dir)
-    assert _send(client, session_id, FIRST).status_code == 200
+    answered = _send(client, session_id, FIRST)
+    assert answered.status_code == 200
     assert _names(path) == ["How do I parse ISO dates in Python"]
+    # The tab that asked stands on the title, as every other tab does once it is pushed.
+    assert f'data-position="{SessionFile(path).leaf_id}"' in answered.content.decode()
     # In the reply's own write, below the reply: where the session stands now, so the next message
     # hangs under it (and no tab sees the answer without its title).
     session = SessionFile(path)
