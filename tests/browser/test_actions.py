@@ -29,11 +29,13 @@ def test_fork_opens_the_new_session_with_its_lineage(page, ui, sessions, server)
     lines = [__import__("json").loads(raw) for raw in files[0].read_bytes().split(b"\n") if raw.strip()]
     assert lines[0]["type"] == "session" and lines[0]["id"] == fork_id
     assert lines[0]["parentSession"] == str(parent.path)
-    nodes = [e["id"] for e in lines[1:] if e["type"] != "label"]
-    assert nodes == [U1, A1, SUMMARY, U2B]
+    *copied, name = [e for e in lines[1:] if e["type"] != "label"]
+    assert [e["id"] for e in copied] == [U1, A1, SUMMARY, U2B]
+    assert name["type"] == "session_info" and name["name"] == "Branch · Title validation experiments"
 
-    # The page shows the copied branch and says where it came from.
-    assert ui.path_ids(page) == [U1, A1, SUMMARY, U2B]
+    # The page shows the copied branch (and the fork's name below it) and says where it came from.
+    assert ui.path_ids(page) == [U1, A1, SUMMARY, U2B, name["id"]]
+    expect(page.locator("#session-title")).to_have_text("Branch · Title validation experiments")
     lineage = page.locator("p.lineage")
     expect(lineage).to_contain_text("Forked from")
     expect(lineage).to_contain_text("Title validation experiments")
