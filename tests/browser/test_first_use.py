@@ -4,6 +4,7 @@ errors far from the composer that outlived the next send, and Regenerate repeati
 
 from __future__ import annotations
 
+import json
 import re
 
 from playwright.sync_api import expect
@@ -73,7 +74,8 @@ def test_actions_inside_an_opened_compaction_work(page, ui, sessions, record, se
     forked = [f for f in sessions.all_files() if f != seeded.path]
     assert len(forked) == 1
     ui.open(page, page.url)
-    assert ui.path_ids(page)[-1] == FOLDED_USER
+    assert ui.path_ids(page)[-2] == FOLDED_USER  # then the fork's name, below it
+    assert json.loads(forked[0].read_bytes().splitlines()[-1])["type"] == "session_info"
     assert not record.errors
     assert not [m for m in record.console_errors if "targetError" in m or "htmx" in m]
 
