@@ -62,6 +62,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from ..assistants import Reply
+from ..assistants.base import ABORTED_MESSAGE, RESTART_MESSAGE
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.entries import Draft
@@ -120,9 +121,11 @@ class RunningReply:
         # However the stream ends (even cancelled before it began), the announcer wakes to see it.
         self._stream.add_done_callback(lambda _: self._changed.set())
 
-    def stop(self) -> None:
-        """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended).
-        Only the assistant's stream is cancelled, never a channel-layer call."""
+    def stop(self, message: str = ABORTED_MESSAGE) -> None:
+        """End the reply now: it is stored as ``aborted`` with the text so far and ``message`` as its
+        ``errorMessage`` (no-op once it has ended). Only the assistant's stream is cancelled, never a
+        channel-layer call."""
+        self.reply.abort_message = message
         self._stream.cancel()
 
     def chain(self, draft: Draft) -> bool:
@@ -433,10 +436,11 @@ async def _stopped_anywhere(layer: BaseChannelLayer, session_id: str, reply_id: 
 
 
 async def shutdown(grace: float = SHUTDOWN_GRACE) -> None:
-    """Stop every reply running here and give them ``grace`` seconds to be stored as aborted."""
+    """Stop every reply running here and give them ``grace`` seconds to be stored as aborted, saying
+    that the server restarted (the user did not stop them)."""
     stopping = list(_running.values())
     for reply in stopping:
-        reply.stop()
+        reply.stop(RESTART_MESSAGE)
     if stopping:
         await asyncio.wait([reply.task for reply in stopping], timeout=grace)
 
