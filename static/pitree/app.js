@@ -754,6 +754,20 @@
     while (cache.length && total > HISTORY_BUDGET) total -= cache.shift().content.length;
   });
 
+  // ---- "Compact history…" opens below the entries, where the composer (sticky at the window's foot)
+  // covers it: the opened form is brought up into view and its first field takes the focus, so the
+  // click visibly does something. ("toggle" does not bubble: heard while it goes down.)
+  document.addEventListener(
+    "toggle",
+    (ev) => {
+      const fold = ev.target;
+      if (!(fold instanceof HTMLDetailsElement) || !fold.open || !fold.matches(".compact-all")) return;
+      fold.querySelector("form").scrollIntoView({ block: "center" });
+      fold.querySelector("select, input:not([type=hidden])").focus({ preventScroll: true });
+    },
+    true,
+  );
+
   // ---- older entries load above what the reader sees: the entry at the top of the view stays put ----
   // Scrolled to the very top, the browser's own scroll anchoring does nothing, so the page that came
   // would push the view to its own top and reveal the next "older" row at once: page after page would
