@@ -1,4 +1,4 @@
-""""Compact history…" opens its form where the reader sees it, with the focus in it: below the entries,
+""" "Compact history…" opens its form where the reader sees it, with the focus in it: below the entries,
 the sticky composer would cover it and the click would seem to do nothing."""
 
 from __future__ import annotations
