@@ -19,6 +19,7 @@ urlpatterns = [
     path("s/<sid:session_id>/older/", pages.older_entries, name="older"),
     path("s/<sid:session_id>/newer/", jumps.newer_entries, name="newer"),
     path("s/<sid:session_id>/jump/", jumps.jump_to_date, name="jump"),
+    path("s/<sid:session_id>/jumps/", jumps.jump_places, name="jumps"),
     path("s/<sid:session_id>/tree/", pages.tree_panel, name="tree"),
     path("s/<sid:session_id>/tree/run/", pages.tree_run, name="tree_run"),
     path("s/<sid:session_id>/e/<eid:entry_id>/block/<int:block>/", pages.entry_block, name="block"),

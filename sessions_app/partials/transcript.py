@@ -14,6 +14,7 @@ from ..forms import MessageForm
 from ..services import claude
 from ..sessionfiles.cursor import cursor_id, cursor_of
 from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import path
 
 
 def transcript_context(
@@ -21,11 +22,10 @@ def transcript_context(
     position: int | None,
     form: MessageForm | None = None,
     *,
-    branch: list[int] | None = None,
     show: int | None = None,
 ) -> dict[str, Any]:
     """The transcript partial's context: the newest page of the path and the composer; or, for a jump,
-    the page of the path (``branch``, root first, ending at ``position``) that starts at ``show``.
+    the page of the path to ``position`` that starts at ``show``, an entry of that path.
 
     ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
     hands it to its websocket, which sends what was appended since (live/consumers.py), with
@@ -33,8 +33,9 @@ def transcript_context(
     index = session.index
     cursor = cursor_of(index)
     position_id = index.ids[position] if position is not None else None
-    if show is not None and branch:
-        page = window_page(session, branch, branch.index(show), branch[-1])
+    if show is not None and position is not None:
+        branch = path(index, position)
+        page = window_page(session, branch, branch.index(show), position)
     else:
         page = transcript_page(session, position)
     return {

@@ -17,11 +17,12 @@ from ..access.web import open_session
 from ..converters import reverse_entry, usable_id
 from ..display.jumps import Jump, jumps, nearest_to_date
 from ..display.transcript import window_page
-from ..forms import JumpDateForm, NewerForm
+from ..forms import JumpDateForm, NewerForm, PositionForm
 from ..services.lookup import entry_row
+from ..sessionfiles.catalog import session_info
 from ..sessionfiles.store import SessionFile
 from ..sessionfiles.tree import path
-from .responses import form_error
+from .responses import form_error, is_htmx
 
 
 @require_GET
@@ -39,6 +40,25 @@ def newer_entries(request: HttpRequest, session_id: str) -> HttpResponse:
     page.older_than = None  # what is older is on the page already
     context = {"session_id": session.session_id, "page": page, "tools": tools_of(session), "trunk": trunk_of(session)}
     return render(request, "sessions_app/partials/_older.html", context)
+
+
+@require_GET
+def jump_places(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The "Jump to" menu for the tab at ``?at=`` (empty: the file's leaf): in the top bar's menu, or a
+    page of its own without JS."""
+    session = open_session(request, session_id)
+    form = PositionForm(request.GET)
+    if not form.is_valid():
+        return form_error(request, form, status=400)
+    at = form.cleaned_data["at"]
+    position = entry_row(session, at) if at else session.index.leaf_row
+    context = {
+        "session_id": session.session_id,
+        "info": session_info(session),
+        "jumps": jump_menu(session, position, path(session.index, position)),
+    }
+    template = "sessions_app/partials/_jump_links.html" if is_htmx(request) else "sessions_app/jumps.html"
+    return render(request, template, context)
 
 
 @require_GET

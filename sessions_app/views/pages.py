@@ -45,10 +45,9 @@ from ..sessionfiles.description import describe
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
-from ..sessionfiles.tree import ancestors, latest_position_under, path
+from ..sessionfiles.tree import ancestors, latest_position_under
 from ..transfer.downloads import download_name
 from . import pi as pi_views
-from .jumps import jump_menu
 from .responses import form_error, is_htmx
 
 WORKSPACE_COOKIE = "pitree_workspace"
@@ -131,7 +130,6 @@ def session_context(
     page starting at ``show``, an entry of its branch, when it jumped there)."""
     cat = catalog()
     info = session_info(session)
-    branch = path(session.index, position)
     return {
         "session": session,
         "info": info,
@@ -140,8 +138,7 @@ def session_context(
         "travel": _travel(session),
         **page_context(session, cat.parent_of(info), cat.forks_of(info)),
         "download_name": download_name(session, None, "jsonl"),
-        **transcript_context(session, position, branch=branch, show=show),
-        "jumps": jump_menu(session, position, branch),
+        **transcript_context(session, position, show=show),
         **extra,
     }
 

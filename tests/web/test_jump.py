@@ -31,11 +31,29 @@ def shown(html: str) -> list[str]:
 
 def test_the_menu_offers_the_start_the_compaction_the_label_and_a_date(client, long_session) -> None:
     page = client.get(f"/s/{SESSION_ID}/").content.decode()
-    menu = page[page.index('<details class="jump">') : page.index("</details>", page.index('<details class="jump">'))]
-    assert f'href="/s/{SESSION_ID}/?show=m0000#entry-m0000">Start<' in menu
-    assert f'href="/s/{SESSION_ID}/?show=compact#entry-compact">Compaction' in menu
-    assert f'href="/s/{SESSION_ID}/?show=m0300#entry-m0300">Label: milestone<' in menu
-    assert f'action="/s/{SESSION_ID}/jump/"' in menu and 'type="date" name="date"' in menu
+    # The page only links the menu (listing its places walks the whole branch): loaded when opened.
+    assert f'hx-get="/s/{SESSION_ID}/jumps/"' in page and "Label: milestone" not in page
+    assert f'href="/s/{SESSION_ID}/jumps/?at=label1"' in page  # without JS, a page of its own
+    for headers in ({"HTTP_HX_REQUEST": "true"}, {}):
+        menu = client.get(f"/s/{SESSION_ID}/jumps/", {"at": ""}, **headers).content.decode()
+        assert f'href="/s/{SESSION_ID}/?show=m0000#entry-m0000">Start<' in menu
+        assert f'href="/s/{SESSION_ID}/?show=compact#entry-compact">Compaction' in menu
+        assert f'href="/s/{SESSION_ID}/?show=m0300#entry-m0300">Label: milestone<' in menu
+        assert f'action="/s/{SESSION_ID}/jump/"' in menu and 'type="date" name="date"' in menu
+        assert ("<html" in menu) == (not headers)
+
+
+def test_the_menu_of_a_tab_elsewhere_keeps_it_there(client, long_session) -> None:
+    menu = client.get(f"/s/{SESSION_ID}/jumps/", {"at": "m0500"}, HTTP_HX_REQUEST="true").content.decode()
+    assert f'href="/s/{SESSION_ID}/e/m0500/?show=m0000#entry-m0000">Start<' in menu
+    assert "compact" not in menu and "milestone" in menu  # only what is on that branch
+    page = client.get(f"/s/{SESSION_ID}/e/m0500/", {"show": "m0000"}).content.decode()
+    assert 'data-position="m0500"' in page and shown(page)[0] == "m0000"
+
+
+def test_an_entry_off_the_branch_opens_its_own_branch(client, long_session) -> None:
+    page = client.get(f"/s/{SESSION_ID}/e/m0500/", {"show": "m0700"}).content.decode()
+    assert 'data-position="label1"' in page and shown(page)[0] == "m0700"
 
 
 def test_the_start_is_one_load_away_and_the_position_stays(client, long_session) -> None:
@@ -85,6 +103,7 @@ def test_a_date_jumps_to_the_nearest_entry_on_the_branch(client, long_session, d
         (f"/s/{SESSION_ID}/?show=nosuch", 404),
         (f"/s/{SESSION_ID}/newer/?after=m0999&until=m0999", 404),
         (f"/s/{SESSION_ID}/newer/?after=m0010", 400),
+        (f"/s/{SESSION_ID}/jumps/?at=nosuch", 404),
     ],
 )
 def test_bad_jumps_are_refused_and_say_why(client, long_session, url, status) -> None:
