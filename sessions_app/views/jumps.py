@@ -50,12 +50,11 @@ def jump_places(request: HttpRequest, session_id: str) -> HttpResponse:
     form = PositionForm(request.GET)
     if not form.is_valid():
         return form_error(request, form, status=400)
-    at = form.cleaned_data["at"]
-    position = entry_row(session, at) if at else session.index.leaf_row
+    position, branch = _branch(session, form.cleaned_data["at"])
     context = {
         "session_id": session.session_id,
         "info": session_info(session),
-        "jumps": jump_menu(session, position, path(session.index, position)),
+        "jumps": jump_menu(session, position, branch),
     }
     template = "sessions_app/partials/_jump_links.html" if is_htmx(request) else "sessions_app/jumps.html"
     return render(request, template, context)
@@ -69,8 +68,7 @@ def jump_to_date(request: HttpRequest, session_id: str) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form, status=400)
     at = form.cleaned_data["at"]
-    position = entry_row(session, at) if at else session.index.leaf_row
-    branch = [row for row in path(session.index, position) if session.index.types[row] != "label"]  # shown ones
+    branch = [row for row in _branch(session, at)[1] if session.index.types[row] != "label"]  # those shown
     if not branch:
         return redirect("sessions:session", session.session_id)
     target = session.index.ids[branch[nearest_to_date(session.index, branch, form.cleaned_data["date"])]]
@@ -78,6 +76,12 @@ def jump_to_date(request: HttpRequest, session_id: str) -> HttpResponse:
     if url is None:
         raise Http404("That entry cannot be linked to")
     return redirect(url)
+
+
+def _branch(session: SessionFile, at: str) -> tuple[int | None, list[int]]:
+    """The tab's position (``at``; empty: the file's leaf) and its path, root first."""
+    position = entry_row(session, at) if at else session.index.leaf_row
+    return position, path(session.index, position)
 
 
 def jump_menu(session: SessionFile, position: int | None, branch: list[int]) -> dict[str, Any]:
