@@ -387,6 +387,12 @@ PITREE_OPENAI_TIMEOUT: float = env.float(
 PITREE_OPENAI_PROVIDER: str = env.str("PITREE_OPENAI_PROVIDER", "")
 PITREE_OPENAI_MAX_RETRIES: int = env.int("PITREE_OPENAI_MAX_RETRIES", 0, validate=validate.Range(min=0, max=10))
 
+# Seconds a reply being written may have nothing new from its model server before its tabs show it as
+# waiting, with the time it has waited and Stop (a server that hangs says nothing until its timeout).
+PITREE_REPLY_WAITING_AFTER: float = env.float(
+    "PITREE_REPLY_WAITING_AFTER", 10.0, validate=validate.Range(min=0, min_inclusive=False)
+)
+
 # Seconds between the offline responder's chunks (it streams like a model would; 0 in tests).
 PITREE_OFFLINE_DELAY: float = env.float("PITREE_OFFLINE_DELAY", 0.04, validate=validate.Range(min=0))
 

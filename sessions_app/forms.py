@@ -195,6 +195,9 @@ class EntryPageForm(forms.Form):
     it (a search hit), rather than the branch state that ends at the entry (a permalink)."""
 
     resume = forms.BooleanField(required=False)
+    # A jump: the page starts at this entry of the branch (its newer entries load as the reader
+    # scrolls down); an entry off the branch shows its own branch, where that was last left.
+    show = EntryIdField(required=False)
 
 
 class PositionForm(forms.Form):
@@ -272,6 +275,20 @@ class OlderForm(forms.Form):
     fold_before = EntryIdField(required=False)
     fold_id = EntryIdField(required=False)
     unfold = forms.BooleanField(required=False)
+
+
+class NewerForm(forms.Form):
+    """The page of path entries after ``after`` on the path to ``until`` (a jump's page, scrolled down)."""
+
+    after = EntryIdField()
+    until = EntryIdField()
+
+
+class JumpDateForm(forms.Form):
+    """Jump to the entry of the tab's branch (the path to ``at``; empty: the file's leaf) nearest a day."""
+
+    at = EntryIdField(required=False)
+    date = forms.DateField(error_messages={"required": "Pick a date.", "invalid": "Not a date (YYYY-MM-DD)."})
 
 
 class ListForm(forms.Form):

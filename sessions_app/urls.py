@@ -4,7 +4,7 @@
 from django.urls import path
 
 from . import converters  # noqa: F401 - registers the "sid" and "eid" converters
-from .views import actions, beam, chat, compare, pages, search
+from .views import actions, beam, chat, compare, jumps, pages, search
 
 app_name = "sessions"
 
@@ -17,6 +17,9 @@ urlpatterns = [
     path("s/<sid:session_id>/e/<eid:entry_id>/", pages.session_page, name="entry"),
     path("s/<sid:session_id>/travel/", pages.travel, name="travel"),
     path("s/<sid:session_id>/older/", pages.older_entries, name="older"),
+    path("s/<sid:session_id>/newer/", jumps.newer_entries, name="newer"),
+    path("s/<sid:session_id>/jump/", jumps.jump_to_date, name="jump"),
+    path("s/<sid:session_id>/jumps/", jumps.jump_places, name="jumps"),
     path("s/<sid:session_id>/tree/", pages.tree_panel, name="tree"),
     path("s/<sid:session_id>/tree/run/", pages.tree_run, name="tree_run"),
     path("s/<sid:session_id>/e/<eid:entry_id>/block/<int:block>/", pages.entry_block, name="block"),

@@ -19,6 +19,12 @@ logger = logging.getLogger(__name__)
 
 StopReason = Literal["stop", "length", "error", "aborted"]
 ABORTED_MESSAGE = "Stopped before the reply was complete"
+# A reply cut by its server stopping (SIGTERM) or dying (stored at the next start): the user did not stop it.
+RESTART_MESSAGE = (
+    "The server restarted while this reply was being written, so it ends here: regenerate it to have it whole"
+)
+# What went wrong is in the server's log; a bug's message may name paths and addresses, and is not stored.
+INTERNAL_ERROR = "pitree failed while writing this reply (an internal error, logged on the server). Try again."
 
 
 class AssistantError(Exception):
@@ -50,6 +56,7 @@ class Reply:
 
     stop_reason: StopReason | None = None
     error_message: str | None = None
+    abort_message = ABORTED_MESSAGE  # the ``errorMessage`` of a reply left before it ended
 
     def __init__(self, deltas: Deltas, *, provider: str, model: str, api: str) -> None:
         self._deltas, self._read = deltas, False
@@ -81,11 +88,11 @@ class Reply:
             self._end("stop")
         except AssistantError as error:
             self._end("error", str(error))
-        except Exception as error:  # a bug in a backend still ends as one stored reply
+        except Exception:  # a bug in a backend still ends as one stored reply
             logger.exception("assistant backend failed")
-            self._end("error", f"Internal error: {type(error).__name__}: {error}")
+            self._end("error", INTERNAL_ERROR)
         finally:  # cancelled, or left early: keep what was shown
-            self._end("aborted", ABORTED_MESSAGE)
+            self._end("aborted", self.abort_message)
             await self._deltas.aclose()
 
     async def collect(self) -> Reply:
@@ -101,7 +108,7 @@ class Reply:
 
     def draft(self) -> Draft:
         """The assistant entry to append, in pi's format (one still being written is stored as aborted)."""
-        self._end("aborted", ABORTED_MESSAGE)
+        self._end("aborted", self.abort_message)
         return assistant_message(
             self.text,
             provider=self.provider,

@@ -1,6 +1,6 @@
 """A backend for any server speaking OpenAI's Chat Completions API (OpenAI, llama.cpp, Ollama, vLLM…)
 through the official ``openai`` SDK, which streams, times out and raises typed errors; this module turns
-those into deltas and error messages a user can act on. The timeout bounds connecting and each wait for
+those into deltas and error messages a user can act on (``failures``). The timeout bounds connecting and each wait for
 more data, not the whole reply: a long answer that keeps streaming is fine, a silent server is not.
 
 pitree runs no tools, so the conversation goes as text a model can read: a message's text blocks joined
@@ -13,8 +13,9 @@ merged, because many local chat templates reject two user turns in a row.
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,6 +27,9 @@ from sessions_app.sessionfiles.description import parts_of
 from sessions_app.sessionfiles.entries import clip
 
 from .base import Assistant, AssistantError, Deltas, Finish, Reply
+from .failures import BAD_BASE_URL, CLOSED_EARLY, MALFORMED, detail, explain
+
+logger = logging.getLogger(__name__)
 
 MODELS_TTL = 30.0  # seconds a model list is reused: a picker opened twice should not ask twice
 _models_cache: dict[tuple[str, str], tuple[float, list[str]]] = {}
@@ -71,7 +75,8 @@ class OpenAICompatAssistant(Assistant):
     def _client(self) -> openai.AsyncOpenAI:
         """A client per call: it belongs to the calling event loop and closes its connection with the call."""
         if urlsplit(self.base_url).scheme not in ("http", "https") or not urlsplit(self.base_url).hostname:
-            raise AssistantError(f"Bad PITREE_OPENAI_BASE_URL {self.public_url!r}: expected an http(s):// URL")
+            logger.warning("PITREE_OPENAI_BASE_URL %r is not an http(s):// URL", self.public_url)
+            raise AssistantError(BAD_BASE_URL)
         key, timeout, retries = self._key or "none", self.timeout, self._retries
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=retries)
 
@@ -85,7 +90,8 @@ class OpenAICompatAssistant(Assistant):
         except openai.OpenAIError as error:
             raise AssistantError(self._explain(error, f"{self.public_url}/models")) from None
         except (ValueError, TypeError, AttributeError):
-            raise AssistantError(f"Malformed model list from {self.public_url}/models") from None
+            logger.warning("malformed model list from %s/models", self.public_url, exc_info=True)
+            raise AssistantError("The model server's list of models cannot be read.") from None
         _models_cache[self.base_url, self._key] = (time.monotonic(), names)
         return names
 
@@ -131,26 +137,22 @@ class OpenAICompatAssistant(Assistant):
         except openai.OpenAIError as error:
             raise AssistantError(self._explain(error, self.endpoint)) from None
         except ValueError as error:  # a data line that is not JSON, or JSON not shaped like a chunk
-            raise AssistantError(
-                f"Malformed stream from {self.endpoint}: {clip(getattr(error, 'doc', str(error)), 1000)}"
-            ) from None
+            logger.warning("malformed stream from %s: %s", self.endpoint, clip(getattr(error, "doc", str(error)), 1000))
+            raise AssistantError(MALFORMED) from None
         if finish_reason is None:
-            raise AssistantError(f"Connection closed by {self.endpoint} before the reply was complete")
+            logger.warning("%s closed the connection before the reply was complete", self.endpoint)
+            raise AssistantError(CLOSED_EARLY)
         yield Finish("length" if finish_reason == "length" else "stop", *_tokens(usage))
 
     def _explain(self, error: openai.OpenAIError, where: str) -> str:
-        """What went wrong, for the stored ``errorMessage``; the key is masked should a server echo it."""
-        if isinstance(error, openai.APITimeoutError):
-            message = f"Timed out after {self.timeout:g} s waiting for {where}"
-        elif isinstance(error, openai.APIConnectionError) and _refused(error):
-            message = f"Connection refused by {where}"
-        elif isinstance(error, openai.APIConnectionError):
-            message = f"No connection to {where}: {error.__cause__}"
-        elif isinstance(error, openai.APIStatusError):
-            message = f"HTTP {error.status_code} from {where}: {_message(error.body) or error.response.reason_phrase}"
-        else:  # an error event inside the stream
-            message = f"Error from {where}: {_message(getattr(error, 'body', None)) or error}"
-        return message.replace(self._key, "***") if self._key else message
+        """What went wrong, in the words stored as ``errorMessage``: what happened and what to do, never
+        the server's address (a session is shared; the address is for the log, written here)."""
+        logger.warning("model server error from %s: %s", where, self._masked(detail(error)))
+        return self._masked(explain(error, self.timeout))
+
+    def _masked(self, text: str) -> str:
+        """``text`` with the key masked, should a server echo it."""
+        return text.replace(self._key, "***") if self._key else text
 
 
 async def _events(stream: openai.AsyncStream[Any]) -> AsyncIterator[Any]:
@@ -174,23 +176,6 @@ def _count(owner: object, name: str) -> int:
     """A token count the server sent; 0 for one missing or not a count."""
     value = getattr(owner, name, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _message(body: object) -> str:
-    """The message in the error shapes servers use: OpenAI and vLLM ``{error: {message}}`` (the SDK
-    unwraps ``error``), Ollama and llama.cpp ``{error: "…"}``, FastAPI ``{detail}``, or plain text."""
-    while isinstance(body, Mapping):
-        body = next((body[key] for key in ("error", "message", "msg", "detail") if body.get(key)), "")
-    return clip(body.strip() if isinstance(body, str) else json.dumps(body, ensure_ascii=False) if body else "", 1000)
-
-
-def _refused(error: BaseException | None) -> bool:
-    """Whether the socket refused the connection: the SDK's error wraps httpx's, which wraps the socket's."""
-    for _ in range(20):  # a bound, should a chain loop
-        if error is None or isinstance(error, ConnectionRefusedError):
-            return error is not None
-        error = error.__cause__ or error.__context__
-    return False
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -4,6 +4,10 @@ A page costs the same in a 1k- and a 100k-entry session: it walks ``PAGE_SIZE`` 
 start and decodes only those entries. Older entries arrive when the reader scrolls to them. When the
 path holds a compaction, the entries before its ``firstKeptEntryId`` are folded behind a card (they
 are still in the file and load when the card is opened).
+
+A page may also start further up the path (``window_page``: a jump to the start, a compaction, a
+label, a date): the entries from there down, and newer ones as the reader scrolls to them, up to the
+tab's position, so that reaching the start of a long session takes one load, not one per page.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ class TranscriptPage:
     fold_before: str | None = None  # entries older than this one are folded into ``fold``
     fold_id: str | None = None  # the compaction that folds them (carried to older pages)
     fold: EntryView | None = None  # the compaction whose card stands for the folded history
+    newer_than: str | None = None  # id of this page's newest entry, when newer ones (to ``until``) are not shown yet
+    until: str | None = None  # the tab's position, where the newer pages end
 
 
 def transcript_page(
@@ -67,6 +73,20 @@ def transcript_page(
     rows.reverse()
     page.entries = _views(session, rows)
     PageBudget().fit([*reversed(page.entries), *([page.fold] if page.fold else [])])
+    return page
+
+
+def window_page(session: SessionFile, path_rows: list[int], first: int, until_row: int) -> TranscriptPage:
+    """Up to PAGE_SIZE path entries from ``path_rows[first]`` down (``path_rows``: the path to
+    ``until_row``, the tab's position, root first), read through compactions: the reader asked for
+    what they fold."""
+    rows = path_rows[first : first + PAGE_SIZE]
+    index = session.index
+    page = TranscriptPage(older_than=index.ids[rows[0]] if first > 0 else None)
+    if first + PAGE_SIZE < len(path_rows):
+        page.newer_than, page.until = index.ids[rows[-1]], index.ids[until_row]
+    page.entries = _views(session, rows)
+    PageBudget().fit(list(reversed(page.entries)))
     return page
 
 

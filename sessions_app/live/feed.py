@@ -275,8 +275,10 @@ class SessionFeed:
             return None
         parent = parent if isinstance(parent, str) else None
         if kind == "reply.progress":
-            text = event.get("text")
-            return fragments.render_piece(self.session_id, reply, parent, text if isinstance(text, str) else "")
+            text, waiting = event.get("text"), event.get("waiting")
+            text = text if isinstance(text, str) else ""
+            waiting = waiting if isinstance(waiting, int) and not isinstance(waiting, bool) else 0
+            return fragments.render_piece(self.session_id, reply, parent, text, waiting)
         if kind == "reply.finished":
             entry = event.get("entry")
             return fragments.ended_piece(reply, parent, entry if isinstance(entry, str) else None)

@@ -158,14 +158,15 @@ def resync(epoch: int, offset: int, *, replaced: bool = False) -> Batch:
     return Batch(epoch=epoch, start=offset, end=offset, resync=True, replaced=replaced)
 
 
-def render_piece(session_id: str, reply: str, parent: str | None, text: str) -> Piece:
-    """A reply being written, as its Markdown so far."""
-    markdown = render_markdown(text)
+def render_piece(session_id: str, reply: str, parent: str | None, text: str, waiting: int = 0) -> Piece:
+    """A reply being written, as its Markdown so far, below a note that it waits for its model server
+    when that has said nothing for ``waiting`` seconds (0: it has not been quiet long)."""
+    shown = _render("sessions_app/partials/_reply_text.html", {"markdown": render_markdown(text), "waiting": waiting})
     placeholder = _render(
         "sessions_app/partials/_reply.html",
-        {"reply": reply, "parent": parent or "", "markdown": markdown, "session_id": session_id},
+        {"reply": reply, "parent": parent or "", "markdown": mark_safe(shown), "session_id": session_id},
     )
-    return Piece(reply=reply, parent=parent, placeholder=placeholder, text=str(markdown))
+    return Piece(reply=reply, parent=parent, placeholder=placeholder, text=shown)
 
 
 def ended_piece(reply: str, parent: str | None, entry: str | None) -> Piece:

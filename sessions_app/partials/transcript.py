@@ -9,15 +9,23 @@ from ..access.scoped import write_context
 from ..assistants import get_assistant
 from ..display.entries import EntryView
 from ..display.markdown import markdown_text
-from ..display.transcript import transcript_page
+from ..display.transcript import transcript_page, window_page
 from ..forms import MessageForm
 from ..services import claude
 from ..sessionfiles.cursor import cursor_id, cursor_of
 from ..sessionfiles.store import SessionFile
+from ..sessionfiles.tree import path
 
 
-def transcript_context(session: SessionFile, position: int | None, form: MessageForm | None = None) -> dict[str, Any]:
-    """The transcript partial's context: the newest page of the path and the composer.
+def transcript_context(
+    session: SessionFile,
+    position: int | None,
+    form: MessageForm | None = None,
+    *,
+    show: int | None = None,
+) -> dict[str, Any]:
+    """The transcript partial's context: the newest page of the path and the composer; or, for a jump,
+    the page of the path to ``position`` that starts at ``show``, an entry of that path.
 
     ``cursor`` is how much of the file the page reflects, read before anything is rendered: the tab
     hands it to its websocket, which sends what was appended since (live/consumers.py), with
@@ -25,7 +33,11 @@ def transcript_context(session: SessionFile, position: int | None, form: Message
     index = session.index
     cursor = cursor_of(index)
     position_id = index.ids[position] if position is not None else None
-    page = transcript_page(session, position)
+    if show is not None and position is not None:
+        branch = path(index, position)
+        page = window_page(session, branch, branch.index(show), position)
+    else:
+        page = transcript_page(session, position)
     return {
         "session_id": session.session_id,
         "cursor": cursor,

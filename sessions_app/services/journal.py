@@ -10,8 +10,9 @@ it survives the process, not a power cut). The process holds an exclusive ``floc
 reply runs, and deletes it once the entry is in the session file.
 
 When a server starts (``recover``), each journal no process holds a lock on is one a process left
-behind: its text is appended as a stopped reply (``aborted``, as a reply stopped by SIGTERM), under the
-entry it answered, with the id the journal names, and the journal is deleted. The id makes it happen
+behind: its text is appended as a stopped reply (``aborted``, as a reply stopped by SIGTERM, its
+``errorMessage`` saying that the server restarted: ``RESTART_MESSAGE``), under the entry it answered,
+with the id the journal names, and the journal is deleted. The id makes it happen
 once: an entry with that id already in the file means the reply was stored before the process died
 (between the append and the deletion), so nothing more is written. A journal that cannot be stored yet
 (a full disk, the session file gone) is kept, said in the log, and tried again at the next start.
@@ -29,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from ..assistants.base import ABORTED_MESSAGE, Reply
+from ..assistants.base import RESTART_MESSAGE, Reply
 from ..sessionfiles import entries as E
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
@@ -133,7 +134,7 @@ def _store(fd: int, path: Path, sessions: Path, fsync: bool) -> dict[str, Any] |
         model=header["model"],
         api=header["api"],
         stop_reason="aborted",
-        error_message=ABORTED_MESSAGE,
+        error_message=RESTART_MESSAGE,
     )
     entry_id = header["entry"]
 

@@ -7,12 +7,14 @@ layer; the entry is appended once, when the reply is complete, stopped or failed
 
 Events for the tabs of a session, sent to its group (``session_group``)::
 
-    {"type": "reply.progress", "reply": <reply id>, "parent": <parent entry id>, "text": <all text so far>}
+    {"type": "reply.progress", "reply": <reply id>, "parent": <parent entry id>, "text": <all text so far>,
+     "waiting": <whole seconds without news from the model server, once PITREE_REPLY_WAITING_AFTER passed; else 0>}
     {"type": "reply.finished", "reply": <reply id>, "parent": <parent entry id>, "entry": <appended entry id>,
      "stopReason": <stop reason>}
 
 ``reply.progress`` comes at the start, at most every ``progress_interval`` while text comes, when a
-feed asks for it, and with the final text; ``reply.finished`` after the append (``entry`` is None if
+feed asks for it, when the model server has said nothing for ``PITREE_REPLY_WAITING_AFTER`` seconds
+and every ``WAITING_REFRESH`` seconds after that while it still says nothing, and with the final text; ``reply.finished`` after the append (``entry`` is None if
 the append itself failed). The whole text travels each time, so a tab that joins late, or is served by
 another process, shows everything at the next event.
 
@@ -62,6 +64,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from ..assistants import Reply
+from ..assistants.base import ABORTED_MESSAGE, RESTART_MESSAGE
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group, session_group
 from ..sessionfiles.entries import Draft
@@ -82,6 +85,7 @@ STOP_WAIT = 1.0  # seconds Stop waits for the process that runs (or starts) the 
 STOPS_KEPT = 256  # Stops that came before their reply started, remembered for it (the oldest dropped first)
 STOP_KEPT_FOR = 60.0  # seconds such a Stop is remembered
 SHUTDOWN_GRACE = 1.0  # seconds a server shutting down gives running replies to be stored
+WAITING_REFRESH = 5.0  # seconds between two progress events of a reply waiting for its model server
 ANSWERING_LEASE = 30.0  # seconds a reply's mark lasts unless renewed (every third of it while it runs)
 REPLY_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
@@ -115,14 +119,17 @@ class RunningReply:
         self.then: list[Chained] | None = []  # written below the reply when it is stored (``chain``); None once it is
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
+        self._news_at = time.monotonic()  # when the model server last sent text (or the stream began)
         self.task = asyncio.create_task(self._live(session))
         self._stream = asyncio.create_task(self._read())
         # However the stream ends (even cancelled before it began), the announcer wakes to see it.
         self._stream.add_done_callback(lambda _: self._changed.set())
 
-    def stop(self) -> None:
-        """End the reply now: it is stored as ``aborted`` with the text so far (no-op once it has ended).
-        Only the assistant's stream is cancelled, never a channel-layer call."""
+    def stop(self, message: str = ABORTED_MESSAGE) -> None:
+        """End the reply now: it is stored as ``aborted`` with the text so far and ``message`` as its
+        ``errorMessage`` (no-op once it has ended). Only the assistant's stream is cancelled, never a
+        channel-layer call."""
+        self.reply.abort_message = message
         self._stream.cancel()
 
     def chain(self, draft: Chained) -> bool:
@@ -138,7 +145,9 @@ class RunningReply:
 
     async def _read(self) -> None:
         await self._ready.wait()
+        self._news_at = time.monotonic()
         async for text in self.reply:
+            self._news_at = time.monotonic()
             self.journal.add(text)
             self._changed.set()
 
@@ -189,7 +198,10 @@ class RunningReply:
             await asyncio.sleep(ANSWERING_LEASE / 3)
 
     def _progress(self) -> dict[str, Any]:
-        return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": self.reply.text}
+        quiet = time.monotonic() - self._news_at
+        waiting = max(int(quiet), 1) if self._ready.is_set() and quiet >= settings.PITREE_REPLY_WAITING_AFTER else 0
+        text = self.reply.text
+        return {"type": "reply.progress", "reply": self.id, "parent": self.parent_id, "text": text, "waiting": waiting}
 
     async def _announce(self, layer: BaseChannelLayer | None) -> None:
         """Progress at most every ``progress_interval`` while the text grows or a feed asks for it;
@@ -198,11 +210,18 @@ class RunningReply:
         stream = self._stream
         while True:
             await asyncio.wait({stream}, timeout=progress_interval(len(self.reply.text)))
-            await self._changed.wait()
+            with contextlib.suppress(TimeoutError):  # no news: time to say that the reply waits
+                await asyncio.wait_for(self._changed.wait(), self._until_waiting_news())
             self._changed.clear()
             if stream.done():
                 return
             await self._send(layer, self._progress())
+
+    def _until_waiting_news(self) -> float:
+        """Seconds until the tabs should hear that this reply waits for its model server (again)."""
+        quiet = time.monotonic() - self._news_at
+        after = settings.PITREE_REPLY_WAITING_AFTER
+        return after - quiet if quiet < after else WAITING_REFRESH - (quiet - after) % WAITING_REFRESH
 
     async def _send(self, layer: BaseChannelLayer | None, event: dict[str, Any]) -> None:
         """To the tabs, if there is a channel layer; a layer that fails costs the live view, not the reply."""
@@ -433,10 +452,11 @@ async def _stopped_anywhere(layer: BaseChannelLayer, session_id: str, reply_id: 
 
 
 async def shutdown(grace: float = SHUTDOWN_GRACE) -> None:
-    """Stop every reply running here and give them ``grace`` seconds to be stored as aborted."""
+    """Stop every reply running here and give them ``grace`` seconds to be stored as aborted, saying
+    that the server restarted (the user did not stop them)."""
     stopping = list(_running.values())
     for reply in stopping:
-        reply.stop()
+        reply.stop(RESTART_MESSAGE)
     if stopping:
         await asyncio.wait([reply.task for reply in stopping], timeout=grace)
 

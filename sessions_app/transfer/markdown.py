@@ -125,9 +125,10 @@ def _ending(described: Description) -> str:
     reason = described.stop_reason
     if reason not in ("aborted", "error"):
         return ""
-    why = E.one_line(described.error or "", TITLE_WIDTH * 4)
-    said = ABORTED_MESSAGE if reason == "aborted" else "The reply failed"  # what replies stopped here store
-    return f"\n*{said}{': ' + why if why and why != said else ''}.*\n"
+    why = E.one_line(described.error or "", TITLE_WIDTH * 4).rstrip(".")
+    if reason == "aborted":  # what was stored says why (stopped, a restart), in a sentence of its own
+        return f"\n*{why or ABORTED_MESSAGE}.*\n"
+    return f"\n*The reply failed{': ' + why if why else ''}.*\n"
 
 
 def _fenced(text: str) -> list[str]:

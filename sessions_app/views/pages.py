@@ -45,7 +45,7 @@ from ..sessionfiles.description import describe
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
-from ..sessionfiles.tree import ancestors
+from ..sessionfiles.tree import ancestors, latest_position_under
 from ..transfer.downloads import download_name
 from . import pi as pi_views
 from .responses import form_error, is_htmx
@@ -117,11 +117,17 @@ def session_page(request: HttpRequest, session_id: str, entry_id: str | None = N
     position = entry_row(session, entry_id) if entry_id else session.index.leaf_row
     if position is not None and form.cleaned_data["resume"]:
         position = resumed_at(session.index, position)
-    return render(request, "sessions_app/session.html", session_context(session, position))
+    show = entry_row(session, form.cleaned_data["show"]) if form.cleaned_data["show"] else None
+    if show is not None and (position is None or show not in ancestors(session.index, position)):
+        position = latest_position_under(session.index, show)  # another branch: where it was last left
+    return render(request, "sessions_app/session.html", session_context(session, position, show=show))
 
 
-def session_context(session: SessionFile, position: int | None, **extra: Any) -> dict[str, Any]:
-    """Everything the session page and its transcript partial need, for the tab at ``position``."""
+def session_context(
+    session: SessionFile, position: int | None, show: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    """Everything the session page and its transcript partial need, for the tab at ``position`` (its
+    page starting at ``show``, an entry of its branch, when it jumped there)."""
     cat = catalog()
     info = session_info(session)
     return {
@@ -132,7 +138,7 @@ def session_context(session: SessionFile, position: int | None, **extra: Any) ->
         "travel": _travel(session),
         **page_context(session, cat.parent_of(info), cat.forks_of(info)),
         "download_name": download_name(session, None, "jsonl"),
-        **transcript_context(session, position),
+        **transcript_context(session, position, show=show),
         **extra,
     }
 

@@ -754,6 +754,29 @@
     while (cache.length && total > HISTORY_BUDGET) total -= cache.shift().content.length;
   });
 
+  // ---- a reply waiting for its model server (the server says so, and pushes the time again every few
+  // seconds): the seconds count on in between ----
+  setInterval(() => {
+    document.querySelectorAll("#entries [data-waited]").forEach((el) => {
+      if (!el.dataset.since) el.dataset.since = String(Date.now() - Number(el.dataset.waited) * 1000);
+      el.textContent = String(Math.floor((Date.now() - Number(el.dataset.since)) / 1000));
+    });
+  }, 1000);
+
+  // ---- "Compact history…" opens below the entries, where the composer (sticky at the window's foot)
+  // covers it: the opened form is brought up into view and its first field takes the focus, so the
+  // click visibly does something. ("toggle" does not bubble: heard while it goes down.)
+  document.addEventListener(
+    "toggle",
+    (ev) => {
+      const fold = ev.target;
+      if (!(fold instanceof HTMLDetailsElement) || !fold.open || !fold.matches(".compact-all")) return;
+      fold.querySelector("form").scrollIntoView({ block: "center" });
+      fold.querySelector("select, input:not([type=hidden])").focus({ preventScroll: true });
+    },
+    true,
+  );
+
   // ---- older entries load above what the reader sees: the entry at the top of the view stays put ----
   // Scrolled to the very top, the browser's own scroll anchoring does nothing, so the page that came
   // would push the view to its own top and reveal the next "older" row at once: page after page would

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sessions_app.assistants import OfflineAssistant
-from sessions_app.assistants.base import ABORTED_MESSAGE
+from sessions_app.assistants.base import RESTART_MESSAGE
 from sessions_app.services import replies
 from sessions_app.services.journal import SUFFIX, Journal, recover
 from sessions_app.sessionfiles import entries as E
@@ -73,7 +73,9 @@ def test_the_next_start_stores_a_left_journal_once(session, journals, caplog) ->
     assert entry["id"] == journal.entry_id and entry["parentId"] == parent
     message = entry["message"]
     assert message["content"] == [{"type": "text", "text": "Half of an answer"}]  # the cut last line left out
-    assert (message["stopReason"], message["errorMessage"]) == ("aborted", ABORTED_MESSAGE)
+    # pi knows "aborted"; the message says the server restarted, not that the user stopped it
+    assert (message["stopReason"], message["errorMessage"]) == ("aborted", RESTART_MESSAGE)
+    assert RESTART_MESSAGE.encode() in session.path.read_bytes()
     assert "cut short when its server stopped, was stored as stopped" in caplog.text
     assert not journal.path.exists()
     assert session.path.read_bytes().startswith(before)

@@ -21,6 +21,7 @@ from support.fake_openai import (
 )
 
 from sessions_app.assistants import AssistantError, Reply, get_assistant
+from sessions_app.assistants.failures import CLOSED_EARLY, MALFORMED
 from sessions_app.assistants.openai_compat import SUMMARY_SYSTEM_PROMPT, OpenAICompatAssistant, to_openai_messages
 
 CONVERSATION = [
@@ -113,13 +114,16 @@ async def test_trailing_slash_in_base_url_and_credentials_never_shown(fake: Fake
     reply = await assistant.reply(CONVERSATION).collect()
     assert fake.requests[0].path == "/v1/chat/completions"
     assert "secret" not in assistant.label + assistant.endpoint + (reply.error_message or "")
-    assert reply.error_message == f"HTTP 401 from {fake.endpoint}: No entry"
+    assert reply.error_message == (
+        "The model server refused pitree's credentials (HTTP 401: No entry): "
+        "ask whoever runs this pitree to check its API key."
+    )
 
 
 async def test_a_key_echoed_by_the_server_is_masked(fake: FakeOpenAI) -> None:
     fake.respond = lambda handler, server: send_json(handler, 401, {"error": {"message": "Bad key sk-test given"}})
     reply = await ask(fake)
-    assert reply.error_message == f"HTTP 401 from {fake.endpoint}: Bad key *** given"
+    assert "(HTTP 401: Bad key *** given)" in (reply.error_message or "")
 
 
 @pytest.mark.parametrize(("finish", "expected"), [("length", "length"), ("tool_calls", "stop"), ("stop", "stop")])
@@ -174,14 +178,16 @@ async def test_connection_refused(closed_port: int) -> None:
     assistant = OpenAICompatAssistant(f"http://127.0.0.1:{closed_port}/v1", "m", timeout=5)
     reply = await assistant.reply(CONVERSATION).collect()
     assert (reply.text, reply.stop_reason) == ("", "error")
-    assert reply.error_message == f"Connection refused by http://127.0.0.1:{closed_port}/v1/chat/completions"
+    assert reply.error_message == (
+        "The model server refused the connection: it may not be running. Try again, or pick another model."
+    )
 
 
 async def test_timeout_before_any_byte(fake: FakeOpenAI) -> None:
     fake.respond = lambda handler, server: server.release.wait(30)
     reply = await ask(fake, timeout=0.2)
     assert (reply.text, reply.stop_reason) == ("", "error")
-    assert reply.error_message == f"Timed out after 0.2 s waiting for {fake.endpoint}"
+    assert reply.error_message == "The model server did not answer within 0.2 s. Try again, or pick another model."
 
 
 async def test_timeout_mid_stream_keeps_the_text_as_an_error(fake: FakeOpenAI) -> None:
@@ -189,28 +195,67 @@ async def test_timeout_mid_stream_keeps_the_text_as_an_error(fake: FakeOpenAI) -
     # Long enough for the first chunk to arrive on a loaded machine; the stall outlasts any timeout.
     reply = await ask(fake, timeout=2)
     assert (reply.text, reply.stop_reason) == ("partial ", "error")
-    assert reply.error_message == f"Timed out after 2 s waiting for {fake.endpoint}"
+    assert reply.error_message == "The model server did not answer within 2 s. Try again, or pick another model."
 
 
 @pytest.mark.parametrize(
     ("status", "body", "message"),
     [
-        (401, {"error": {"message": "Invalid API key", "type": "invalid_request_error"}}, "Invalid API key"),
-        (500, {"error": "model failed to load"}, "model failed to load"),  # llama.cpp / Ollama shape
-        (422, {"detail": [{"loc": ["body", "model"], "msg": "field required"}]}, "field required"),
-        (404, {"message": "model 'x' not found"}, "model 'x' not found"),
-        (502, "Bad gateway from the proxy", "Bad gateway from the proxy"),
-        (503, {}, "Service Unavailable"),  # no message: the status phrase
+        (
+            401,
+            {"error": {"message": "Invalid API key", "type": "invalid_request_error"}},
+            "The model server refused pitree's credentials (HTTP 401: Invalid API key): ask whoever runs this "
+            "pitree to check its API key.",
+        ),
+        (  # llama.cpp / Ollama shape
+            500,
+            {"error": "model failed to load"},
+            "The model server answered with an error (HTTP 500: model failed to load). Try again, or pick another "
+            "model.",
+        ),
+        (
+            422,
+            {"detail": [{"loc": ["body", "model"], "msg": "field required"}]},
+            'The model server answered with an error (HTTP 422: [{"loc": ["body", "model"], "msg": "field required"}]). '
+            "Try again, or pick another model.",
+        ),
+        (
+            404,
+            {"message": "model 'x' not found"},
+            "The model server does not know this model (HTTP 404: model 'x' not found). Pick another model.",
+        ),
+        (
+            400,
+            {"error": {"message": "This model's maximum context length is 8192 tokens", "code": "x"}},
+            "The conversation is too long for this model (HTTP 400: This model's maximum context length is 8192 "
+            "tokens). Compact the history (below the conversation), or pick a model with a longer context.",
+        ),
+        (
+            429,
+            {"error": "slow down"},
+            "The model server is busy or over its quota (HTTP 429: slow down). Try again in a moment, or pick "
+            "another model.",
+        ),
+        (  # a proxy that names its upstream: the address is not kept
+            502,
+            "upstream connect error to http://10.0.0.7:8080/v1 (10.0.0.7:8080)",
+            "The model server answered with an error (HTTP 502: upstream connect error to … (…)). Try again, or "
+            "pick another model.",
+        ),
+        (  # no message: the status phrase
+            503,
+            {},
+            "The model server answered with an error (HTTP 503: Service Unavailable). Try again, or pick another "
+            "model.",
+        ),
     ],
 )
-async def test_http_errors_carry_status_and_server_message(
+async def test_http_errors_say_what_went_wrong_and_what_to_do(
     fake: FakeOpenAI, status: int, body: Any, message: str
 ) -> None:
     fake.respond = lambda handler, server: send_json(handler, status, body)
     reply = await ask(fake)
-    assert reply.stop_reason == "error"
-    assert (reply.error_message or "").startswith(f"HTTP {status} from {fake.endpoint}: ")
-    assert message in (reply.error_message or "")
+    assert (reply.stop_reason, reply.error_message) == ("error", message)
     assert len(fake.requests) == 1  # no retries unless asked for
 
 
@@ -227,7 +272,7 @@ async def test_malformed_sse_line_ends_with_error_and_keeps_text(fake: FakeOpenA
     fake.respond = lambda handler, server: sse(handler, [chunk("good "), "{not json"])
     reply = await ask(fake)
     assert (reply.text, reply.stop_reason) == ("good ", "error")
-    assert reply.error_message == f"Malformed stream from {fake.endpoint}: {{not json"
+    assert reply.error_message == MALFORMED
 
 
 @pytest.mark.parametrize("choices", ["nope", [1, 2]])
@@ -235,25 +280,35 @@ async def test_choices_that_are_not_a_list_of_objects_are_malformed(fake: FakeOp
     fake.respond = lambda handler, server: sse(handler, [chunk("so far "), {"choices": choices}])
     reply = await ask(fake)
     assert (reply.text, reply.stop_reason) == ("so far ", "error")
-    assert (reply.error_message or "").startswith(f"Malformed stream from {fake.endpoint}: 'choices'")
+    assert reply.error_message == MALFORMED
 
 
 @pytest.mark.parametrize(
     ("event", "message"),
-    [({"error": {"message": "context length exceeded"}}, "context length exceeded"), ({"error": "boom"}, "boom")],
+    [
+        (
+            {"error": {"message": "context length exceeded"}},
+            "The conversation is too long for this model (context length exceeded). Compact the history (below "
+            "the conversation), or pick a model with a longer context.",
+        ),
+        (
+            {"error": "boom"},
+            "The model server stopped with an error (boom). Try again, or pick another model.",
+        ),
+    ],
 )
 async def test_error_event_inside_the_stream(fake: FakeOpenAI, event: Any, message: str) -> None:
     fake.respond = lambda handler, server: sse(handler, [chunk("so far"), event])
     reply = await ask(fake)
     assert (reply.text, reply.stop_reason) == ("so far", "error")
-    assert reply.error_message == f"Error from {fake.endpoint}: {message}"
+    assert reply.error_message == message
 
 
 async def test_stream_cut_off_before_the_end(fake: FakeOpenAI) -> None:
     fake.respond = lambda handler, server: sse(handler, [chunk("half")], done=False)
     reply = await ask(fake)
     assert (reply.text, reply.stop_reason) == ("half", "error")
-    assert reply.error_message == f"Connection closed by {fake.endpoint} before the reply was complete"
+    assert reply.error_message == CLOSED_EARLY
 
 
 async def test_bad_base_url_is_an_error_reply_not_an_exception() -> None:
@@ -295,13 +350,13 @@ async def test_models_are_listed_and_cached_briefly(fake: FakeOpenAI) -> None:
 
 async def test_models_errors_say_why(fake: FakeOpenAI, closed_port: int) -> None:
     fake.list_models = lambda handler, server: send_json(handler, 404, {"error": "no such route"})
-    with pytest.raises(AssistantError, match=f"HTTP 404 from {fake.base_url}/models: no such route"):
+    with pytest.raises(AssistantError, match=r"\(HTTP 404: no such route\)"):
         await backend(fake, api_key="another").models()
     refused = OpenAICompatAssistant(f"http://127.0.0.1:{closed_port}/v1", "m")
-    with pytest.raises(AssistantError, match="Connection refused by"):
+    with pytest.raises(AssistantError, match="refused the connection"):
         await refused.models()
     fake.list_models = lambda handler, server: send_json(handler, 200, {"data": "nope"})
-    with pytest.raises(AssistantError, match="Malformed model list"):
+    with pytest.raises(AssistantError, match="list of models cannot be read"):
         await backend(fake, api_key="a third").models()
 
 
@@ -321,7 +376,7 @@ async def test_summarize_sends_a_summarisation_prompt(fake: FakeOpenAI) -> None:
 
 async def test_summarize_errors_like_replies(closed_port: int) -> None:
     reply = await OpenAICompatAssistant(f"http://127.0.0.1:{closed_port}", "m").summarize(CONVERSATION).collect()
-    assert reply.stop_reason == "error" and "Connection refused" in (reply.error_message or "")
+    assert reply.stop_reason == "error" and "refused the connection" in (reply.error_message or "")
 
 
 # -- pure conversions -------------------------------------------------------------------------

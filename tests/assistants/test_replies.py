@@ -78,7 +78,7 @@ async def test_a_reply_is_announced_then_stored_once(session: SessionFile, tab: 
 
     progress, finished = events[:-1], events[-1]
     text = entry["message"]["content"][0]["text"]
-    assert progress[0] == {"type": "reply.progress", "reply": running.id, "parent": parent, "text": ""}
+    assert progress[0] == {"type": "reply.progress", "reply": running.id, "parent": parent, "text": "", "waiting": 0}
     assert progress[-1]["text"] == text  # the final text, before the end
     assert all(text.startswith(event["text"]) for event in progress)  # always the whole text so far
     assert len(progress) < len(text.split()) / 4  # throttled: far fewer events than chunks
@@ -394,3 +394,28 @@ async def test_a_pick_reaches_a_reply_of_another_process_through_its_replies_gro
     assert (
         await replies._chained_elsewhere(layer, session.session_id, running.id, draft) is False
     )  # stored: nobody answers
+
+
+async def test_a_reply_whose_model_server_says_nothing_is_announced_as_waiting(
+    session: SessionFile, tab: Tab, settings
+) -> None:
+    """Past PITREE_REPLY_WAITING_AFTER without news, a progress event says how long it has waited, and
+    says it again while the silence lasts; news ends the waiting."""
+    settings.PITREE_REPLY_WAITING_AFTER = 0.3
+    news = asyncio.Event()
+
+    async def deltas() -> Any:
+        await news.wait()
+        yield "At last"
+
+    began = time.monotonic()
+    running = replies.start(session, session.leaf_id, Reply(deltas(), provider="p", model="m", api="a"))
+    first = await tab.next("reply.progress")
+    assert (first["text"], first["waiting"]) == ("", 0)  # the start: nothing to wait for yet
+    waited = await tab.next("reply.progress")
+    assert time.monotonic() - began >= 0.3  # said once the silence passed 0.3 s
+    assert (waited["text"], waited["waiting"]) == ("", 1)  # whole seconds, at least one
+    news.set()
+    spoke = await tab.next("reply.progress")
+    assert (spoke["text"], spoke["waiting"]) == ("At last", 0)
+    await running.join()

@@ -21,6 +21,8 @@ from support.pushes import parse
 from support.redisserver import redis_server
 from websockets.sync.client import ClientConnection, connect
 
+from sessions_app.assistants.base import RESTART_MESSAGE
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sessions_app" / "samples" / "pi" / "01-linear.jsonl"
 STOP_WITHIN = 2.0  # seconds: the requirement for SIGTERM
@@ -72,7 +74,8 @@ def test_sigterm_with_a_reply_being_written_and_tabs_open_stops_quickly_and_stor
     user, reply = _lines(session_file)[-2:]
     assert user["message"]["content"] == "Still there?"
     assert reply["parentId"] == user["id"] and reply["message"]["role"] == "assistant"
-    assert reply["message"]["stopReason"] == "aborted" and reply["message"]["errorMessage"]
+    # Stopped by the server, not by the user: the stored words say so.
+    assert (reply["message"]["stopReason"], reply["message"]["errorMessage"]) == ("aborted", RESTART_MESSAGE)
     text = "".join(block["text"] for block in reply["message"]["content"])
     assert text.startswith("**Offline responder**")  # the first chunk, shown and kept
 
@@ -165,6 +168,7 @@ def test_sigkill_while_a_reply_is_written_loses_none_of_its_text(tmp_path: Path)
         assert len(replies) == 1, replies
         message = replies[0]["message"]
         assert message["role"] == "assistant" and message["stopReason"] == "aborted"
+        assert message["errorMessage"] == RESTART_MESSAGE
         assert "".join(block["text"] for block in message["content"]) == kept
         assert not journal.exists()
 

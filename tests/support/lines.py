@@ -4,12 +4,14 @@ number of seconds after 2026-03-02 09:00 UTC, the time ``Sessions.write_lines`` 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 START_MS = 1772442000000  # 2026-03-02T09:00:00.000Z
+LONG_CHAT_START = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def stamp(second: int) -> str:
@@ -57,3 +59,44 @@ def copy_as(source: Path, target: Path, session_id: str) -> Path:
     header, _, rest = source.read_bytes().partition(b"\n")
     target.write_bytes(orjson.dumps({**orjson.loads(header), "id": session_id}) + b"\n" + rest)
     return target
+
+
+def long_chat(count: int, *, compaction_at: int | None = None, label_at: int | None = None) -> list[dict[str, Any]]:
+    """``count`` messages, user and assistant in turn (ids ``m0000``…), one an hour from 2026-03-01
+    00:00 UTC, so that they span days; a compaction after message ``compaction_at`` (id ``compact``,
+    keeping from the message before it) and a label on message ``label_at`` (text "milestone")."""
+    lines: list[dict[str, Any]] = []
+    parent: str | None = None
+    for n in range(count):
+        entry_id = f"m{n:04d}"
+        when = (LONG_CHAT_START + timedelta(hours=n)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        role = "user" if n % 2 == 0 else "assistant"
+        entry = message(entry_id, parent, role, f"Message number {n}")
+        entry["timestamp"] = when
+        lines.append(entry)
+        parent = entry_id
+        if n == compaction_at:
+            lines.append(
+                {
+                    "type": "compaction",
+                    "id": "compact",
+                    "parentId": parent,
+                    "timestamp": when,
+                    "summary": "## Goal\nCount messages.",
+                    "firstKeptEntryId": f"m{n - 1:04d}",
+                    "tokensBefore": 1000,
+                }
+            )
+            parent = "compact"
+    if label_at is not None:
+        lines.append(
+            {
+                "type": "label",
+                "id": "label1",
+                "parentId": parent,
+                "timestamp": lines[-1]["timestamp"],
+                "targetId": f"m{label_at:04d}",
+                "label": "milestone",
+            }
+        )
+    return lines

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.test import Client
-from support.fake_openai import running_fake
+from support.fake_openai import running_fake, send_json
 
 from sessions_app.services import replies, summaries
 from sessions_app.views import chat as chat_views
@@ -122,6 +122,22 @@ def test_a_refused_backend_becomes_an_error_entry_and_the_message_stays(client, 
     assert reply["parentId"] == user["id"]
     assert reply["message"]["stopReason"] == "error" and "refused" in reply["message"]["errorMessage"].lower()
     assert "refused" in response.content.decode().lower()
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_an_error_reply_says_what_to_do_and_stores_no_internal_address(client, pi, settings, status) -> None:
+    """The session file is what a share shows: the model server's address stays in the server's log."""
+    with running_fake() as fake:
+        fake.respond = lambda handler, server: send_json(handler, status, {"error": f"down at {fake.endpoint}"})
+        settings.PITREE_ASSISTANT = "openai"
+        settings.PITREE_OPENAI_BASE_URL = fake.base_url
+        client.post(f"/s/{pi.id(LINEAR)}/send/", {"text": "Still up?", "parent": "358d8704"}, **HTMX)
+    stored = pi.path(LINEAR).read_text()
+    assert f"127.0.0.1:{fake.port}" not in stored and "/v1" not in stored
+    reply = pi.lines(pi.path(LINEAR))[-1]["message"]
+    assert reply["stopReason"] == "error"
+    assert reply["errorMessage"].startswith(f"The model server answered with an error (HTTP {status}")
+    assert reply["errorMessage"].endswith("Try again, or pick another model.")
 
 
 def test_the_openai_backend_gets_the_branch_context_and_its_reply_is_stored(client, pi, settings) -> None:
