@@ -526,8 +526,8 @@ def test_a_message_s_actions_are_one_row_of_named_icons_on_a_phone(page, ui, ses
     ui.open(page, seeded.url)
     tools = page.locator("#entry-c256703f > .entry__tools")
     tops = tools.evaluate("el => Array.from(el.children, c => Math.round(c.getBoundingClientRect().top))")
-    assert len(tops) == 7 and len(set(tops)) == 1, tops  # one row
-    for name in ("Copy", "Edit", "Fork…", "Label…", "Continue from here", "Compact…", "Raw line"):
+    assert len(tops) == 8 and len(set(tops)) == 1, tops  # one row
+    for name in ("Copy", "Edit", "Fork…", "Share…", "Label…", "Continue from here", "Compact…", "Raw line"):
         action = ui.tool(page, "c256703f", name)
         expect(action).to_have_count(1)
         assert action.get_attribute("title")  # a tooltip says what it does
