@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.instants import iso_to_ms
@@ -40,11 +40,12 @@ def jumps(index: SessionIndex, path_rows: list[int]) -> Jumps:
     return found
 
 
-def nearest_to_date(index: SessionIndex, path_rows: list[int], day: date) -> int:
-    """The index in ``path_rows`` (root first, not empty) of the entry nearest ``day`` (UTC): the first
-    one written that day, else the one closest in time before or after it. The branch is searched in
-    halves, its timestamps taken as growing along it (an entry without one counts as its parent's)."""
-    start = datetime.combine(day, datetime.min.time(), tzinfo=UTC)
+def nearest_to_date(index: SessionIndex, path_rows: list[int], day: date, zone: tzinfo = UTC) -> int:
+    """The index in ``path_rows`` (root first, not empty) of the entry nearest ``day`` as the reader's
+    ``zone`` counts days: the first one written that day, else the one closest in time before or after
+    it. The branch is searched in halves, its timestamps taken as growing along it (an entry without
+    one counts as its parent's)."""
+    start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
     start_ms = int(start.timestamp() * 1000)
     end_ms = int((start + timedelta(days=1)).timestamp() * 1000)
     stamps = _Stamps(index, path_rows)

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 from ..access.scoped import tools_of, trunk_of
 from ..access.web import open_session
 from ..converters import reverse_entry, usable_id
+from ..display.dates import ZONE_COOKIE, reader_zone
 from ..display.jumps import Jump, jumps, nearest_to_date
 from ..display.transcript import window_page
 from ..forms import JumpDateForm, NewerForm, PositionForm
@@ -71,7 +72,8 @@ def jump_to_date(request: HttpRequest, session_id: str) -> HttpResponse:
     branch = [row for row in _branch(session, at)[1] if session.index.types[row] != "label"]  # those shown
     if not branch:
         return redirect("sessions:session", session.session_id)
-    target = session.index.ids[branch[nearest_to_date(session.index, branch, form.cleaned_data["date"])]]
+    zone = reader_zone(request.COOKIES.get(ZONE_COOKIE))  # the day the reader's calendar says
+    target = session.index.ids[branch[nearest_to_date(session.index, branch, form.cleaned_data["date"], zone)]]
     url = jump_url(session.session_id, at or None, target)
     if url is None:
         raise Http404("That entry cannot be linked to")

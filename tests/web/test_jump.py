@@ -95,6 +95,13 @@ def test_a_date_jumps_to_the_nearest_entry_on_the_branch(client, long_session, d
     assert response["Location"] == f"/s/{SESSION_ID}/?show={expected}#entry-{expected}"
 
 
+def test_a_date_is_the_day_of_the_reader_s_calendar(client, long_session) -> None:
+    """5 March begins at 15:00 UTC the day before in Tokyo (the zone the browser names in its cookie)."""
+    client.cookies["pitree_tz"] = "Asia/Tokyo"
+    response = client.get(f"/s/{SESSION_ID}/jump/", {"date": "2026-03-05"})
+    assert response["Location"] == f"/s/{SESSION_ID}/?show=m0087#entry-m0087"
+
+
 @pytest.mark.parametrize(
     ("url", "status"),
     [
