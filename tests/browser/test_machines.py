@@ -122,9 +122,9 @@ def _share_link(page: Any, machine: Daphne, session_id: str) -> str:
     """A viewer's live link made on ``machine``'s share page; its path."""
     page.goto(f"{machine.url}/s/{session_id}/share/")
     page.locator("select[name=audience]").select_option("link")
-    page.locator("select[name=role]").select_option("viewer")
-    page.locator("select[name=mode]").select_option("live")
-    page.get_by_role("button", name="Share").click()
+    page.locator("input[name=role][value=viewer]").check()
+    page.locator("input[name=mode][value=live]").check()
+    page.get_by_role("button", name="Share", exact=True).click()
     link = str(page.locator("#share-link-url").input_value())
     assert link.startswith(machine.url + "/l/"), link
     return link.removeprefix(machine.url)

@@ -93,7 +93,7 @@ def _send(page, ui, text: str) -> str:
 def _open_all_details(page) -> None:
     """Open every fold (lazy ones load their content) and wait for the loads."""
     for _ in range(3):  # loaded content may hold more folds
-        closed = page.locator("details:not([open]):not(.user-menu) > summary")  # not the account menu
+        closed = page.locator("details:not([open]):not(.user-menu):not(.jump) > summary")  # menus are not folds
         count = closed.count()
         if not count:
             break
@@ -493,6 +493,11 @@ def test_hand_written_entries_stay_text(page, ui, sessions, assert_inert, record
     expect(main.locator("text=[image of an unsupported type]")).to_have_count(5)
     expect(main.locator("a[href='https://example.org/']")).to_have_count(1)  # a plain link still works
     assert_inert(page, "hand-written session, all folds open")
+    jump = page.locator("details.jump")  # its places name the labels, as the session holds them
+    jump.evaluate("d => d.open = true")
+    expect(jump.locator(".jump__menu li").first).to_be_visible()
+    assert_inert(page, "hand-written session, Jump to open")
+    jump.evaluate("d => d.open = false")
 
     for mode in ("default", "user", "labeled", "all"):
         ui.open_tree_filter(page, mode)
