@@ -74,11 +74,17 @@ async def connect(url: str, cookie: str, session_id: str) -> Any:
     )
 
 
-async def open_tab(server: Any, session_id: str, cursor: int, attempts: int = 10) -> Tab:
-    """A tab of ``session_id`` on ``server`` (tests/support/daphne.py's ``Daphne``), signed in as its owner,
-    that has shown the file's first ``cursor`` bytes. A socket refused as it opens is tried again a
-    second later, as the browser does (``Tab.retries`` counts them)."""
+async def open_tab(server: Any, session_id: str, path: Path, attempts: int = 10) -> Tab:
+    """A tab of ``session_id`` (the file ``path``) on ``server`` (tests/support/daphne.py's ``Daphne``),
+    signed in as its owner, that has shown the whole file as it is now and stands at its position, as a
+    page opened on it does: the lines written below that position are the tab's to show. A socket
+    refused as it opens is tried again a second later, as the browser does (``Tab.retries`` counts them)."""
     from websockets.exceptions import InvalidHandshake
+
+    from sessions_app.sessionfiles.store import SessionFile
+
+    cursor = path.stat().st_size
+    at = SessionFile(path, fsync=False).leaf_id or ""
 
     retries = 0
     while True:
@@ -91,7 +97,7 @@ async def open_tab(server: Any, session_id: str, cursor: int, attempts: int = 10
                 raise
             await asyncio.sleep(1.0)
     # The page's hello (what it has shown so far): the one part of the protocol a tab must speak.
-    await socket.send(json.dumps({"cursor": cursor}))
+    await socket.send(json.dumps({"cursor": cursor, "at": at}))
     tab = Tab(server, session_id, socket)
     tab.retries = retries
     return tab

@@ -132,7 +132,7 @@ async def open_tabs(server: Daphne, sessions: list[tuple[str, Path]], count: int
         batch = []
         for n in range(start, min(count, start + 50)):
             session_id, path = sessions[n % len(sessions)]
-            batch.append(open_tab(server, session_id, path.stat().st_size))
+            batch.append(open_tab(server, session_id, path))
         tabs += await asyncio.gather(*batch)
     paths = dict(sessions)
     again = 0
@@ -143,7 +143,7 @@ async def open_tabs(server: Daphne, sessions: list[tuple[str, Path]], count: int
         again += len(missing)
         for tab in missing:
             await tab.socket.close()
-            tabs[tabs.index(tab)] = await open_tab(server, tab.session_id, paths[tab.session_id].stat().st_size)
+            tabs[tabs.index(tab)] = await open_tab(server, tab.session_id, paths[tab.session_id])
     raise RuntimeError("some tabs never received a line")
 
 
@@ -246,7 +246,7 @@ class Sender:
 async def replies_at_once(report: C.Report, server: Daphne, sessions: list[tuple[str, Path]]) -> None:
     for count in REPLIES:
         chosen = sessions[:count]
-        tabs = [await open_tab(server, session_id, path.stat().st_size) for session_id, path in chosen]
+        tabs = [await open_tab(server, session_id, path) for session_id, path in chosen]
         senders = [await asyncio.to_thread(Sender, server, session_id) for session_id, _ in chosen]
         markers = [f"probe{secrets.token_hex(6)}" for _ in chosen]
         for tab, marker in zip(tabs, markers):

@@ -139,7 +139,7 @@ async def _open_tabs(report: C.Report, servers: tuple[Daphne, Daphne], path: Pat
     at once) connects again, as the browser does, until a line written reaches every tab."""
     tabs: list[Tab] = []
     for start in range(0, TABS, 50):
-        batch = [open_tab(servers[n % 2], PUSHED_ID, path.stat().st_size) for n in range(start, min(TABS, start + 50))]
+        batch = [open_tab(servers[n % 2], PUSHED_ID, path) for n in range(start, min(TABS, start + 50))]
         tabs += await asyncio.gather(*batch)
     for attempt in range(1, 6):
         _, lost = await deliver(tabs, lambda marker: _external_write(path, marker), timeout=10.0)
@@ -149,7 +149,7 @@ async def _open_tabs(report: C.Report, servers: tuple[Daphne, Daphne], path: Pat
         for n, tab in enumerate(tabs):
             if tab.reader.done() or not tab.seen:
                 await tab.socket.close()
-                tabs[n] = await open_tab(tab.server, PUSHED_ID, path.stat().st_size)
+                tabs[n] = await open_tab(tab.server, PUSHED_ID, path)
     raise RuntimeError("some tabs never received a line")
 
 
