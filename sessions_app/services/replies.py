@@ -120,6 +120,7 @@ class RunningReply:
         self._changed = asyncio.Event()
         self._ready = asyncio.Event()  # announced, and listening for Stop: the stream may begin
         self._news_at = time.monotonic()  # when the model server last sent text (or the stream began)
+        self._told_at = 0.0  # when the tabs were last told that the reply waits (0: not since the news)
         self.task = asyncio.create_task(self._live(session))
         self._stream = asyncio.create_task(self._read())
         # However the stream ends (even cancelled before it began), the announcer wakes to see it.
@@ -215,13 +216,18 @@ class RunningReply:
             self._changed.clear()
             if stream.done():
                 return
-            await self._send(layer, self._progress())
+            progress = self._progress()
+            await self._send(layer, progress)
+            self._told_at = time.monotonic() if progress["waiting"] else 0.0
 
     def _until_waiting_news(self) -> float:
-        """Seconds until the tabs should hear that this reply waits for its model server (again)."""
-        quiet = time.monotonic() - self._news_at
-        after = settings.PITREE_REPLY_WAITING_AFTER
-        return after - quiet if quiet < after else WAITING_REFRESH - (quiet - after) % WAITING_REFRESH
+        """Seconds until the tabs should hear that this reply waits for its model server: once the
+        silence passes ``PITREE_REPLY_WAITING_AFTER`` (at once if it passed unsaid, as a busy loop may
+        find it), then every ``WAITING_REFRESH`` while it lasts."""
+        now = time.monotonic()
+        if not self._told_at or self._told_at < self._news_at:
+            return max(0.0, self._news_at + settings.PITREE_REPLY_WAITING_AFTER - now)
+        return max(0.0, self._told_at + WAITING_REFRESH - now)
 
     async def _send(self, layer: BaseChannelLayer | None, event: dict[str, Any]) -> None:
         """To the tabs, if there is a channel layer; a layer that fails costs the live view, not the reply."""

@@ -396,6 +396,27 @@ async def test_a_pick_reaches_a_reply_of_another_process_through_its_replies_gro
     )  # stored: nobody answers
 
 
+async def test_a_silence_found_past_its_limit_is_announced_at_once(
+    session: SessionFile, tab: Tab, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy server may look at a silent reply only after the limit has passed: the tabs hear that it
+    waits then, not a refresh period later."""
+    settings.PITREE_REPLY_WAITING_AFTER = 0.3
+    monkeypatch.setattr(replies, "progress_interval", lambda chars: 0.6)  # each look comes past the limit
+    news = asyncio.Event()
+
+    async def deltas() -> Any:
+        await news.wait()
+        yield "At last"
+
+    running = replies.start(session, session.leaf_id, Reply(deltas(), provider="p", model="m", api="a"))
+    assert (await tab.next("reply.progress"))["waiting"] == 0
+    waited = await tab.next("reply.progress")
+    assert waited["waiting"] == 1, waited  # told at the first look past 0.3 s, not 5 s later
+    news.set()
+    await running.join()
+
+
 async def test_a_reply_whose_model_server_says_nothing_is_announced_as_waiting(
     session: SessionFile, tab: Tab, settings
 ) -> None:
