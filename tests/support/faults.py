@@ -37,7 +37,9 @@ def small_disk(path: Path, size_kib: int) -> Iterator[Path]:
     path.mkdir(parents=True, exist_ok=True)
     if not _mount("-t", "tmpfs", "-o", f"size={size_kib}k,mode=0700", "tmpfs", str(path)):
         # Mounting needs root; as root (CI) this runs, elsewhere the injected write failures cover the path.
-        pytest.skip("a small tmpfs cannot be mounted here (needs root); the injected failures cover the same code")
+        pytest.skip(
+            "a small tmpfs cannot be mounted here (needs root); the injected failures cover the same code"
+        )  # needs root
     try:
         yield path
     finally:
@@ -58,11 +60,11 @@ def read_only(folder: Path) -> Iterator[None]:
     if os.geteuid() == 0:
         if not _mount("--bind", str(folder), str(folder)):
             # Bind mounts need root; as root (CI) this runs, elsewhere injected failures cover the path.
-            pytest.skip("a read-only bind mount cannot be made here")
+            pytest.skip("a read-only bind mount cannot be made here")  # needs root
         try:
             if not _mount("-o", "remount,ro,bind", str(folder)):
                 # (as above: the remount read-only also needs root)
-                pytest.skip("a read-only bind mount cannot be made here")
+                pytest.skip("a read-only bind mount cannot be made here")  # needs root
             yield
         finally:
             _umount(folder)
