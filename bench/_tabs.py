@@ -76,7 +76,7 @@ async def connect(url: str, cookie: str, session_id: str) -> Any:
 
 async def open_tab(server: Any, session_id: str, path: Path, attempts: int = 10) -> Tab:
     """A tab of ``session_id`` (the file ``path``) on ``server`` (tests/support/daphne.py's ``Daphne``),
-    signed in as its owner, that has shown the whole file as it is now and stands at its position, as a
+    signed in as its owner, that has shown the whole path to the file's position and stands there, as a
     page opened on it does: the lines written below that position are the tab's to show. A socket
     refused as it opens is tried again a second later, as the browser does (``Tab.retries`` counts them)."""
     from websockets.exceptions import InvalidHandshake
@@ -84,7 +84,10 @@ async def open_tab(server: Any, session_id: str, path: Path, attempts: int = 10)
     from sessions_app.sessionfiles.store import SessionFile
 
     cursor = path.stat().st_size
-    at = SessionFile(path, fsync=False).leaf_id or ""
+    session = SessionFile(path, fsync=False)
+    at = session.leaf_id or ""
+    rows = session.path_rows()
+    top = session.index.ids[rows[0]] if rows else ""  # the page shows the whole (short) path
 
     retries = 0
     while True:
@@ -96,8 +99,9 @@ async def open_tab(server: Any, session_id: str, path: Path, attempts: int = 10)
             if retries == attempts:
                 raise
             await asyncio.sleep(1.0)
-    # The page's hello (what it has shown so far): the one part of the protocol a tab must speak.
-    await socket.send(json.dumps({"cursor": cursor, "at": at}))
+    # The page's hello (what it has shown so far): the one part of the protocol a tab must speak. Its
+    # ``top`` says the page holds the path from its root: a label set on an entry of it is the tab's to show.
+    await socket.send(json.dumps({"v": 1, "cursor": cursor, "at": at, "top": top, "notes": "none"}))
     tab = Tab(server, session_id, socket)
     tab.retries = retries
     return tab

@@ -157,7 +157,11 @@ def _pi_turns(seen: list[Push]) -> list[str]:
 async def test_every_tab_sees_every_turn_whichever_process_runs_pi(servers, session, fake, tmp_path) -> None:
     """A turn is named alike in every process: once the first process's pi has stopped, a turn the other
     one runs under the same entry as a turn every tab saw end is shown, not taken for that one."""
-    fake.respond = scripted(say("The first answer."), say("The second answer, slowly.", pieces=4, delay=0.2))
+    # Both answers stream for a while: a turn that starts and ends between two looks of a busy server's
+    # feed is rightly shown as the entry pi wrote alone, and this test is about turns shown as they stream.
+    fake.respond = scripted(
+        say("The first answer, slowly.", pieces=4, delay=0.2), say("The second answer, slowly.", pieces=4, delay=0.2)
+    )
     first, second = servers(PITREE_PI_IDLE_SECONDS="1"), servers(PITREE_PI_IDLE_SECONDS="1")
     sid, path = session.session_id, session.path
     agent_dir = str(tmp_path / "agent")
