@@ -1613,7 +1613,9 @@
     syncStop();
     // A session opens at its newest message, with the composer in view (unless the address names a spot).
     if ("scrollRestoration" in history) history.scrollRestoration = "manual";
-    if (found) showFound(false);
+    // The folds it opens load through htmx: opened only once htmx has taken the page in (its own
+    // DOMContentLoaded listener came first), so that their "toggle" is heard.
+    if (found) document.addEventListener("DOMContentLoaded", () => showFound(false), { once: true });
     else if (!location.hash) toBottom();
     restoreDraft();
     // A session without a message yet (just started): the message box has the focus, as its page says.
