@@ -162,7 +162,9 @@ class SessionConsumer(_Outbox):
         try:
             view, generation = await sync_to_async(open_for_socket, thread_sensitive=False)(self.scope, self.session_id)
         except (Http404, SessionError):
-            await self.close(code=NOT_FOUND)
+            # The page was loaded, so it offered what its reader could do then (a share revoked since,
+            # the session gone): it is told, as an open socket is, that nothing of that stands.
+            await self._closed(NOT_FOUND, NOT_AVAILABLE)
             return
         self.path = view.path
         self.guard = Guard(view, self.scope, self.end, generation)

@@ -24,7 +24,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 async def test_unknown_session_is_closed_with_4404_after_the_handshake(open_tab) -> None:
+    """A page's socket that finds no session it may see is told so in the words a revoked reader gets
+    (they say nothing of whether the session exists), then closed with 4404."""
     tab = await open_tab("no-such-session")
+    told = await tab.ws.receive_output(timeout=10)
+    assert told["type"] == "websocket.send" and "not available to you any more" in told["text"]
     closed = await tab.ws.receive_output(timeout=10)
     assert closed == {"type": "websocket.close", "code": 4404}
 

@@ -398,7 +398,11 @@ async def test_the_session_socket(people: World, role: str) -> None:
     await tab.send_json_to(people.hello())
     first = await tab.receive_output(timeout=10)
     if role not in (*WHOLE_READERS, *SCOPED_LINKS):
-        assert first["type"] == "websocket.close" and first["code"] == 4404
+        # Told, as any page whose session is not (or no longer) theirs, that it is not available: the
+        # same words for a session that does not exist, nothing of this one's.
+        assert first["type"] == "websocket.send" and "not available to you any more" in first["text"]
+        assert people.session_id[:8] not in first["text"]
+        assert await tab.receive_output(timeout=10) == {"type": "websocket.close", "code": 4404}
         return
     while not parse(first["text"]).live:  # what its page missed (nothing), then that it is live
         first = await tab.receive_output(timeout=10)
