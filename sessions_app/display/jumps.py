@@ -27,13 +27,14 @@ class Jumps:
     labels: list[Jump] = field(default_factory=list)
 
 
-def jumps(index: SessionIndex, path_rows: list[int]) -> Jumps:
-    """The places on a branch (``path_rows``, root first) that a reader may jump to, oldest first."""
+def jumps(index: SessionIndex, path_rows: list[int], zone: tzinfo = UTC) -> Jumps:
+    """The places on a branch (``path_rows``, root first) that a reader may jump to, oldest first; a
+    compaction named by when it was written, in the reader's ``zone``."""
     found = Jumps(start=index.ids[path_rows[0]] if path_rows else None)
     for row in path_rows:
         entry_id = index.ids[row]
         if index.types[row] == "compaction":
-            found.compactions.append(Jump(entry_id, _when(index, row)))
+            found.compactions.append(Jump(entry_id, _when(index, row, zone)))
         label = index.labels.get(entry_id)
         if label is not None:
             found.labels.append(Jump(entry_id, label[0]))
@@ -74,7 +75,7 @@ class _Stamps:
         return 0
 
 
-def _when(index: SessionIndex, row: int) -> str:
-    """The day an entry was written (UTC), for the menu; empty when its timestamp cannot be read."""
+def _when(index: SessionIndex, row: int, zone: tzinfo) -> str:
+    """When an entry was written, in ``zone``, for the menu; empty when its timestamp cannot be read."""
     ms = iso_to_ms(index.timestamps[row])
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M") if ms is not None else ""
+    return datetime.fromtimestamp(ms / 1000, zone).strftime("%Y-%m-%d %H:%M") if ms is not None else ""

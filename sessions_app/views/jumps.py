@@ -3,6 +3,7 @@ to a date. The jump links themselves are plain links to the session page (``?sho
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Any
 from urllib.parse import quote
 
@@ -55,7 +56,7 @@ def jump_places(request: HttpRequest, session_id: str) -> HttpResponse:
     context = {
         "session_id": session.session_id,
         "info": session_info(session),
-        "jumps": jump_menu(session, position, branch),
+        "jumps": jump_menu(session, position, branch, reader_zone(request.COOKIES.get(ZONE_COOKIE))),
     }
     template = "sessions_app/partials/_jump_links.html" if is_htmx(request) else "sessions_app/jumps.html"
     return render(request, template, context)
@@ -86,12 +87,13 @@ def _branch(session: SessionFile, at: str) -> tuple[int | None, list[int]]:
     return position, path(session.index, position)
 
 
-def jump_menu(session: SessionFile, position: int | None, branch: list[int]) -> dict[str, Any]:
+def jump_menu(session: SessionFile, position: int | None, branch: list[int], zone: tzinfo) -> dict[str, Any]:
     """The "Jump to" menu of the tab at ``position`` (``branch``: its path, root first): links to the
-    start, each compaction and each labelled entry of the branch, and where the date box goes."""
+    start, each compaction (at its time in the reader's ``zone``) and each labelled entry of the
+    branch, and where the date box goes."""
     index = session.index
     at = index.ids[position] if position is not None and position != index.leaf_row else None
-    found = jumps(index, branch)
+    found = jumps(index, branch, zone)
 
     def link(jump: Jump) -> tuple[str, str] | None:
         url = jump_url(session.session_id, at, jump.entry_id)

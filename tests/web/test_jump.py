@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from support.lines import long_chat
@@ -100,6 +102,16 @@ def test_a_date_is_the_day_of_the_reader_s_calendar(client, long_session) -> Non
     client.cookies["pitree_tz"] = "Asia/Tokyo"
     response = client.get(f"/s/{SESSION_ID}/jump/", {"date": "2026-03-05"})
     assert response["Location"] == f"/s/{SESSION_ID}/?show=m0087#entry-m0087"
+
+
+def test_a_compaction_is_named_by_the_reader_s_clock(client, long_session) -> None:
+    """The menu names a compaction by when it was written, as the reader's zone tells the time."""
+    written = next(json.loads(line) for line in long_session.open() if '"id": "compact"' in line)["timestamp"]
+    utc = datetime.fromisoformat(written.replace("Z", "+00:00"))
+    for zone in ("UTC", "Asia/Tokyo", "America/New_York"):
+        client.cookies["pitree_tz"] = zone
+        menu = client.get(f"/s/{SESSION_ID}/jumps/", HTTP_HX_REQUEST="true").content.decode()
+        assert f'Compaction <span class="muted">{utc.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M}</span>' in menu, zone
 
 
 @pytest.mark.parametrize(
