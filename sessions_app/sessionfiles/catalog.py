@@ -121,7 +121,7 @@ class Catalog:
         self._unwatched: set[str] = set()  # with ``_changes``: folders no watch holds, looked at whole each time
         # The last listing, with the look at the folders it came from (with ``_changes``, the same
         # object until something changed).
-        self._listed: tuple[dict[str, _Seen], list[SessionInfo]] | None = None
+        self._listed: tuple[dict[str, _Seen], tuple[SessionInfo, ...]] | None = None
 
     # ------------------------------------------------------------------ the folder
 
@@ -214,10 +214,16 @@ class Catalog:
 
         A file is read only when its stamp differs from the one it had when this catalog, or (with a
         cache folder) any process, last read it."""
+        return list(self.listing())
+
+    def listing(self) -> tuple[SessionInfo, ...]:
+        """``sessions()`` as a tuple which, with ``watch``, is the very same object while no file
+        changed: a search's catch-up recognises an unchanged folder by it, without looking at any of its
+        thousands of sessions (``search.index``)."""
         seen, files, problems = self._look()
         last = self._listed
         if last is not None and last[0] is seen:
-            return list(last[1])  # no file changed since the last listing
+            return last[1]  # no file changed since the last listing
         self._remember()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
@@ -250,13 +256,15 @@ class Catalog:
             self._infos, self._failures = listed, failed
             self.problems = problems
         self._save({path for path, _ in files})
-        ordered = sorted(
-            (info for _, info in listed.values() if info.id not in shared),
-            key=lambda info: info.modified_ms,
-            reverse=True,
+        ordered = tuple(
+            sorted(
+                (info for _, info in listed.values() if info.id not in shared),
+                key=lambda info: info.modified_ms,
+                reverse=True,
+            )
         )
         self._listed = (seen, ordered)
-        return list(ordered)
+        return ordered
 
     def _remember(self) -> None:
         """Load what the cache folder remembers of the files, once per catalog (the first listing or

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sessions_app.search import index as search_index
 from sessions_app.search.index import SearchIndex
 from sessions_app.search.results import search
 from sessions_app.sessionfiles import entries as E
@@ -79,6 +80,56 @@ def test_a_warm_search_with_the_watcher_looks_at_no_file(folder, index, root, mo
     monkeypatch.undo()
     folder.append(folder.path("s1"), folder.user("word3 again"))
     assert find("word3") == ["s1", "s3"]
+
+
+def test_a_warm_search_still_names_the_file_that_could_not_be_indexed(folder, index, root, monkeypatch) -> None:
+    folder.write("good", folder.user("needle in the good file"))
+    bad = folder.write("bad", folder.user("needle in the file that fails"))
+    catalog, _ = _watching(root)
+    real = search_index.searchable_text
+    tries: list[str] = []
+
+    def fails_on_bad(entry):
+        if "fails" in str(entry):
+            tries.append(entry["id"])
+            raise ValueError("an extraction bug")
+        return real(entry)
+
+    monkeypatch.setattr(search_index, "searchable_text", fails_on_bad)
+    first = search(index, catalog, "needle")
+    warm = search(index, catalog, "needle")
+    assert first.catch_up is not None and warm.catch_up is not None
+    assert (
+        warm.catch_up.failed
+        == first.catch_up.failed
+        == {str(bad): "could not be indexed (ValueError: an extraction bug)"}
+    )
+    assert len(tries) == 1  # not read again while unchanged
+    monkeypatch.setattr(search_index, "searchable_text", real)
+    folder.append(bad, folder.user("the file changed"))
+    fixed = search(index, catalog, "needle")
+    assert sorted(hit.session_id for hit in fixed.hits) == ["bad", "good"]
+    assert fixed.catch_up is not None and fixed.catch_up.failed == {}
+
+
+def test_a_search_through_another_connection_is_seen_by_the_warm_one(folder, index, root) -> None:
+    """Two threads (or processes) of a server, each with its index connection: what one caught up with
+    is found by the other, whose warm state then no longer holds."""
+    one = folder.write("one", folder.user("first"))
+    catalog, _ = _watching(root)
+    other = SearchIndex(index.path)
+    find, find_elsewhere = _searcher(index, catalog), _searcher(other, catalog)
+    assert find("first") == ["one"]
+    assert find_elsewhere("first") == ["one"]
+    folder.append(one, folder.user("sharedword"))
+    assert find_elsewhere("sharedword") == ["one"]
+    assert find("sharedword") == ["one"]
+    folder.write("two", folder.user("sharedword too"))
+    assert find("sharedword") == ["one", "two"]
+    assert find_elsewhere("sharedword") == ["one", "two"]
+    assert other.catch_up(()).files_dropped == 2  # another listing, without them: their rows are dropped
+    assert find("sharedword") == ["one", "two"]  # the warm connection reads them again, unchanged as they are
+    other.close()
 
 
 def test_events_lost_make_the_next_search_look_at_every_file(folder, index, root, monkeypatch) -> None:
