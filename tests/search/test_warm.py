@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from sessions_app.search import index as search_index
 from sessions_app.search.index import SearchIndex
 from sessions_app.search.results import search
 from sessions_app.sessionfiles import entries as E
@@ -82,30 +81,17 @@ def test_a_warm_search_with_the_watcher_looks_at_no_file(folder, index, root, mo
     assert find("word3") == ["s1", "s3"]
 
 
-def test_a_warm_search_still_names_the_file_that_could_not_be_indexed(folder, index, root, monkeypatch) -> None:
+def test_a_warm_search_still_names_the_file_that_could_not_be_indexed(folder, index, root, failing_extraction) -> None:
     folder.write("good", folder.user("needle in the good file"))
     bad = folder.write("bad", folder.user("needle in the file that fails"))
     catalog, _ = _watching(root)
-    real = search_index.searchable_text
-    tries: list[str] = []
-
-    def fails_on_bad(entry):
-        if "fails" in str(entry):
-            tries.append(entry["id"])
-            raise ValueError("an extraction bug")
-        return real(entry)
-
-    monkeypatch.setattr(search_index, "searchable_text", fails_on_bad)
     first = search(index, catalog, "needle")
     warm = search(index, catalog, "needle")
     assert first.catch_up is not None and warm.catch_up is not None
-    assert (
-        warm.catch_up.failed
-        == first.catch_up.failed
-        == {str(bad): "could not be indexed (ValueError: an extraction bug)"}
-    )
-    assert len(tries) == 1  # not read again while unchanged
-    monkeypatch.setattr(search_index, "searchable_text", real)
+    reason = "could not be indexed (ValueError: an extraction bug)"
+    assert warm.catch_up.failed == first.catch_up.failed == {str(bad): reason}
+    assert len(failing_extraction.tries) == 1  # not read again while unchanged
+    failing_extraction.mend()
     folder.append(bad, folder.user("the file changed"))
     fixed = search(index, catalog, "needle")
     assert sorted(hit.session_id for hit in fixed.hits) == ["bad", "good"]
