@@ -9,6 +9,8 @@ rotated on each repetition:
   listed anew, the query runs (bm25 order, first page of 20, snippets);
 - the same ``search()`` with a catalog that checks every file (``Catalog(root)``: the command line's,
   ``PITREE_WATCH=poll``'s, a network folder's), each with an index connection of its own;
+- the page's ``search()`` as the baseline has it (``_baseline.load_app_module``: by default ``main``
+  where this branch left it), with a watching catalog of its own;
 - the query alone (``SearchIndex.search``), and each warm listing alone (the floor under a search);
 - after one entry is appended to one file through the store: the next ``search()`` for a word only that
   entry holds, with each catalog, which must find it (the catch-up cost is printed apart);
@@ -20,6 +22,7 @@ entry appended just before is found by the next search, with either catalog.
 
 from __future__ import annotations
 
+import importlib
 import os
 import random
 import sqlite3
@@ -29,6 +32,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _baseline
 import _common as C
 import _gen
 
@@ -85,10 +89,13 @@ def _measure(report: C.Report, scratch: Path, files: list[Path], folder_bytes: i
         ("listing alone: inotify", watching.sessions),
         ("listing alone: full check", scanning.sessions),
     ]
+    baseline = _baseline_search(root, index.path)
     for label, query in QUERIES:
         variants.append((f"search: {label}", partial(search, watched_index, watching, query)))
         variants.append((f"full check: {label}", partial(search, index, scanning, query)))
         variants.append((f"query only: {label}", partial(index.search, query)))
+        if baseline is not None:
+            variants.append((f"baseline: {label}", partial(baseline[1], query)))
     for _, call in variants:
         call()
     for rep in range(REPS):
@@ -96,22 +103,44 @@ def _measure(report: C.Report, scratch: Path, files: list[Path], folder_bytes: i
         for name, call in turn:
             times.setdefault(name, []).append(C.timed(call))
     report.line()
+    then = f"{baseline[0]}'s" if baseline is not None else "(no baseline)"
     report.line(
-        f"{'warm, ×' + str(REPS):<34} {'search()':>10} {'full check':>11} {'query only':>11} {'p90 search':>11}  first page"
+        f"{'warm, ×' + str(REPS):<34} {'search()':>10} {then:>11} {'full check':>11} {'query only':>11} "
+        f"{'p90 search':>11}  first page"
     )
     for label, query in QUERIES:
         full, scanned, alone = (times[f"{kind}: {label}"] for kind in ("search", "full check", "query only"))
+        before = C.fmt_time(C.median(times[f"baseline: {label}"])) if baseline is not None else "-"
         hits, more = index.search(query)
         found = f"{len(hits)}{'+' if more else ''} hits"
         report.line(
-            f"{label + ' ' + query:<34} {C.fmt_time(C.median(full)):>10} {C.fmt_time(C.median(scanned)):>11} "
-            f"{C.fmt_time(C.median(alone)):>11} {C.fmt_time(C.pct(full, 90)):>11}  {found}"
+            f"{label + ' ' + query:<34} {C.fmt_time(C.median(full)):>10} {before:>11} "
+            f"{C.fmt_time(C.median(scanned)):>11} {C.fmt_time(C.median(alone)):>11} "
+            f"{C.fmt_time(C.pct(full, 90)):>11}  {found}"
         )
     floor = C.median(times["listing alone: inotify"])
     floor_scanned = C.median(times["listing alone: full check"])
     report.line(f"{'floor: Catalog.sessions(), warm':<34} {C.fmt_time(floor):>10} {C.fmt_time(floor_scanned):>11}")
     worst_label, worst = _slowest(times, "search")
-    worst_scanned_label, worst_scanned = _slowest(times, "full check")
+    scanned_label, worst_scanned = _slowest(times, "full check")
+    checked = f"{C.fmt_time(worst_scanned)} ({worst_scanned / worst:.2f}× the page's)"
+    report.line(
+        f"slowest warm search: {C.fmt_time(worst)} ({worst_label}); checking every file {checked} ({scanned_label})"
+    )
+    versus = ""
+    if baseline is not None:
+        then, worst_then = _slowest(times, "baseline")
+        beyond = [
+            C.median(
+                [C.median(times[f"{kind}: {label}"]) - C.median(times[f"query only: {label}"]) for label, _ in QUERIES]
+            )
+            for kind in ("search", "baseline")
+        ]
+        versus = (
+            f"{worst / worst_then:.2f}× ({C.fmt_time(worst)} / {C.fmt_time(worst_then)}, {then}); beyond the query "
+            f"alone, median over the queries {C.fmt_time(beyond[0])} / {C.fmt_time(beyond[1])}"
+        )
+        report.line(f"slowest warm search, today / {baseline[0]}'s: {versus}")
 
     # One entry appended through the store, then the next search for the word only it holds.
     rng = random.Random(11)
@@ -144,10 +173,9 @@ def _measure(report: C.Report, scratch: Path, files: list[Path], folder_bytes: i
     report.figure(
         "warm search, common word / no match", " / ".join(_med(times, label) for label in ("common word", "no match"))
     )
-    report.figure(
-        f"warm search checking every file (CLI, polling, network folder), slowest ({worst_scanned_label})",
-        f"{C.fmt_time(worst_scanned)} ({worst_scanned / worst:.2f}× the page's)",
-    )
+    if baseline is not None:
+        report.figure(f"warm search, slowest query: today / {baseline[0]} (watching catalogs both)", versus)
+    report.figure(f"warm search checking every file (CLI, polling, network folder), slowest ({scanned_label})", checked)
     report.figure(
         "warm listing alone, inotify / every file checked",
         f"{C.fmt_time(floor)} / {C.fmt_time(floor_scanned)}",
@@ -161,6 +189,18 @@ def _measure(report: C.Report, scratch: Path, files: list[Path], folder_bytes: i
     report.figure("first build, 3,000 sessions (90 MB)", C.fmt_time(build.seconds))
     report.figure("index size / folder size", f"{index_bytes / folder_bytes:.2f}×")
     return report.finish()
+
+
+def _baseline_search(root: Path, index_path: Path) -> tuple[str, Callable[[str], object]] | None:
+    """The baseline's ``search(index, catalog, query)`` as its server made it (a watching catalog, an
+    index connection of its own), or None when git cannot provide the baseline."""
+    loaded = _baseline.load_app_module("search.results")
+    if loaded is None:
+        return None
+    commit, results = loaded
+    catalog = importlib.import_module("baseline_app.sessionfiles.catalog").Catalog(root, watch=True)
+    index = importlib.import_module("baseline_app.search.index").SearchIndex(index_path)
+    return commit, partial(results.search, index, catalog)
 
 
 def _slowest(times: dict[str, list[float]], kind: str) -> tuple[str, float]:
