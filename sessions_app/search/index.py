@@ -200,6 +200,7 @@ class SearchIndex:
             }
             local.data_version = version
             local.listed = {}
+            local.caught_up = None
         known: dict[str, Stamp] = local.known
         return known
 
@@ -241,13 +242,21 @@ class SearchIndex:
         A catalog hands out the same ``SessionInfo`` object for a file while the file's stamp is the
         one it had: a file listed with the very object this connection caught up with last time has not
         changed since, and is not looked at again (a search's listing already looked at every file; a
-        second ``stat`` of each cost as much as the listing). Files are taken oldest first, so that
-        row ids grow with recency (``CANDIDATES``)."""
+        second ``stat`` of each cost as much as the listing). A watching catalog hands out the very
+        same listing object while no file changed (``Catalog.listing``): given the listing this
+        connection caught up with last time, with nothing committed meanwhile, there is nothing to do,
+        and no file is looked at. Files are taken oldest first, so that row ids grow with recency
+        (``CANDIDATES``)."""
         started = time.perf_counter()
         report = CatchUp()
         try:
             db = self._db()
             known = self._known(db)
+            last = self._local.caught_up
+            if last is not None and last[0] is sessions:
+                report.failed = dict(last[1])  # still failing: none of the files changed
+                report.seconds = time.perf_counter() - started
+                return report
             same: dict[str, SessionInfo] = self._local.listed
             failed: dict[str, tuple[tuple[int, int, int, int], str]] = self._local.failed
             listed: set[str] = set()
@@ -293,6 +302,7 @@ class SearchIndex:
                 for path in gone:
                     del known[path]
                 report.files_dropped = len(gone)
+            self._local.caught_up = (sessions, dict(report.failed))  # kept, so that its id is never reused
         except sqlite3.Error as error:
             self._local.known = None
             raise _unavailable(self.path, error) from error

@@ -3,7 +3,7 @@ each with its session's title. The web view and the command line both ask here."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..sessionfiles.catalog import Catalog, SessionInfo
@@ -69,9 +69,10 @@ def search(
     person searching may see (None from it, or no ``visible``: everything)."""
     if fts_query(query) is None:
         return Results(query, session, page, [], False, None)
-    sessions = catalog.sessions()
-    caught_up = index.catch_up(sessions, max_line_bytes=catalog.max_line_bytes)
-    seen = visible(sessions) if visible is not None else None
+    listed = catalog.listing()  # the same object while nothing changed: the catch-up then looks at no file
+    caught_up = index.catch_up(listed, max_line_bytes=catalog.max_line_bytes)
+    seen = visible(list(listed)) if visible is not None else None
+    sessions: Sequence[SessionInfo] = listed
     if seen is None:
         hits, has_next = index.search(query, session=session, page=page)
     else:
@@ -79,8 +80,27 @@ def search(
         keep = seen.keeps if seen.entries else None
         paths = [str(info.path) for info in sessions]
         hits, has_next = index.search(query, session=session, page=page, paths=paths, keep=keep)
-    wanted = {hit.path for hit in hits}  # a page's files, of thousands listed
-    titles = {path: info.title for info in sessions if (path := str(info.path)) in wanted} if wanted else {}
+    listed_by_path = _by_path(sessions) if hits else {}
+    titles = {hit.path: listed_by_path[hit.path].title for hit in hits if hit.path in listed_by_path}
     hits = [replace(hit, title=titles.get(hit.path) or hit.session_id) for hit in hits]
     session_title = next((info.title for info in sessions if info.id == session), None) if session else None
     return Results(query, session, page, hits, has_next, caught_up, session_title)
+
+
+class _ByPath:
+    """Sessions by path, kept for the last listing asked about: a watching catalog hands out the same
+    listing while nothing changed, so a warm search titles its page's hits without going through the
+    thousands of sessions listed."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Sequence[SessionInfo], dict[str, SessionInfo]] = ((), {})
+
+    def __call__(self, sessions: Sequence[SessionInfo]) -> dict[str, SessionInfo]:
+        listed, by_path = self._last
+        if listed is not sessions:
+            by_path = {str(info.path): info for info in sessions}
+            self._last = (sessions, by_path)  # one assignment: another thread sees either one whole
+        return by_path
+
+
+_by_path = _ByPath()

@@ -26,7 +26,10 @@ from being even looked at):
 - with ``watch`` on a local filesystem, the files' stats themselves: inotify tells which names changed
   since the last look (``changes``), so only those are looked at again, and an unchanged folder of
   thousands of sessions lists without a single ``stat``. Symbolic links are looked at every time (what
-  they point to changes out of the watches' sight).
+  they point to changes out of the watches' sight), and so is whatever inotify cannot vouch for: a
+  folder no watch could be set on, every folder once after events were lost, everything every time
+  once the inotify descriptor failed. A search's catch-up recognises an unchanged file by its listing's
+  object (``search.index``), so a search between changes costs its query alone.
 """
 
 from __future__ import annotations
@@ -115,9 +118,10 @@ class Catalog:
         self._changes = FolderChanges.open() if watch and sees_every_change(self.root) else None
         self._scan_lock = threading.Lock()
         self._seen: dict[str, _Seen] | None = None  # with ``_changes``: each folder as last looked at
+        self._unwatched: set[str] = set()  # with ``_changes``: folders no watch holds, looked at whole each time
         # The last listing, with the look at the folders it came from (with ``_changes``, the same
         # object until something changed).
-        self._listed: tuple[dict[str, _Seen], list[SessionInfo]] | None = None
+        self._listed: tuple[dict[str, _Seen], tuple[SessionInfo, ...]] | None = None
 
     # ------------------------------------------------------------------ the folder
 
@@ -149,7 +153,12 @@ class Catalog:
         return seen, files, odd
 
     def _watched_scan(self) -> dict[str, _Seen]:
-        """Each folder as it is now, looking again only at what inotify says changed since the last look."""
+        """Each folder as it is now, looking again only at what inotify says changed since the last look.
+
+        Where inotify cannot say, the look is whole: every folder after events were lost (the kernel's
+        queue overflowed) or a watched folder went away, everything every time once the inotify
+        descriptor failed or while the root holds no watch (a folder added to it would go unseen), and
+        a folder no watch could be set on (this user's watches used up) at every look."""
         changes = self._changes
         assert changes is not None
         root = str(self.root)
@@ -158,12 +167,16 @@ class Catalog:
             previous = self._seen
             if previous is None or changed is None:
                 seen = {}
+                unwatched = set()
                 for folder in self._folders():
-                    changes.watch(folder)  # first, so that nothing written during the look is missed
+                    if not changes.watch(folder):  # first, so that nothing written during the look is missed
+                        unwatched.add(folder)
                     seen[folder] = _look(folder, folder == root)
-                self._seen = seen
+                self._seen = seen if root in seen and root not in unwatched else None
+                self._unwatched = unwatched
                 return seen
             seen = dict(previous)
+            unwatched = self._unwatched
             for folder, names in changed.items():
                 if folder != root:
                     if folder in seen:
@@ -174,13 +187,18 @@ class Catalog:
                     is_folder = _is_folder(path)
                     if path in seen or is_folder:  # a workspace folder came, went or was replaced
                         seen.pop(path, None)
-                        if is_folder and changes.watch(path):
-                            seen[path] = _look(path, False)
-                        else:
+                        unwatched.discard(path)
+                        if not is_folder:
                             changes.forget(path)
+                            continue
+                        if not changes.watch(path):
+                            unwatched.add(path)
+                        seen[path] = _look(path, False)
                 if root in seen:
                     files = {n for n in names if os.path.join(root, n) not in seen}
                     seen[root] = _look_again(seen[root], root, files, True)
+            for folder in unwatched:
+                seen[folder] = _relook(seen[folder], folder)
             for folder, looked in list(seen.items()):
                 if looked.links:  # what a link points to changes without an event here
                     seen[folder] = _look_again(looked, folder, set(looked.links), folder == root)
@@ -196,10 +214,16 @@ class Catalog:
 
         A file is read only when its stamp differs from the one it had when this catalog, or (with a
         cache folder) any process, last read it."""
+        return list(self.listing())
+
+    def listing(self) -> tuple[SessionInfo, ...]:
+        """``sessions()`` as a tuple which, with ``watch``, is the very same object while no file
+        changed: a search's catch-up recognises an unchanged folder by it, without looking at any of its
+        thousands of sessions (``search.index``)."""
         seen, files, problems = self._look()
         last = self._listed
         if last is not None and last[0] is seen:
-            return list(last[1])  # no file changed since the last listing
+            return last[1]  # no file changed since the last listing
         self._remember()
         listed: dict[str, tuple[Stamp, SessionInfo]] = {}
         failed: dict[str, tuple[Stamp, str]] = {}
@@ -232,13 +256,15 @@ class Catalog:
             self._infos, self._failures = listed, failed
             self.problems = problems
         self._save({path for path, _ in files})
-        ordered = sorted(
-            (info for _, info in listed.values() if info.id not in shared),
-            key=lambda info: info.modified_ms,
-            reverse=True,
+        ordered = tuple(
+            sorted(
+                (info for _, info in listed.values() if info.id not in shared),
+                key=lambda info: info.modified_ms,
+                reverse=True,
+            )
         )
         self._listed = (seen, ordered)
-        return list(ordered)
+        return ordered
 
     def _remember(self) -> None:
         """Load what the cache folder remembers of the files, once per catalog (the first listing or
@@ -553,7 +579,17 @@ def _look_again(was: _Seen, folder: str, names: set[str], is_root: bool) -> _See
         if os.path.islink(path):
             links.add(name)
         _classify(path, functools.partial(os.stat, path), is_root, found, odd)
-    now = _Seen(sorted([*kept.items(), *found]), odd, frozenset(links))
+    return _unless_same(_Seen(sorted([*kept.items(), *found]), odd, frozenset(links)), was)
+
+
+def _relook(was: _Seen, folder: str) -> _Seen:
+    """A workspace folder looked at whole again (no watch holds it); ``was`` itself when nothing in it changed."""
+    return _unless_same(_look(folder, False), was)
+
+
+def _unless_same(now: _Seen, was: _Seen) -> _Seen:
+    """``was`` when ``now`` holds the same names with the same stamps (so callers may recognise an
+    unchanged folder by its object), else ``now``."""
     same = now.odd == was.odd and now.links == was.links and len(now.files) == len(was.files)
     if same and all(a[0] == b[0] and _stamp(a[1]) == _stamp(b[1]) for a, b in zip(now.files, was.files)):
         return was

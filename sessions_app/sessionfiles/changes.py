@@ -69,8 +69,10 @@ class FolderChanges:
     """Names changed in watched folders since the last ``take()``.
 
     ``take()`` returns ``{folder: {names}}`` (an empty dict: nothing changed), or None when what changed
-    is not known — events were lost (the kernel's queue overflowed) or a watched folder itself went
-    away — so the caller looks at everything again and watches anew with ``watch``."""
+    is not known — events were lost (the kernel's queue overflowed), a watched folder itself went away,
+    or the inotify descriptor failed — so the caller looks at everything again and watches anew with
+    ``watch``. Once the descriptor has failed, ``take()`` answers None and ``watch`` False for good: the
+    caller looks at everything every time, as without inotify."""
 
     @classmethod
     def open(cls) -> FolderChanges | None:
@@ -91,14 +93,17 @@ class FolderChanges:
         self._inotify = inotify
         self._watches: dict[str, InotifyWatch] = {}  # kept alive here: asyncinotify holds them weakly
         self._lock = threading.Lock()
+        self._dead = False  # the descriptor failed: nothing it says, or stops saying, can be trusted
 
     def watch(self, folder: str) -> bool:
         """Watch ``folder`` (again); False when it cannot be watched (gone, not a folder, no watches left)."""
         with self._lock:
             self._unwatch(folder)
+            if self._dead:
+                return False
             try:
                 self._watches[folder] = self._inotify.add_watch(folder, self._mask)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: the instance was closed
                 return False
             return True
 
@@ -118,8 +123,16 @@ class FolderChanges:
         changed: dict[str, set[str]] = {}
         known = True
         with self._lock:
+            if self._dead:
+                return None
             watching = {id(watch): folder for folder, watch in self._watches.items()}
-            while (event := self._read()) is not None:
+            try:
+                events = list(iter(self._read, None))
+            except (OSError, ValueError):  # the descriptor failed (ValueError: the instance was closed)
+                self._dead = True
+                self._watches.clear()
+                return None
+            for event in events:
                 if event.mask & self._overflow:
                     known = False
                     continue

@@ -195,3 +195,15 @@ def test_every_kind_of_change_lists_as_a_fresh_scan_does(tmp_path: Path) -> None
     for _ in range(220):
         rng.choice(actions)()
         assert _listing(watching) == _listing(Catalog(root))
+
+
+def test_a_root_made_after_the_first_listing_is_listed(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    watching = Catalog(root, watch=True)
+    assert watching._changes is not None
+    assert watching.sessions() == []
+    (root / "--w--").mkdir(parents=True)
+    made = _session_in(root / "--w--", "hello")
+    assert [info.path for info in watching.sessions()] == [made]
+    SessionFile.open(made).append(E.user_message("again"))
+    assert watching.sessions()[0].message_count == 2  # watched from then on

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from sessions_app.search import index as search_index
 from sessions_app.search.index import SearchIndex
 from sessions_app.search.results import Results, search
 from sessions_app.sessionfiles.catalog import Catalog
@@ -81,6 +82,31 @@ class Folder:
     @staticmethod
     def text(value: str) -> dict[str, Any]:
         return {"type": "text", "text": value}
+
+
+class FailingExtraction:
+    """The index's text extraction failing (an extraction bug) on every entry holding the word "fails",
+    until ``mend()``; ``tries`` holds the ids of the entries it failed on."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tries: list[str] = []
+        self._real = search_index.searchable_text
+        self._monkeypatch = monkeypatch
+        monkeypatch.setattr(search_index, "searchable_text", self._fails_on_bad)
+
+    def _fails_on_bad(self, entry: dict[str, Any]) -> str | None:
+        if "fails" in str(entry):
+            self.tries.append(entry["id"])
+            raise ValueError("an extraction bug")
+        return self._real(entry)
+
+    def mend(self) -> None:
+        self._monkeypatch.setattr(search_index, "searchable_text", self._real)
+
+
+@pytest.fixture
+def failing_extraction(monkeypatch: pytest.MonkeyPatch) -> FailingExtraction:
+    return FailingExtraction(monkeypatch)
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from sessions_app.search import index as module
-from sessions_app.search import index as search_index
 from sessions_app.search.index import PAGE_SIZE, SCHEMA_VERSION, SearchIndex, SearchUnavailable
 from sessions_app.search.results import Results, search
 from sessions_app.search.snippets import SNIPPET_PIECE_CHARS, SNIPPET_TOKENS, Segment
@@ -445,26 +444,17 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_found(folder, root, index, 
 
 
 def test_one_file_that_fails_is_skipped_and_reported_and_the_others_are_found(
-    folder, index, catalog, monkeypatch
+    folder, index, catalog, failing_extraction
 ) -> None:
     folder.write("good", folder.user("needle in the good file"))
     bad = folder.write("bad", folder.user("needle in the file that fails"))
-    real = search_index.searchable_text
-    tries: list[str] = []
-
-    def fails_on_bad(entry):
-        if "fails" in str(entry):
-            tries.append(entry["id"])
-            raise ValueError("an extraction bug")
-        return real(entry)
-
-    monkeypatch.setattr(search_index, "searchable_text", fails_on_bad)
     results = search(index, catalog, "needle")
     assert [hit.session_id for hit in results.hits] == ["good"]
     assert results.catch_up.failed == {str(bad): "could not be indexed (ValueError: an extraction bug)"}
     again = search(index, catalog, "needle")
-    assert again.catch_up.failed == results.catch_up.failed and len(tries) == 1  # not read again while unchanged
-    monkeypatch.setattr(search_index, "searchable_text", real)
+    # not read again while unchanged
+    assert again.catch_up.failed == results.catch_up.failed and len(failing_extraction.tries) == 1
+    failing_extraction.mend()
     folder.append(bad, folder.user("the file changed"))
     assert sorted(hit.session_id for hit in search(index, catalog, "needle").hits) == ["bad", "good"]
 
