@@ -129,6 +129,101 @@ async def test_a_steer_from_the_page_reaches_pi_with_its_tools_result(
     assert "tool-done" in str(asked) and "Mind the tests" in str(asked[-1])  # sent with the tool's result
 
 
+def _tool_call_written(path: Path) -> bool:
+    return any(line.get("message", {}).get("stopReason") == "toolUse" for line in _lines(path))
+
+
+async def test_a_message_from_a_tab_that_missed_pis_turn_steers_it_on_its_branch(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """A second tab, loaded before pi's turn began and not told of it yet, sends a plain message from
+    where the turn continues: it steers pi, as that tab's Enter would have had it known; the tab is
+    told so and moves to where pi is (its draft is gone: the message was taken)."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": "while [ ! -e go-on ]; do sleep 0.1; done; echo tool-done"}),
+        say("Steered."),
+    )
+    url = f"/s/{session.session_id}/"
+    cursor = str(session.path.stat().st_size)  # what both tabs' pages show: the session before pi's turn
+    sending = asyncio.ensure_future(
+        async_client.post(url + "send/", {"text": "Run", "parent": "", "cursor": cursor}, **HTMX)
+    )
+    await _until(lambda: _tool_call_written(session.path))
+    size = session.path.stat().st_size
+
+    steered = await async_client.post(url + "send/", {"text": "Mind the tests", "parent": "", "cursor": cursor}, **HTMX)
+    html = steered.content.decode()
+    assert steered.status_code == 200, html
+    assert "pi is working: your message was sent to steer it." in html
+    tool_call = SessionFile(session.path).leaf_id
+    assert steered["HX-Push-Url"] == f"/s/{session.session_id}/e/{tool_call}/"  # where pi is now
+    assert session.path.stat().st_size == size  # pi writes the steer, when it takes it
+    (workspace / "go-on").touch()
+    assert (await asyncio.wait_for(sending, 60)).status_code == 200
+
+    messages = [line["message"] for line in _lines(session.path)[1:] if line["type"] == "message"]
+    order = [message["role"] for message in messages if message["role"] != "system"]
+    assert order == ["user", "assistant", "toolResult", "user", "assistant"]  # the steer, in pi's turn
+    assert "Mind the tests" in str(messages[-2]["content"]) and "Steered." in str(messages[-1]["content"])
+    asked = completions(fake)[1].body["messages"]
+    assert "tool-done" in str(asked) and "Mind the tests" in str(asked[-1])  # sent with the tool's result
+
+
+async def test_a_message_from_a_tab_on_an_entry_pi_wrote_in_its_turn_steers_it(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """A tab that has shown what pi wrote of its turn so far, but not that pi works, stands on the turn's
+    branch too."""
+    fake.respond = scripted(say("First."), call_tool("bash", {"command": "while [ ! -e go-on-2 ]; do sleep 0.1; done"}))
+    url = f"/s/{session.session_id}/"
+    await async_client.post(url + "send/", {"text": "One", "parent": ""}, **HTMX)
+    first = SessionFile(session.path).leaf_id
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Two", "parent": first}, **HTMX))
+    await _until(lambda: _tool_call_written(session.path))
+    tool_call = SessionFile(session.path).leaf_id
+    cursor = str(session.path.stat().st_size)
+
+    fake.respond = say("Taken.")
+    steered = await async_client.post(url + "send/", {"text": "Also", "parent": tool_call, "cursor": cursor}, **HTMX)
+    assert steered.status_code == 200 and "sent to steer it" in steered.content.decode()
+    (workspace / "go-on-2").touch()
+    assert (await asyncio.wait_for(sending, 60)).status_code == 200
+    assert _texts(session.path)[-2:] == [("user", "Also"), ("assistant", "Taken.")]
+
+
+async def test_a_message_from_a_tab_on_another_branch_is_refused_while_pi_works(
+    async_client, pi_on, session, fake
+) -> None:
+    """pi's turn is on another branch: the message is not put into it. Nothing is sent, the tab is told
+    why and keeps its draft, and can stop pi from there."""
+    fake.respond = scripted(say("First."), hang())
+    url = f"/s/{session.session_id}/"
+    await async_client.post(url + "send/", {"text": "One", "parent": ""}, **HTMX)
+    first = SessionFile(session.path).leaf_id
+    question = _lines(session.path)[-2]["id"]
+    cursor = str(session.path.stat().st_size)
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Two", "parent": first}, **HTMX))
+    await _until(lambda: ("user", "Two") in _texts(session.path))
+    size = session.path.stat().st_size
+
+    for parent in (question, ""):  # an older entry of pi's branch; a new root
+        refused = await async_client.post(
+            url + "send/", {"text": "Elsewhere", "parent": parent, "cursor": cursor}, **HTMX
+        )
+        html = refused.content.decode()
+        assert refused.status_code == 409, html
+        assert "pi is working on another branch of this session; wait for it or stop it. Nothing was sent." in html
+        assert "Your message is still in the box." in html and "Stop pi" in html
+        assert refused["HX-Retarget"] == "#flash"
+    page = await async_client.post(url + "send/", {"text": "Elsewhere", "parent": question, "cursor": cursor})
+    assert page.status_code == 409 and "Elsewhere" in page.content.decode()  # without htmx: a page, with the text
+    assert session.path.stat().st_size == size
+
+    assert (await async_client.post(url + "stop/", {"reply": "pi"}, **HTMX)).status_code == 204
+    assert (await asyncio.wait_for(sending, 30)).status_code == 200
+    assert "Elsewhere" not in session.path.read_text()
+
+
 async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(
     async_client, pi_on, session, fake
 ) -> None:
