@@ -31,6 +31,7 @@ from django.conf import settings
 
 from ..assistants.pi.command import PiUnavailable, pi_command, pi_environment
 from ..assistants.pi.driver import (
+    DONE,
     ENDED,
     PiBusy,
     PiDriver,
@@ -57,6 +58,7 @@ SHUTDOWN_GRACE = 1.0
 STEERED, MOVED_ON = "steered", "moved on"  # how ``send`` went, besides how pi's turn ended
 
 __all__ = [
+    "DONE",
     "ENDED",
     "MOVED_ON",
     "STEERED",

@@ -18,7 +18,7 @@ from ..access.scoped import SessionView, can_write
 from ..access.web import open_session
 from ..display.settings import THINKING_LEVELS, BranchSettings
 from ..forms import CompactForm, MessageForm, ModelForm, RegenerateForm, ThinkingForm
-from ..services import chat, pi
+from ..services import chat, pi, titles
 from ..sessionfiles.description import describe, text_of
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.tree import latest_position_under
@@ -189,18 +189,24 @@ async def _turn_ended(request: HttpRequest, session: SessionView, ending: str, a
             " starts it again.",
             status=502,
         )
-    return await _moved_below(request, session, at)
+    return await _moved_below(request, session, at, title=ending == pi.DONE)
 
 
-async def _moved_below(request: HttpRequest, session: SessionView, at: str | None, note: str = "") -> HttpResponse:
+async def _moved_below(
+    request: HttpRequest, session: SessionView, at: str | None, note: str = "", *, title: bool = False
+) -> HttpResponse:
     """The tab moves to where pi left the branch it continued (what pi wrote last under ``at``), or,
-    while pi writes it, to where pi is now."""
+    while pi writes it, to where pi is now. After a turn pi finished (``title``), an untitled session
+    gets its title there (``titles.title_below``), and the tab stands on it."""
 
     def position() -> str | None:
         session.refresh()
         index = session.index
         if at is None or index.row(at) is None:
-            return session.leaf_id
-        return index.ids[latest_position_under(index, session.row_of(at))]
+            where = session.leaf_id
+        else:
+            where = index.ids[latest_position_under(index, session.row_of(at))]
+        titled = titles.title_below(session, where) if title and where is not None else None
+        return titled or where
 
     return await asyncio.to_thread(moved_to, request, session, await asyncio.to_thread(position), note=note)

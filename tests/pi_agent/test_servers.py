@@ -134,8 +134,9 @@ async def test_one_pi_for_two_processes_reached_from_either(servers, session, fa
     # A message sent to the second process is answered by the pi the first one runs.
     status = await asyncio.to_thread(_post, second, sid, "send", {"text": "Again", "parent": _lines(path)[-1]["id"]})
     assert status == 200
-    answer = _lines(path)[-1]["message"]
-    assert answer["content"][0]["text"] == "Answered from the other process."
+    *_, answer, title = _lines(path)
+    assert answer["message"]["content"][0]["text"] == "Answered from the other process."
+    assert title["type"] == "session_info" and title["name"] == "Go"  # after the first turn pi finished
     assert len(_pis(agent_dir)) == 1
 
     # SIGTERM: pi ends with the server that runs it.

@@ -52,14 +52,16 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _texts(path: Path) -> list[tuple[str, str]]:
-    found = []
-    for line in _lines(path)[1:]:
-        message = line.get("message")
-        if line["type"] == "message" and message["role"] in ("user", "assistant"):
-            content = message["content"]
-            text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-            found.append((message["role"], text))
-    return found
+    return [said for line in _lines(path)[1:] if (said := _texts_of(line)) is not None]
+
+
+def _texts_of(line: dict[str, Any]) -> tuple[str, str] | None:
+    """Who wrote a user or assistant message, and its text (None for other lines)."""
+    message = line.get("message")
+    if line["type"] != "message" or message["role"] not in ("user", "assistant"):
+        return None
+    content = message["content"]
+    return message["role"], content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 async def test_a_message_from_the_page_is_answered_by_pi(async_client, pi_on, session, fake) -> None:
@@ -70,6 +72,33 @@ async def test_a_message_from_the_page_is_answered_by_pi(async_client, pi_on, se
     answer = SessionFile(session.path).leaf_id
     assert response["HX-Push-Url"] == f"/s/{session.session_id}/e/{answer}/"
     assert "Answered by pi." in response.content.decode()
+
+
+async def test_a_session_pi_answers_gets_a_title_between_its_turns_read_alike_by_pi(
+    async_client, pi_on, session, fake, read_alike
+) -> None:
+    """pi writes the file and answers no title request: once its first turn has ended, pitree gives the
+    session the first words of its first message as a title, below pi's answer (its own line between
+    pi's turns), and the tab stands on it; pi continues under it, and reads the file as pitree does."""
+    fake.respond = scripted(say("Answered by pi."), say("And again."))
+    url = f"/s/{session.session_id}/"
+    first = await async_client.post(
+        url + "send/", {"text": "Fix the flaky login test. Then rest.", "parent": ""}, **HTMX
+    )
+    assert first.status_code == 200
+    *_, answer, title = _lines(session.path)
+    assert answer["message"]["content"][0]["text"] == "Answered by pi."
+    assert title["type"] == "session_info" and title["name"] == "Fix the flaky login test"
+    assert title["parentId"] == answer["id"] and first["HX-Push-Url"] == f"{url}e/{title['id']}/"
+
+    second = await async_client.post(url + "send/", {"text": "More", "parent": title["id"]}, **HTMX)
+    assert second.status_code == 200
+    lines = _lines(session.path)
+    assert [line for line in lines if line["type"] == "session_info"] == [title]  # titled once
+    question = next(line for line in lines if _texts_of(line) == ("user", "More"))
+    assert question["parentId"] == title["id"] and lines[-1]["message"]["content"][0]["text"] == "And again."
+    read = read_alike(session.path)
+    assert read.index.name == "Fix the flaky login test"
 
 
 async def test_pis_output_is_shown_as_text(async_client, pi_on, session, fake) -> None:
