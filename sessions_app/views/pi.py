@@ -26,6 +26,7 @@ from .responses import form_error, is_htmx, moved_to
 
 LABEL = "pi"
 STEERED = "pi is working: your message was sent to steer it."
+ELSEWHERE = "sessions_app/partials/_pi_elsewhere.html"
 
 
 async def send(request: HttpRequest, session: SessionView, form: MessageForm) -> HttpResponse:
@@ -149,8 +150,8 @@ def _elsewhere(request: HttpRequest, session: SessionView, text: str, error: str
     box) with a Stop for pi, or as a page of its own without htmx (409)."""
     context = {"session_id": session.session_id, "error": error, "text": text}
     if not is_htmx(request):
-        return render(request, "sessions_app/pi_elsewhere.html", context, status=409)
-    response = render(request, "sessions_app/partials/_pi_elsewhere.html", {**context, "htmx": True}, status=409)
+        return render(request, "sessions_app/nothing_sent.html", {**context, "refusal": ELSEWHERE}, status=409)
+    response = render(request, ELSEWHERE, {**context, "htmx": True}, status=409)
     return reswap(retarget(response, "#flash"), "innerHTML")
 
 
