@@ -325,7 +325,12 @@ async def _send(driver: PiDriver, text: str, at: str | None, *, steer: bool, wen
         if driver.running or await _runs_nowhere(driver):
             return MOVED_ON
         raise PiElsewhere()
-    await driver.prompt(text, at)
+    try:
+        await driver.prompt(text, at)
+    except PiBusy:  # another tab's message began a turn meanwhile (two sent at once)
+        if steer and await driver.steer_turn(at, text):
+            return STEERED
+        raise
     return await driver.settled()
 
 

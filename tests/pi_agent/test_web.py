@@ -220,6 +220,32 @@ async def test_a_message_from_a_tab_on_an_entry_pi_wrote_in_its_turn_steers_it(
     assert _texts(session.path)[-2:] == [("user", "Also"), ("assistant", "Taken.")]
 
 
+async def test_two_tabs_sending_at_once_from_one_place_one_asks_pi_the_other_steers_it(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """Two tabs on the same entry send at once, before either could hear that pi works: one message
+    begins pi's turn, the other steers it (whichever comes second, however long pi takes to start)."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": "while [ ! -e go-on-3 ]; do sleep 0.1; done"}), say("Both heard.")
+    )
+    url = f"/s/{session.session_id}/"
+    cursor = str(session.path.stat().st_size)
+    sent = [
+        asyncio.ensure_future(async_client.post(url + "send/", {"text": text, "parent": "", "cursor": cursor}, **HTMX))
+        for text in ("From the first tab", "From the second tab")
+    ]
+    done, _ = await asyncio.wait(sent, timeout=90, return_when=asyncio.FIRST_COMPLETED)
+    (first,) = done
+    steered = first.result()
+    assert steered.status_code == 200 and "sent to steer it" in steered.content.decode()
+    (workspace / "go-on-3").touch()
+    (asked,) = [await asyncio.wait_for(request, 60) for request in sent if request is not first]
+    assert asked.status_code == 200 and "sent to steer it" not in asked.content.decode()
+    texts = [text for role, text in _texts(session.path) if role == "user"]
+    assert sorted(texts) == ["From the first tab", "From the second tab"]
+    assert _texts(session.path)[-1] == ("assistant", "Both heard.")
+
+
 async def test_a_message_from_a_tab_on_another_branch_is_refused_while_pi_works(
     async_client, pi_on, session, fake
 ) -> None:

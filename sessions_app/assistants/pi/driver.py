@@ -276,11 +276,12 @@ class PiDriver:
             except TimeoutError as error:
                 raise PiFailed("pitree's own writes kept this session busy; try again.") from error
             self._accepted = self._abort_asked = False
+            if turn:  # from now on a message of another tab waits for this turn (``steer_turn``)
+                self._settled = asyncio.get_running_loop().create_future()
+                self._taken.clear()
             try:
                 process = await self._ready_at(at)
                 if turn:
-                    self._settled = asyncio.get_running_loop().create_future()
-                    self._taken.clear()
                     self._last_news = time.monotonic()
                     self.turn_at, self.turn_from = at, _end_of(self.path)[0]
                 self._accepted = not turn  # a command that is no turn is aborted as it runs
