@@ -30,7 +30,17 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 
 from ..assistants.pi.command import PiUnavailable, pi_command, pi_environment
-from ..assistants.pi.driver import ENDED, PiBusy, PiDriver, PiElsewhere, PiFailed, PiIdle, PiSettings
+from ..assistants.pi.driver import (
+    DONE,
+    ENDED,
+    PiBusy,
+    PiDriver,
+    PiElsewhere,
+    PiFailed,
+    PiIdle,
+    PiOnAnotherBranch,
+    PiSettings,
+)
 from ..assistants.pi.locks import Drivers, FileDrivers, PiWorking, RedisDrivers, Turns, lock_key, locks_folder
 from ..channel_layer.calls import Inbox, call
 from ..channel_layer.groups import replies_group
@@ -45,7 +55,20 @@ HEARTBEAT = 5.0  # seconds between the holder's words while a forwarded message 
 HEARTBEAT_LOST = 20.0  # seconds without a word after which an asker gives up
 SHUTDOWN_GRACE = 1.0
 
-__all__ = ["ENDED", "PiBusy", "PiFailed", "PiIdle", "PiNotAllowed", "PiWorking"]
+STEERED, MOVED_ON = "steered", "moved on"  # how ``send`` went, besides how pi's turn ended
+
+__all__ = [
+    "DONE",
+    "ENDED",
+    "MOVED_ON",
+    "STEERED",
+    "PiBusy",
+    "PiFailed",
+    "PiIdle",
+    "PiNotAllowed",
+    "PiOnAnotherBranch",
+    "PiWorking",
+]
 
 
 class PiNotAllowed(SessionError):
@@ -208,6 +231,15 @@ async def answer(session: SessionFile, text: str, at: str | None) -> str:
     return str(await _run(session, "answer", {"text": text, "at": at}))
 
 
+async def send(session: SessionFile, text: str, at: str | None, *, steer: bool, went_on: bool) -> str:
+    """A message from the composer of a tab standing at ``at``, which may not know yet that pi works
+    (``steer``: it may go into pi's running turn). While pi's turn runs on the tab's branch, the message
+    steers it (``STEERED``), as the tab's Enter would have; off that branch it is refused
+    (``PiOnAnotherBranch``). Otherwise: ``MOVED_ON`` when the page missed how the conversation went on
+    after ``at`` (``went_on``, which the view found), else pi answers it as ``answer`` does."""
+    return str(await _run(session, "send", {"text": text, "at": at, "steer": steer, "went_on": went_on}))
+
+
 async def queue(session: SessionFile, kind: str, text: str) -> str:
     """A message for pi while it works (``steer`` or ``follow_up``)."""
     return str(await _run(session, "queue", {"kind": kind, "text": text}))
@@ -265,6 +297,8 @@ async def _runs_nowhere(driver: PiDriver) -> bool:
 
 
 async def _do(driver: PiDriver, op: str, args: dict[str, Any]) -> Any:
+    if op == "send":
+        return await _send(driver, args["text"], args["at"], steer=args["steer"], went_on=args["went_on"])
     if op == "answer":
         await driver.prompt(args["text"], args["at"])
         return await driver.settled()
@@ -283,12 +317,30 @@ async def _do(driver: PiDriver, op: str, args: dict[str, Any]) -> Any:
     raise ValueError(op)
 
 
+async def _send(driver: PiDriver, text: str, at: str | None, *, steer: bool, went_on: bool) -> str:
+    """``send``, where pi runs (``PiElsewhere`` when that is another process: the message goes there)."""
+    if steer and await driver.steer_turn(at, text):
+        return STEERED
+    if went_on:
+        if driver.running or await _runs_nowhere(driver):
+            return MOVED_ON
+        raise PiElsewhere()
+    try:
+        await driver.prompt(text, at)
+    except PiBusy:  # another tab's message began a turn meanwhile (two sent at once)
+        if steer and await driver.steer_turn(at, text):
+            return STEERED
+        raise
+    return await driver.settled()
+
+
 # ------------------------------------------------------------------- across server processes
 
 _ERRORS: dict[str, Callable[[str], SessionError]] = {
     "PiBusy": lambda _: PiBusy(),
     "PiIdle": lambda _: PiIdle(),
     "PiElsewhere": lambda _: PiElsewhere(),
+    "PiOnAnotherBranch": lambda _: PiOnAnotherBranch(),
     "PiNotAllowed": PiNotAllowed,
 }
 

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from ..assistants import Assistant
+from ..assistants.pi.locks import PiWorking
 from ..display.markdown import NEW_SESSION, markdown_text
 from ..sessionfiles.context import Message
 from ..sessionfiles.description import parts_of, text_of
@@ -114,16 +115,46 @@ async def _ask(assistant: Assistant, text: str, model: str, title: Title) -> Non
         title.name = said
 
 
+class _Titled(Exception):
+    """The file holds a ``session_info`` by the time the title would be written: it is left out."""
+
+
+def title_below(session: SessionFile, entry_id: str) -> str | None:
+    """For a session pi answers (pi writes its file and answers no title request): once one of its
+    turns has ended, the first words of the branch's first user message as the session's title, below
+    ``entry_id`` (what pi wrote last there), where it has none; the title's id, else None. pitree's own
+    append between pi's turns, as a label or a name is (``pi.writing``): refused while pi works again
+    (``PiWorking``), when the next turn's end tries again."""
+    session.refresh()
+    if not untitled(session.index):
+        return None
+    name = heuristic_title(first_user_words(session, entry_id))
+    if not name:
+        return None
+
+    def check(index: SessionIndex) -> None:
+        if not untitled(index):
+            raise _Titled
+
+    try:
+        return str(session.append(session_info(name), entry_id, check=check)["id"])
+    except (_Titled, PiWorking):
+        return None
+
+
+def first_user_words(source: SessionFile, entry_id: str | None) -> str:
+    """The words of the first user message on the branch of ``entry_id`` ("" where it has none)."""
+    index = source.index
+    for row in source.path_rows(entry_id):
+        if index.types[row] == "message" and index.roles[row] == "user":
+            return text_of(parts_of(source.entries([row])[0]["message"].get("content")))
+    return ""
+
+
 def branch_name(source: SessionFile, entry_id: str | None) -> str:
     """The name of a fork of ``source`` through ``entry_id``: "Branch · " and the source's title as
     the forker sees it (its name, else the first words of the branch's first user message), once
     however often it was forked. ``source`` is what the forker's grant shows (a ``SessionView``): a
     name given where they may not look is not theirs to copy."""
-    index = source.index
-    title = index.name
-    for row in source.path_rows(entry_id) if not title else ():
-        if index.types[row] == "message" and index.roles[row] == "user":
-            message = source.entries([row])[0]["message"]
-            title = heuristic_title(text_of(parts_of(message.get("content"))))
-            break
+    title = source.index.name or heuristic_title(first_user_words(source, entry_id))
     return BRANCH_PREFIX + (title or NEW_SESSION).removeprefix(BRANCH_PREFIX)

@@ -30,6 +30,8 @@ from ..transfer.newfiles import tail_fork_for
 from . import pi as pi_views
 from .responses import form_error, go_to, is_htmx, moved_to, permalink
 
+MOVED_ON = "sessions_app/partials/_moved_on.html"
+
 
 @require_POST
 async def send(request: HttpRequest, session_id: str) -> HttpResponse:
@@ -199,8 +201,8 @@ def _moved_on(request: HttpRequest, session: Any, form: MessageForm, moved: chat
         "text": form.cleaned_data["text"],
     }
     if not is_htmx(request):
-        return render(request, "sessions_app/moved_on.html", context, status=409)
-    response = render(request, "sessions_app/partials/_moved_on.html", {**context, "htmx": True}, status=409)
+        return render(request, "sessions_app/nothing_sent.html", {**context, "refusal": MOVED_ON}, status=409)
+    response = render(request, MOVED_ON, {**context, "htmx": True}, status=409)
     return reswap(retarget(response, "#flash"), "innerHTML")
 
 

@@ -11,31 +11,53 @@ import asyncio
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django_htmx.http import reswap, retarget
 
 from ..access.scoped import SessionView, can_write
 from ..access.web import open_session
 from ..display.settings import THINKING_LEVELS, BranchSettings
 from ..forms import CompactForm, MessageForm, ModelForm, RegenerateForm, ThinkingForm
-from ..services import chat, pi
+from ..services import chat, pi, titles
 from ..sessionfiles.description import describe, text_of
 from ..sessionfiles.errors import SessionError
 from ..sessionfiles.tree import latest_position_under
-from .responses import form_error, moved_to
+from .responses import form_error, is_htmx, moved_to
 
 LABEL = "pi"
+STEERED = "pi is working: your message was sent to steer it."
+ELSEWHERE = "sessions_app/partials/_pi_elsewhere.html"
 
 
 async def send(request: HttpRequest, session: SessionView, form: MessageForm) -> HttpResponse:
     """pi answers the message under the tab's entry (``parent``); while pi works, the message joins
-    its queue instead (``queue``: ``steer`` or ``follow_up``; the answer is 202). A message from a page
-    that missed how the conversation went on raises ``chat.MovedOn``, as ``chat.send`` checks it."""
+    its queue instead (``queue``: ``steer`` or ``follow_up``; the answer is 202). The composer's message
+    from a tab that had not heard yet that pi works (a second tab, a slow socket) steers pi, as Enter
+    would have there, when the tab stands on the branch pi works on: the tab moves on to follow pi's
+    turn, told so; from elsewhere it is refused (``PiOnAnotherBranch``), the draft kept. A message from
+    a page that missed how the conversation went on raises ``chat.MovedOn``, as ``chat.send`` checks it."""
     text, parent, cursor = form.cleaned_data["text"], form.cleaned_data["parent"] or None, form.cleaned_data["cursor"]
     if form.cleaned_data["queue"]:
         await pi.queue(session, form.cleaned_data["queue"], text)
         return HttpResponse(status=202)
-    if cursor is not None and not form.cleaned_data["branch"]:
-        await asyncio.to_thread(_unchanged_since, session, parent, cursor)
-    return await _answered(request, session, text, parent)
+    # Only the composer's message continues where its tab stands (it sends its page's cursor); an edit
+    # and a "new branch here" make a sibling on purpose, which pi cannot begin while it works.
+    composed = cursor is not None and not form.cleaned_data["branch"]
+    moved: chat.MovedOn | None = None
+    if composed:
+        try:
+            await asyncio.to_thread(_unchanged_since, session, parent, cursor)
+        except chat.MovedOn as error:
+            moved = error
+    try:
+        outcome = await pi.send(session, text, parent, steer=composed, went_on=moved is not None)
+    except pi.PiOnAnotherBranch as error:
+        return _elsewhere(request, session, text, str(error))
+    if outcome == pi.STEERED:
+        return await _moved_below(request, session, parent, note=STEERED)
+    if moved is not None and outcome == pi.MOVED_ON:
+        raise moved
+    return await _turn_ended(request, session, outcome, parent)
 
 
 async def regenerate(request: HttpRequest, session_id: str) -> HttpResponse:
@@ -123,6 +145,16 @@ async def set_thinking(request: HttpRequest, session_id: str) -> HttpResponse:
     return await _moved_below(request, session, at)
 
 
+def _elsewhere(request: HttpRequest, session: SessionView, text: str, error: str) -> HttpResponse:
+    """Nothing was sent: pi works on another branch. Said next to the composer (whose draft stays in its
+    box) with a Stop for pi, or as a page of its own without htmx (409)."""
+    context = {"session_id": session.session_id, "error": error, "text": text}
+    if not is_htmx(request):
+        return render(request, "sessions_app/nothing_sent.html", {**context, "refusal": ELSEWHERE}, status=409)
+    response = render(request, ELSEWHERE, {**context, "htmx": True}, status=409)
+    return reswap(retarget(response, "#flash"), "innerHTML")
+
+
 def _name(model: dict[str, Any]) -> str:
     return f"{model.get('provider')}/{model.get('id')}"
 
@@ -147,24 +179,35 @@ def _question_of(session: SessionView, answer_id: str) -> tuple[str, str | None]
 
 
 async def _answered(request: HttpRequest, session: SessionView, text: str, at: str | None) -> HttpResponse:
-    if await pi.answer(session, text, at) == pi.ENDED:
+    return await _turn_ended(request, session, await pi.answer(session, text, at), at)
+
+
+async def _turn_ended(request: HttpRequest, session: SessionView, ending: str, at: str | None) -> HttpResponse:
+    if ending == pi.ENDED:
         return form_error(
             request,
             "pi ended before it was done (the server's log says why). What it wrote is kept; a new message"
             " starts it again.",
             status=502,
         )
-    return await _moved_below(request, session, at)
+    return await _moved_below(request, session, at, title=ending == pi.DONE)
 
 
-async def _moved_below(request: HttpRequest, session: SessionView, at: str | None) -> HttpResponse:
-    """The tab moves to where pi left the branch it continued (what pi wrote last under ``at``)."""
+async def _moved_below(
+    request: HttpRequest, session: SessionView, at: str | None, note: str = "", *, title: bool = False
+) -> HttpResponse:
+    """The tab moves to where pi left the branch it continued (what pi wrote last under ``at``), or,
+    while pi writes it, to where pi is now. After a turn pi finished (``title``), an untitled session
+    gets its title there (``titles.title_below``), and the tab stands on it."""
 
     def position() -> str | None:
         session.refresh()
         index = session.index
         if at is None or index.row(at) is None:
-            return session.leaf_id
-        return index.ids[latest_position_under(index, session.row_of(at))]
+            where = session.leaf_id
+        else:
+            where = index.ids[latest_position_under(index, session.row_of(at))]
+        titled = titles.title_below(session, where) if title and where is not None else None
+        return titled or where
 
-    return await asyncio.to_thread(moved_to, request, session, await asyncio.to_thread(position))
+    return await asyncio.to_thread(moved_to, request, session, await asyncio.to_thread(position), note=note)

@@ -49,14 +49,16 @@ def moved_to(
     form: MessageForm | None = None,
     status: int = 200,
     flash: str = "",
+    note: str = "",
 ) -> HttpResponse:
     """Show the tab at ``position_id``: transcript fragment + pushed URL for htmx, else a redirect.
-    ``flash``: what went wrong on the way, said next to the composer."""
+    ``flash``: what went wrong on the way, said next to the composer; ``note``: what happened that the
+    tab did not ask for, said there too."""
     url = permalink(session, position_id)
     if not is_htmx(request):
         return redirect(url)
     position = session.index.row(position_id) if position_id else None
-    context = {**transcript_context(session, position, form), "flash": [flash] if flash else []}
+    context = {**transcript_context(session, position, form), "flash": [flash] if flash else [], "note": note}
     response = render(request, "sessions_app/partials/_transcript.html", context, status=status)
     # A tab at the session's own URL follows the session: it keeps that URL while it stands where the
     # file does, so a reload shows what others added since. Elsewhere the URL pins what the tab shows.

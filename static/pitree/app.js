@@ -262,8 +262,9 @@
     const form = ev.detail.elt.closest && ev.detail.elt.closest("form");
     const box = form && form.querySelector(":scope .form-errors");
     if (box) box.replaceChildren();
+    // What the answer itself said there (its transcript's #flash: [data-said]) stays.
     const flash = document.getElementById("flash");
-    if (flash && ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") flash.replaceChildren();
+    if (flash && ev.detail.requestConfig && ev.detail.requestConfig.verb === "post") flash.querySelectorAll(":scope > :not([data-said])").forEach((note) => note.remove());
   });
 
   // "Skip to the message box": the box gets the focus, its caret after the draft, and the address

@@ -10,6 +10,7 @@ configured the way its users configure it: ``PI_CODING_AGENT_DIR``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 from support.fake_openai import FakeOpenAI, call_tool, completions, running_fake, say, scripted
+from support.lines import message
 from support.pi_agent import agent_environment
 
 THINKING_MODEL = "fake-thinker"
@@ -218,3 +220,112 @@ def test_pis_turn_passes_axe_as_it_streams_and_once_stored(axe_context, axe, ui,
     expect(page.locator("#entries > article[data-pi]")).to_have_count(0)
     axe.check_themes(page, "pi's turn once stored (a tool call, its result, the answer)")
     assert not record.errors
+
+
+class _SlowSocket:
+    """A tab's socket that holds what the server says while ``held`` is a list (a slow or stalled
+    connection), and hands it on in order once ``catch_up`` is called; what the tab says goes out at
+    once."""
+
+    def __init__(self, tab: Any) -> None:
+        self.held: list[str | bytes] | None = None
+        self._route: Any = None
+        tab.route_web_socket(re.compile(r"/ws/s/"), self._connect)
+
+    def _connect(self, route: Any) -> None:
+        self._route = route
+        route.connect_to_server().on_message(self._from_server)
+
+    def _from_server(self, message: str | bytes) -> None:
+        if self.held is not None:
+            self.held.append(message)
+        else:
+            self._route.send(message)
+
+    def catch_up(self) -> None:
+        while self.held:  # what arrives meanwhile joins the end of the queue
+            self._route.send(self.held.pop(0))
+        self.held = None
+
+
+def test_a_tab_that_had_not_heard_pi_works_steers_it_with_send(new_page, ui, sessions, fake, workspace, record):
+    """A tab loaded before pi's turn began, whose socket has not told it yet that pi works, sends a
+    message with the plain Send button: the server knows pi works on that tab's branch, so the message
+    steers pi, as Enter would have had the tab known. The tab says so, its box is empty, and it follows
+    pi's turn to its end, the steer in it."""
+    fake.requests.clear()
+    fake.respond = scripted(
+        call_tool("bash", {"command": f"echo steer-me; {_gated(workspace, 'gate-5')}"}),
+        say("Steered by the late tab"),
+    )
+    seeded = sessions.write_lines([], cwd=str(workspace))
+    asking, late = new_page(), new_page()
+    socket = _SlowSocket(late)
+    for tab in (asking, late):
+        ui.open(tab, seeded.url)
+        tab.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    socket.held = []  # from now on the late tab hears nothing
+    _send(asking, "Start something")
+    expect(asking.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+        "steer-me", timeout=PI_WAIT
+    )
+    expect(late.locator("#entries > article[data-pi]")).to_have_count(0)
+    expect(late.locator("#composer .send")).to_be_visible()
+
+    late.locator("#composer textarea[name=text]").fill("Use the other folder instead")
+    late.locator("#composer .send").click()
+    expect(late.locator("#flash")).to_contain_text("pi is working: your message was sent to steer it.")
+    expect(late.locator("#composer textarea[name=text]")).to_have_value("")
+    socket.catch_up()
+    expect(late.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text("steer-me", timeout=PI_WAIT)
+    expect(late.locator("#composer .stop")).to_be_visible()
+    (workspace / "gate-5").touch()
+
+    for tab in (asking, late):
+        expect(tab.locator("#entries > article.entry--assistant").last).to_contain_text(
+            "Steered by the late tab", timeout=PI_WAIT
+        )
+        expect(tab.locator("#entries")).to_contain_text("Use the other folder instead")
+        expect(tab.locator("#composer .send")).to_be_visible()
+    roles = [e["message"]["role"] for e in seeded.entries() if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "toolResult", "user", "assistant"]  # the steer, in pi's turn
+    assert "Use the other folder instead" in str(completions(fake)[1].body["messages"])
+    assert not record.errors
+
+
+def test_a_tab_on_another_branch_is_told_pi_works_there_keeps_its_draft_and_can_stop_it(
+    new_page, ui, sessions, fake, workspace, record
+):
+    """A tab standing off the branch pi works on, not told yet that pi works, sends a message: it is not
+    put into pi's turn. The tab says why, keeps the draft in its box, and stops pi from there."""
+    fake.respond = scripted(call_tool("bash", {"command": "echo far-away; sleep 60"}), say("never said"))
+    seeded = sessions.write_lines(
+        [
+            message("q1", None, "user", "An old question", 1),
+            message("a1", "q1", "assistant", "An old answer", 2, model="fake/fake-model"),
+        ],
+        cwd=str(workspace),
+    )
+    asking, late = new_page(), new_page()
+    socket = _SlowSocket(late)
+    for tab, url in ((asking, seeded.url), (late, seeded.entry_url("q1"))):
+        ui.open(tab, url)
+        tab.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    socket.held = []
+    _send(asking, "Work on")
+    expect(asking.locator("#entries > article[data-pi] .pi-turn__tool pre")).to_contain_text(
+        "far-away", timeout=PI_WAIT
+    )
+
+    box = late.locator("#composer textarea[name=text]")
+    box.fill("A question of my own")
+    late.locator("#composer .send").click()
+    refusal = late.locator("#flash .pi-elsewhere")
+    expect(refusal).to_contain_text("pi is working on another branch of this session; wait for it or stop it.")
+    expect(box).to_have_value("A question of my own")
+    refusal.get_by_role("button", name="Stop pi").click()
+    expect(asking.locator("#entries > article[data-pi]")).to_have_count(0, timeout=PI_WAIT)
+    expect(asking.locator("#composer .send")).to_be_visible()
+    socket.catch_up()
+    assert "A question of my own" not in seeded.path.read_text()
+    assert not [e for e in seeded.entries() if "never said" in str(e)]

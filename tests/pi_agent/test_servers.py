@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from support import accounts
 from support.daphne import Daphne, launch_daphne
-from support.fake_openai import FakeOpenAI, hang, say, scripted
+from support.fake_openai import FakeOpenAI, call_tool, hang, say, scripted
 from support.pi_agent import agent_environment
 from support.pushes import Push
 from support.redisserver import redis_server
@@ -134,14 +134,53 @@ async def test_one_pi_for_two_processes_reached_from_either(servers, session, fa
     # A message sent to the second process is answered by the pi the first one runs.
     status = await asyncio.to_thread(_post, second, sid, "send", {"text": "Again", "parent": _lines(path)[-1]["id"]})
     assert status == 200
-    answer = _lines(path)[-1]["message"]
-    assert answer["content"][0]["text"] == "Answered from the other process."
+    *_, answer, title = _lines(path)
+    assert answer["message"]["content"][0]["text"] == "Answered from the other process."
+    assert title["type"] == "session_info" and title["name"] == "Go"  # after the first turn pi finished
     assert len(_pis(agent_dir)) == 1
 
     # SIGTERM: pi ends with the server that runs it.
     first.stop()
     second.stop()
     await _until(lambda: not _pis(agent_dir), timeout=10)
+
+
+async def test_a_message_sent_to_the_other_process_while_pi_works_steers_it_or_is_refused(
+    servers, session, fake, workspace
+) -> None:
+    """The process a tab's message reaches need not run pi: the one that does decides. A message from
+    where pi's turn continues steers it; one from another entry is refused, and nothing is written."""
+    fake.respond = scripted(
+        say("First."),
+        call_tool("bash", {"command": "while [ ! -e go-on ]; do sleep 0.1; done; echo tool-done"}),
+        say("Steered from the other process."),
+    )
+    first, second = servers(), servers()
+    sid, path = session.session_id, session.path
+    assert await asyncio.to_thread(_post, first, sid, "send", {"text": "One", "parent": ""}) == 200
+    question, answer = (line["id"] for line in _lines(path)[-2:])
+    cursor = str(path.stat().st_size)  # the other tab's page: the first turn, pi not working yet
+    fields = {"text": "Two", "parent": answer, "cursor": cursor}
+    sending = asyncio.ensure_future(asyncio.to_thread(_post, first, sid, "send", fields))
+    await _until(lambda: any(line.get("message", {}).get("stopReason") == "toolUse" for line in _lines(path)))
+    size = path.stat().st_size
+
+    refused, said = await asyncio.to_thread(
+        _answer, second, sid, "send", {"text": "Elsewhere", "parent": question, "cursor": cursor}
+    )
+    assert refused == 409 and "pi is working on another branch of this session" in said
+    assert path.stat().st_size == size
+    steered = await asyncio.to_thread(
+        _post, second, sid, "send", {"text": "Mind the tests", "parent": answer, "cursor": cursor}
+    )
+    assert steered == 200
+    (workspace / "go-on").touch()
+    assert await asyncio.wait_for(sending, TIMEOUT) == 200
+
+    roles = [line["message"]["role"] for line in _lines(path) if line["type"] == "message"]
+    assert roles[-5:] == ["user", "assistant", "toolResult", "user", "assistant"]  # the steer, in pi's turn
+    assert "Mind the tests" in str(_lines(path)[-2]["message"]["content"])
+    assert "Elsewhere" not in path.read_text()
 
 
 def _pi_turns(seen: list[Push]) -> list[str]:

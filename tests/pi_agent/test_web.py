@@ -52,14 +52,16 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _texts(path: Path) -> list[tuple[str, str]]:
-    found = []
-    for line in _lines(path)[1:]:
-        message = line.get("message")
-        if line["type"] == "message" and message["role"] in ("user", "assistant"):
-            content = message["content"]
-            text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-            found.append((message["role"], text))
-    return found
+    return [said for line in _lines(path)[1:] if (said := _texts_of(line)) is not None]
+
+
+def _texts_of(line: dict[str, Any]) -> tuple[str, str] | None:
+    """Who wrote a user or assistant message, and its text (None for other lines)."""
+    message = line.get("message")
+    if line["type"] != "message" or message["role"] not in ("user", "assistant"):
+        return None
+    content = message["content"]
+    return message["role"], content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 async def test_a_message_from_the_page_is_answered_by_pi(async_client, pi_on, session, fake) -> None:
@@ -70,6 +72,33 @@ async def test_a_message_from_the_page_is_answered_by_pi(async_client, pi_on, se
     answer = SessionFile(session.path).leaf_id
     assert response["HX-Push-Url"] == f"/s/{session.session_id}/e/{answer}/"
     assert "Answered by pi." in response.content.decode()
+
+
+async def test_a_session_pi_answers_gets_a_title_between_its_turns_read_alike_by_pi(
+    async_client, pi_on, session, fake, read_alike
+) -> None:
+    """pi writes the file and answers no title request: once its first turn has ended, pitree gives the
+    session the first words of its first message as a title, below pi's answer (its own line between
+    pi's turns), and the tab stands on it; pi continues under it, and reads the file as pitree does."""
+    fake.respond = scripted(say("Answered by pi."), say("And again."))
+    url = f"/s/{session.session_id}/"
+    first = await async_client.post(
+        url + "send/", {"text": "Fix the flaky login test. Then rest.", "parent": ""}, **HTMX
+    )
+    assert first.status_code == 200
+    *_, answer, title = _lines(session.path)
+    assert answer["message"]["content"][0]["text"] == "Answered by pi."
+    assert title["type"] == "session_info" and title["name"] == "Fix the flaky login test"
+    assert title["parentId"] == answer["id"] and first["HX-Push-Url"] == f"{url}e/{title['id']}/"
+
+    second = await async_client.post(url + "send/", {"text": "More", "parent": title["id"]}, **HTMX)
+    assert second.status_code == 200
+    lines = _lines(session.path)
+    assert [line for line in lines if line["type"] == "session_info"] == [title]  # titled once
+    question = next(line for line in lines if _texts_of(line) == ("user", "More"))
+    assert question["parentId"] == title["id"] and lines[-1]["message"]["content"][0]["text"] == "And again."
+    read = read_alike(session.path)
+    assert read.index.name == "Fix the flaky login test"
 
 
 async def test_pis_output_is_shown_as_text(async_client, pi_on, session, fake) -> None:
@@ -127,6 +156,127 @@ async def test_a_steer_from_the_page_reaches_pi_with_its_tools_result(
     assert "Mind the tests" in roles[-2][1] and "Steered." in roles[-1][1]
     asked = completions(fake)[1].body["messages"]
     assert "tool-done" in str(asked) and "Mind the tests" in str(asked[-1])  # sent with the tool's result
+
+
+def _tool_call_written(path: Path) -> bool:
+    return any(line.get("message", {}).get("stopReason") == "toolUse" for line in _lines(path))
+
+
+async def test_a_message_from_a_tab_that_missed_pis_turn_steers_it_on_its_branch(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """A second tab, loaded before pi's turn began and not told of it yet, sends a plain message from
+    where the turn continues: it steers pi, as that tab's Enter would have had it known; the tab is
+    told so and moves to where pi is (its draft is gone: the message was taken)."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": "while [ ! -e go-on ]; do sleep 0.1; done; echo tool-done"}),
+        say("Steered."),
+    )
+    url = f"/s/{session.session_id}/"
+    cursor = str(session.path.stat().st_size)  # what both tabs' pages show: the session before pi's turn
+    sending = asyncio.ensure_future(
+        async_client.post(url + "send/", {"text": "Run", "parent": "", "cursor": cursor}, **HTMX)
+    )
+    await _until(lambda: _tool_call_written(session.path))
+    size = session.path.stat().st_size
+
+    steered = await async_client.post(url + "send/", {"text": "Mind the tests", "parent": "", "cursor": cursor}, **HTMX)
+    html = steered.content.decode()
+    assert steered.status_code == 200, html
+    assert "pi is working: your message was sent to steer it." in html
+    tool_call = SessionFile(session.path).leaf_id
+    assert steered["HX-Push-Url"] == f"/s/{session.session_id}/e/{tool_call}/"  # where pi is now
+    assert session.path.stat().st_size == size  # pi writes the steer, when it takes it
+    (workspace / "go-on").touch()
+    assert (await asyncio.wait_for(sending, 60)).status_code == 200
+
+    messages = [line["message"] for line in _lines(session.path)[1:] if line["type"] == "message"]
+    order = [message["role"] for message in messages if message["role"] != "system"]
+    assert order == ["user", "assistant", "toolResult", "user", "assistant"]  # the steer, in pi's turn
+    assert "Mind the tests" in str(messages[-2]["content"]) and "Steered." in str(messages[-1]["content"])
+    asked = completions(fake)[1].body["messages"]
+    assert "tool-done" in str(asked) and "Mind the tests" in str(asked[-1])  # sent with the tool's result
+
+
+async def test_a_message_from_a_tab_on_an_entry_pi_wrote_in_its_turn_steers_it(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """A tab that has shown what pi wrote of its turn so far, but not that pi works, stands on the turn's
+    branch too."""
+    fake.respond = scripted(say("First."), call_tool("bash", {"command": "while [ ! -e go-on-2 ]; do sleep 0.1; done"}))
+    url = f"/s/{session.session_id}/"
+    await async_client.post(url + "send/", {"text": "One", "parent": ""}, **HTMX)
+    first = SessionFile(session.path).leaf_id
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Two", "parent": first}, **HTMX))
+    await _until(lambda: _tool_call_written(session.path))
+    tool_call = SessionFile(session.path).leaf_id
+    cursor = str(session.path.stat().st_size)
+
+    fake.respond = say("Taken.")
+    steered = await async_client.post(url + "send/", {"text": "Also", "parent": tool_call, "cursor": cursor}, **HTMX)
+    assert steered.status_code == 200 and "sent to steer it" in steered.content.decode()
+    (workspace / "go-on-2").touch()
+    assert (await asyncio.wait_for(sending, 60)).status_code == 200
+    assert _texts(session.path)[-2:] == [("user", "Also"), ("assistant", "Taken.")]
+
+
+async def test_two_tabs_sending_at_once_from_one_place_one_asks_pi_the_other_steers_it(
+    async_client, pi_on, session, workspace, fake
+) -> None:
+    """Two tabs on the same entry send at once, before either could hear that pi works: one message
+    begins pi's turn, the other steers it (whichever comes second, however long pi takes to start)."""
+    fake.respond = scripted(
+        call_tool("bash", {"command": "while [ ! -e go-on-3 ]; do sleep 0.1; done"}), say("Both heard.")
+    )
+    url = f"/s/{session.session_id}/"
+    cursor = str(session.path.stat().st_size)
+    sent = [
+        asyncio.ensure_future(async_client.post(url + "send/", {"text": text, "parent": "", "cursor": cursor}, **HTMX))
+        for text in ("From the first tab", "From the second tab")
+    ]
+    done, _ = await asyncio.wait(sent, timeout=90, return_when=asyncio.FIRST_COMPLETED)
+    (first,) = done
+    steered = first.result()
+    assert steered.status_code == 200 and "sent to steer it" in steered.content.decode()
+    (workspace / "go-on-3").touch()
+    (asked,) = [await asyncio.wait_for(request, 60) for request in sent if request is not first]
+    assert asked.status_code == 200 and "sent to steer it" not in asked.content.decode()
+    texts = [text for role, text in _texts(session.path) if role == "user"]
+    assert sorted(texts) == ["From the first tab", "From the second tab"]
+    assert _texts(session.path)[-1] == ("assistant", "Both heard.")
+
+
+async def test_a_message_from_a_tab_on_another_branch_is_refused_while_pi_works(
+    async_client, pi_on, session, fake
+) -> None:
+    """pi's turn is on another branch: the message is not put into it. Nothing is sent, the tab is told
+    why and keeps its draft, and can stop pi from there."""
+    fake.respond = scripted(say("First."), hang())
+    url = f"/s/{session.session_id}/"
+    await async_client.post(url + "send/", {"text": "One", "parent": ""}, **HTMX)
+    first = SessionFile(session.path).leaf_id
+    question = _lines(session.path)[-2]["id"]
+    cursor = str(session.path.stat().st_size)
+    sending = asyncio.ensure_future(async_client.post(url + "send/", {"text": "Two", "parent": first}, **HTMX))
+    await _until(lambda: ("user", "Two") in _texts(session.path))
+    size = session.path.stat().st_size
+
+    for parent in (question, ""):  # an older entry of pi's branch; a new root
+        refused = await async_client.post(
+            url + "send/", {"text": "Elsewhere", "parent": parent, "cursor": cursor}, **HTMX
+        )
+        html = refused.content.decode()
+        assert refused.status_code == 409, html
+        assert "pi is working on another branch of this session; wait for it or stop it. Nothing was sent." in html
+        assert "Your message is still in the box." in html and "Stop pi" in html
+        assert refused["HX-Retarget"] == "#flash"
+    page = await async_client.post(url + "send/", {"text": "Elsewhere", "parent": question, "cursor": cursor})
+    assert page.status_code == 409 and "Elsewhere" in page.content.decode()  # without htmx: a page, with the text
+    assert session.path.stat().st_size == size
+
+    assert (await async_client.post(url + "stop/", {"reply": "pi"}, **HTMX)).status_code == 204
+    assert (await asyncio.wait_for(sending, 30)).status_code == 200
+    assert "Elsewhere" not in session.path.read_text()
 
 
 async def test_pitrees_writes_wait_for_pis_turn_and_a_move_moves_the_tab_only(

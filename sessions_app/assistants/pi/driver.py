@@ -59,6 +59,14 @@ class PiIdle(SessionError):
         super().__init__("pi is not working in this session any more: send this as a new message.")
 
 
+class PiOnAnotherBranch(SessionError):
+    """A message from a tab standing off the branch pi's running turn continues: pi would answer it
+    there, so it is refused rather than put into that turn."""
+
+    def __init__(self) -> None:
+        super().__init__("pi is working on another branch of this session; wait for it or stop it. Nothing was sent.")
+
+
 class PiElsewhere(SessionError):
     """Another server process runs pi for this session (its driver lock is held there)."""
 
@@ -107,6 +115,7 @@ class PiDriver:
         self._turn: int | None = None  # the turn lock's descriptor while pi may write
         self._settled: asyncio.Future[str] | None = None  # how a running turn ended: DONE, ABORTED, ENDED
         self._accepted = False  # pi has answered the command that began the turn
+        self._taken = asyncio.Event()  # set once a turn's prompt is accepted, or the turn has ended
         self._abort_asked = False  # Stop came before that answer: pi is stopped once it answers
         self._stopping = False
         self._last_news = time.monotonic()
@@ -162,6 +171,38 @@ class PiDriver:
             command["images"] = list(images)
         data = await self._ask(process, command)
         return str((data or {}).get("disposition") or "queued")
+
+    async def steer_turn(self, at: str | None, text: str) -> bool:
+        """A message sent under entry ``at`` by a tab that did not know pi works: while pi's turn runs
+        and ``at`` is on its branch (where it continues, or an entry pi wrote in it), the message steers
+        it (True), as the tab's Enter would have; False when no turn runs. A turn being set up is
+        waited for: a steer reaches pi only after the prompt it steers. ``PiOnAnotherBranch`` when
+        ``at`` is off the turn's branch."""
+        while self.busy and self._settled is not None and not self._settled.done():
+            turn, process = self._settled, self._process
+            if not self._accepted or process is None:
+                await self._taken.wait()
+                continue
+            if not await asyncio.to_thread(self._on_turn, at):
+                raise PiOnAnotherBranch()
+            if self._settled is turn and self.busy:  # the same turn still runs after the file was read
+                await self._ask(process, {"type": "steer", "message": text})
+                return True
+        return False
+
+    def _on_turn(self, at: str | None) -> bool:
+        """Whether ``at`` is on the running turn's branch: where the turn continues, or on the way from
+        there to what pi wrote last (nobody else writes during a turn: the file's last node is pi's)."""
+        if at == self.turn_at:
+            return True
+        index = SessionFile.open(self.path).index
+        start = index.row(self.turn_at) if self.turn_at is not None else None
+        row = next((row for row in range(len(index) - 1, -1, -1) if index.is_node(row)), -1)
+        while row >= 0 and row != start:
+            if index.ids[row] == at:
+                return True
+            row = index.parents[row]
+        return False
 
     async def abort(self) -> bool:
         """Stop what pi is doing (Stop); False when it was doing nothing. A pi that does not settle within
@@ -235,10 +276,12 @@ class PiDriver:
             except TimeoutError as error:
                 raise PiFailed("pitree's own writes kept this session busy; try again.") from error
             self._accepted = self._abort_asked = False
+            if turn:  # from now on a message of another tab waits for this turn (``steer_turn``)
+                self._settled = asyncio.get_running_loop().create_future()
+                self._taken.clear()
             try:
                 process = await self._ready_at(at)
                 if turn:
-                    self._settled = asyncio.get_running_loop().create_future()
                     self._last_news = time.monotonic()
                     self.turn_at, self.turn_from = at, _end_of(self.path)[0]
                 self._accepted = not turn  # a command that is no turn is aborted as it runs
@@ -252,6 +295,7 @@ class PiDriver:
             self._end_turn(ABORTED)
             raise
         self._accepted = True
+        self._taken.set()
         if not turn or (isinstance(data, dict) and data.get("disposition") == "handled"):
             self._end_turn(DONE)
         else:
@@ -389,6 +433,7 @@ class PiDriver:
         settled = self._settled
         if settled is not None and not settled.done():
             settled.set_result(ending)
+        self._taken.set()
         if turn is not None and self._process is not None and not self._stopping:
             self._arm_idle_timer()
 
