@@ -44,7 +44,7 @@ from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from . import fragments
-from .sockets import recheck
+from .sockets import caught_up, generation_now, watched
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
@@ -177,14 +177,21 @@ class SessionFeed:
     async def _pull(self) -> None:
         """Read what was appended, render it once, hand it to every tab (called under the lock)."""
         try:
-            batch = await asyncio.to_thread(self._read)
+            batch, generation = await asyncio.to_thread(self._read_checked, watched())
         except (OSError, SessionError) as error:
             log.info("live: %s cannot be read any more: %s", self.path, error)
             self._broadcast(Gone())
             return
         if batch is not None:
-            await recheck()  # a grant changed in another process holds the batch back from its tabs
+            caught_up(generation)  # a grant changed in another process holds the batch back from its tabs
             self._broadcast(batch)
+
+    def _read_checked(self, check: bool) -> tuple[Batch | None, int | None]:
+        """What was appended, and, when something was, the grants' generation read after it (in the same
+        thread: every hop to a thread and back costs the push a turn of the event loop, and more when
+        other threads hold Python's lock)."""
+        batch = self._read()
+        return batch, generation_now() if batch is not None and check else None
 
     def _read(self) -> Batch | None:
         session = self._session
