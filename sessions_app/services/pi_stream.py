@@ -9,11 +9,13 @@ the same whichever process runs pi, so that no tab takes a turn for one it saw e
         a turn began, continuing under entry ``at`` (the tab's entry when it was asked);
     {"type": "pi.progress", "turn": n, "at": <entry id>, "stream": {"message": …, "running": […]}}
         what is in flight (``TurnStream.snapshot``): at most every ``replies.progress_interval`` while it
-        changes (further apart as it grows, so that rendering it costs every process little);
+        changes (further apart as it grows, so that rendering it costs every process little): the first
+        change after a quiet spell at once, those within the interval after it together, at its end;
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": true, "silent": seconds}
         no news from pi for that long (a model that stalls, a command that hangs);
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": false, "ending": "done"|"aborted"|"ended"}
-        the turn ended ("ended": pi itself ended before it was done).
+        the turn ended ("ended": pi itself ended before it was done); no progress comes before it, what
+        was in flight being in the file by then.
 
 A feed that starts mid-turn asks the session's replies for their text so far (``reply.resend``): the
 process running pi hears it too, and sends the turn's state and progress again.
@@ -62,7 +64,10 @@ class Broadcast:
             self._send({"working": True, "silent": record.get("seconds")})
         elif kind == "agent_settled" or (kind == "pitree_exit" and self.working):
             ending = ENDED if kind == "pitree_exit" else ABORTED if record.get("aborted") else DONE
-            self._flush()
+            # No last progress: what was in flight is written by now (or lost with pi), and the end
+            # told next takes the turn off the tabs. A progress of nothing sent first would be rendered
+            # by every process's feed, as a turn waiting under pi's last line, just as that line's
+            # batch goes to the tabs, and taken away again at once.
             self.working = False
             self._changed.set()  # the pacer, waiting for a change, sees the turn is over
             self._send({"working": False, "ending": ending})
@@ -83,12 +88,6 @@ class Broadcast:
     def _send(self, fields: dict[str, Any]) -> None:
         self._post(self._state(fields))
 
-    def _flush(self) -> None:
-        """The last progress of the turn, now, before its end is told."""
-        if self._changed.is_set():
-            self._changed.clear()
-            self._post(self._progress())
-
     def _progress(self) -> dict[str, Any]:
         return {"type": "pi.progress", "turn": self.turn, "at": self.driver.turn_at, "stream": self.stream.snapshot()}
 
@@ -102,7 +101,8 @@ class Broadcast:
             self._pacer = asyncio.ensure_future(self._pace())
 
     async def _pace(self) -> None:
-        """Progress at most every ``progress_interval`` while the turn's stream changes."""
+        """Progress at most every ``progress_interval`` while the turn's stream changes: a change that
+        finds the pacer waiting goes at once; those during its sleep, together when it wakes."""
         while self.working:
             await self._changed.wait()
             if not self.working:
