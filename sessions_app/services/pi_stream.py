@@ -7,10 +7,14 @@ the same whichever process runs pi, so that no tab takes a turn for one it saw e
 
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": true}
         a turn began, continuing under entry ``at`` (the tab's entry when it was asked);
-    {"type": "pi.progress", "turn": n, "at": <entry id>, "stream": {"message": …, "running": […]}}
+    {"type": "pi.progress", "turn": n, "at": <entry id>, "stream": {"message": …, "running": […]}, "since": bytes}
         what is in flight (``TurnStream.snapshot``): at most every ``replies.progress_interval`` while it
         changes (further apart as it grows, so that rendering it costs every process little): the first
         change after a quiet spell at once, those within the interval after it together, at its end;
+        ``since``: the file's size when pi began the message it streams (None: no message yet, or the
+        file could not be read). pi writes a message before it says the message ended, so a progress
+        made just before may reach a feed after the file has it: the feed knows it by the file having
+        grown past ``since``, and leaves that message to the file's batch;
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": true, "silent": seconds}
         no news from pi for that long (a model that stalls, a command that hangs);
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": false, "ending": "done"|"aborted"|"ended"}
@@ -27,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -48,6 +54,7 @@ class Broadcast:
         self.stream = TurnStream()
         self.turn = 0
         self.working = False
+        self.since: int | None = None  # the file's size when the message being streamed began
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._sender: asyncio.Task[None] | None = None
@@ -59,7 +66,11 @@ class Broadcast:
         if kind == "agent_start" and not self.working:
             self.working, self.turn = True, self.driver.turn_from
             self._send({"working": True})
+        streaming = self.stream.message is not None
         changed = self.stream.take(record)
+        if not streaming and self.stream.message is not None:
+            # A message begins: pi wrote every one before it (each as it ended), none of it yet.
+            self.since = _size(self.driver.path)
         if kind == "pitree_silent" and self.working:
             self._send({"working": True, "silent": record.get("seconds")})
         elif kind == "agent_settled" or (kind == "pitree_exit" and self.working):
@@ -89,7 +100,14 @@ class Broadcast:
         self._post(self._state(fields))
 
     def _progress(self) -> dict[str, Any]:
-        return {"type": "pi.progress", "turn": self.turn, "at": self.driver.turn_at, "stream": self.stream.snapshot()}
+        stream = self.stream.snapshot()
+        return {
+            "type": "pi.progress",
+            "turn": self.turn,
+            "at": self.driver.turn_at,
+            "stream": stream,
+            "since": self.since,
+        }
 
     def _post(self, message: dict[str, Any]) -> None:
         self._outbox.put_nowait(message)
@@ -121,3 +139,10 @@ class Broadcast:
                 await call(layer.group_send(self.group, message))
             except Exception:
                 log.warning("pi (%s): could not tell the tabs %s", self.driver.name, message["type"], exc_info=True)
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

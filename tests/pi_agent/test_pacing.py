@@ -5,6 +5,7 @@ the next progress, and the turn's end is its last word (no progress of nothing b
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ class _Driver:
     """What ``Broadcast`` reads of its driver."""
 
     name = "test"
+    path = Path("/nonexistent/session.jsonl")  # its size unknown: progresses say no ``since``
     turn_from = 100
     turn_at = "aaaa0001"
 
