@@ -92,8 +92,11 @@ class Tab:
 
     def __init__(self, socket: Any) -> None:
         self.socket = socket
-        self.seen: set[str] = set()
-        self.latencies: list[float] = []
+        self.seen: dict[str, float] = {}  # stamp -> its latency
+
+    @property
+    def latencies(self) -> list[float]:
+        return list(self.seen.values())
 
     async def read(self) -> None:
         async for raw in self.socket:
@@ -102,8 +105,7 @@ class Tab:
             # streamed, the last say): every message is HTML, and only the model's text holds stamps.
             for stamp in STAMP.findall(str(raw)):
                 if stamp not in self.seen:
-                    self.seen.add(stamp)
-                    self.latencies.append((now - int(stamp)) / 1e9)
+                    self.seen[stamp] = (now - int(stamp)) / 1e9
 
 
 async def _open_tab(server: _servers.Server, session_id: str, path: Path) -> Tab:
@@ -125,11 +127,16 @@ def _send(server: _servers.Server, session_id: str, path: Path) -> None:
         assert response.status == 200, response.status
 
 
+Latencies = dict[tuple[str, int], list[float]]  # (tree, tabs) -> seconds
+
+
 async def _through_pitree(
     root: Path, fake: FakeOpenAI, workspace: Path, trees: list[tuple[str, Path]]
-) -> dict[tuple[str, int], list[float]]:
-    """Each tree's pitree served at once; rounds alternate between them and between 1 and 10 tabs."""
-    found: dict[tuple[str, int], list[float]] = {(name, n): [] for name, _ in trees for n in TABS}
+) -> tuple[Latencies, Latencies]:
+    """Each tree's pitree served at once; rounds alternate between them and between 1 and 10 tabs. The
+    latencies of every piece, and those of each turn's last piece (which comes by the file)."""
+    found: Latencies = {(name, n): [] for name, _ in trees for n in TABS}
+    last: Latencies = {(name, n): [] for name, _ in trees for n in TABS}
     with contextlib.ExitStack() as stack:
         served: list[tuple[str, _servers.Server, Any]] = []
         for name, tree in trees:
@@ -157,9 +164,10 @@ async def _through_pitree(
                     await asyncio.gather(*readers, return_exceptions=True)
                 for tab in tabs:
                     found[(name, count)] += tab.latencies
+                    last[(name, count)].append(tab.seen[max(tab.seen, key=int)])
                     if len(tab.seen) != PIECES:
                         raise SystemExit(f"a tab of {name} saw {len(tab.seen)} of the turn's {PIECES} pieces")
-    return found
+    return found, last
 
 
 def main() -> int:
@@ -169,7 +177,7 @@ def main() -> int:
         workspace = root / "workspace"
         workspace.mkdir()
         alone = asyncio.run(_pi_alone(root, fake, workspace))
-        tabs = asyncio.run(_through_pitree(root, fake, workspace, trees))
+        tabs, lasts = asyncio.run(_through_pitree(root, fake, workspace, trees))
     report.line(
         f"{PIECES} pieces a turn, {GAP * 1000:.0f} ms apart; pi alone {ALONE_ROUNDS} turns, each pitree {ROUNDS}"
     )
@@ -179,7 +187,8 @@ def main() -> int:
     for (name, count), found in tabs.items():
         report.line(
             f"{name:18} {count:>2} tab(s)   median {C.fmt_time(C.median(found)):>9}  "
-            f"p99 {C.fmt_time(C.pct(found, 99)):>9}  ({len(found)} arrivals)"
+            f"p99 {C.fmt_time(C.pct(found, 99)):>9}  ({len(found)} arrivals); "
+            f"a turn's last piece: median {C.fmt_time(C.median(lasts[(name, count)]))}"
         )
     ten, one = tabs[("today", 10)], tabs[("today", 1)]
     report.figure("model piece → 10 tabs, p99", C.fmt_time(C.pct(ten, 99)), "≤ 50 ms", C.pct(ten, 99) <= 0.050)
@@ -191,6 +200,9 @@ def main() -> int:
             ratio = C.pct(tabs[("today", count)], 99) / C.pct(tabs[(name, count)], 99)
             report.line(f"p99 at {count:>2} tab(s), today / {name}: {ratio:.2f}×")
             report.figure(f"p99 at {count} tab(s), today / {name}", f"{ratio:.2f}×")
+            ratio = C.median(lasts[("today", count)]) / C.median(lasts[(name, count)])
+            report.line(f"a turn's last piece, median at {count:>2} tab(s), today / {name}: {ratio:.2f}×")
+            report.figure(f"a turn's last piece, median at {count} tab(s), today / {name}", f"{ratio:.2f}×")
     return report.finish()
 
 
