@@ -320,8 +320,13 @@ class SessionFeed:
         turn = (event.get("turn"), event.get("at"))
         ending = event.get("type") == "pi.state" and not event.get("working")
         stream, since = event.get("stream"), event.get("since")
-        written = isinstance(stream, dict) and isinstance(since, int) and since < self._offset
-        if written and isinstance(stream, dict) and stream.get("message") is not None:
+        written = (
+            isinstance(stream, dict)
+            and stream.get("message") is not None
+            and isinstance(since, int)
+            and since < self._offset
+        )
+        if written and isinstance(stream, dict):
             # Made before pi said the message ended, after it wrote it: the batch just pushed shows it,
             # and a placeholder under it holding the same text would show it twice.
             stream = {**stream, "message": None}
@@ -336,7 +341,7 @@ class SessionFeed:
         if turn == self._pi_ended:
             return pieces  # a late piece of a turn that has ended
         if written and self._pi is None and stream == {"message": None, "running": []}:
-            return pieces  # nothing in flight but what was written: the next news places the turn
+            return pieces  # nothing in flight but that message: pi's next news places the turn
         if self._pi is None:
             kept = previous.stream if previous is not None and previous.turn == turn else {}
             self._pi = _PiTurn(turn, parent, f"pi{event.get('turn')}-{row + 1}", kept)

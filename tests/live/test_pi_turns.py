@@ -143,3 +143,21 @@ async def test_a_message_pi_wrote_before_its_last_progress_arrived_is_not_shown_
     assert _gone(moved, first) and moved.state["position"] == written["id"]
     assert [m for m in seen if _turn(m) is not None] == [seen[-1]]  # no placeholder but the next turn's
     assert [m for m in seen if "the answer, whole" in m.raw] == [moved]  # in the entry alone
+
+
+async def test_pi_working_on_after_what_it_wrote_shows_under_it_whatever_its_message_began_at(
+    open_tab, sessions
+) -> None:
+    """Nothing in flight after pi wrote a line (a tool's result, before its next message): the turn
+    waits under that line, as always; ``since`` only concerns the message it names."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    last = sessions.last(path)["id"]
+    began = sessions.size(path)
+    tab = await open_tab(sid, began)
+    await _send(sid, type="pi.progress", turn=1, at=last, stream=_progress("calling a tool"), since=began)
+    await tab.until(lambda m: _turn(m) is not None)
+    written = sessions.append(path, "a tool's result", role="user")
+    await _send(sid, type="pi.progress", turn=1, at=last, stream=_progress(), since=began)
+    waiting = _turn((await tab.until(lambda m: _turn(m) is not None))[-1])
+    assert _attr(waiting, "data-parent") == written["id"]
