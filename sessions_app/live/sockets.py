@@ -3,9 +3,10 @@ the permission function again whenever their grant may have changed (``access/ch
 saved or deleted, team membership, a workspace's owner, the user, signing out) and when it expires.
 They hear of a change through the channel layer, or, for one made in another process, from the
 grants' generation, read for all of the process's sockets before each pushed batch (``generation_now``,
-in the thread that reads the batch) and every ``RECHECK`` seconds. A socket whose grant is gone closes with 4404; one whose grant changed
-otherwise (narrowed to a branch, say) closes with 1012, which the browser answers by connecting
-again, under the grant as it is now, from the cursor it reached. While the question is asked again nothing is sent.
+in the thread that reads the batch) and every ``RECHECK`` seconds. A socket whose grant is gone closes
+with 4404; one whose grant changed otherwise (narrowed to a branch, say) closes with 1012, which the
+browser answers by connecting again, under the grant as it is now, from the cursor it reached. While
+the question is asked again nothing is sent.
 
 A feed renders what the file gained once for every tab of the process (``feed.py``). A tab of a
 scoped grant takes only the batch's byte range from it and renders that range again from its own view

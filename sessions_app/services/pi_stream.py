@@ -100,14 +100,8 @@ class Broadcast:
         self._post(self._state(fields))
 
     def _progress(self) -> dict[str, Any]:
-        stream = self.stream.snapshot()
-        return {
-            "type": "pi.progress",
-            "turn": self.turn,
-            "at": self.driver.turn_at,
-            "stream": stream,
-            "since": self.since,
-        }
+        stream, since = self.stream.snapshot(), self.since
+        return {"type": "pi.progress", "turn": self.turn, "at": self.driver.turn_at, "stream": stream, "since": since}
 
     def _post(self, message: dict[str, Any]) -> None:
         self._outbox.put_nowait(message)
