@@ -21,12 +21,17 @@ A client knows a line arrived by what its protocol says of it: the baseline's JS
 entries; today's HTML messages name, in ``#tab-state``, the last line the tab's page reflects (each
 tab's message is decided and assembled for it, out of fragments rendered once per batch).
 
+Then app writes at N = 100 and 1,000 with today's server and the one of where this branch left ``main``
+(``_servers.trees``) running at once, blocks of half the rounds alternating ABBA, their p99 ratio
+printed (``--side-by-side``: only these).
+
 Targets: app writes p99 ≤ 60 ms at N = 100 and ≤ 500 ms at N = 1,000, 0 lost, 0 duplicated.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import shutil
@@ -180,6 +185,7 @@ async def _measure(server: str, cookie: str, path: Path, clients: int, kind: str
             reader.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
     return {
+        "latencies": latencies,
         "median": C.median(latencies),
         "p99": C.pct(latencies, 99),
         "lost": lost,
@@ -214,6 +220,46 @@ async def _run(
     return results
 
 
+async def _side_by_side(
+    report: C.Report, trees: list[tuple[str, Path]], clients: int
+) -> dict[str, list[dict[str, Any]]]:
+    """App writes to ``clients`` tabs, each tree's server running at once: blocks of half the rounds
+    alternate between them (ABBA); each tree's results, whose latencies are pooled."""
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
+    rounds = ROUNDS[clients]
+    ROUNDS[clients] = max(1, rounds // 2)
+    try:
+        with contextlib.ExitStack() as stack:
+            served: list[tuple[str, _servers.Server, Path]] = []
+            for name, tree in trees:
+                root = Path(tempfile.mkdtemp(prefix="pitree-live-"))
+                stack.callback(shutil.rmtree, root, ignore_errors=True)
+                folder = root / "--bench--"
+                folder.mkdir()
+                path = folder / f"2026-03-02T09-15-03-000Z_{SESSION_ID}.jsonl"
+                shutil.copy(SAMPLE, path)
+                serving = _servers.serving(tree, root, PITREE_DEBUG="0", PITREE_CONNECTIONS_PER_ADDRESS="5000")
+                server = stack.enter_context(serving)
+                await _measure(server.url, server.cookie, path, 1, "external", True)  # warm-up
+                served.append((name, server, path))
+            for order in (served, served[::-1]):
+                for name, server, path in order:
+                    found[name].append(await _measure(server.url, server.cookie, path, clients, "app", True))
+    finally:
+        ROUNDS[clients] = rounds
+    for name, results in found.items():
+        latencies = _pooled(results)
+        report.line(
+            f"{name:22} app N={clients:<4} (side by side)  median {C.fmt_time(C.median(latencies)):>8}  "
+            f"p99 {C.fmt_time(C.pct(latencies, 99)):>8}"
+        )
+    return found
+
+
+def _pooled(results: list[dict[str, Any]]) -> list[float]:
+    return [latency for result in results for latency in result["latencies"]]
+
+
 ROWS = [(kind, n) for kind in ("app", "external") for n in (1, 10, 100, 1000)]
 # The baseline is the last code whose push was JSON for the browser to apply (main just before the
 # consumer came to render each tab's fragments), whatever the branch measured.
@@ -221,30 +267,49 @@ JSON_PUSH = "c11f2f6^1"
 
 
 def main() -> int:
+    """Every row; with ``--side-by-side``, only today's app writes next to where the branch left main's."""
     report = C.Report("live_push", "Push latency: append → received by N websocket clients (daphne, loopback)")
     report.line("rounds per row: " + ", ".join(f"N={n}: {r}" for n, r in ROUNDS.items()))
     report.line("each row's latencies pool every client of every round")
-    now = asyncio.run(_run(report, "now (HTML)", C.ROOT, True, "auto", ROWS))
-    base = _baseline.source_tree(JSON_PUSH)
+    only_paired = "--side-by-side" in sys.argv[1:]
+    now: dict[tuple[str, int], dict[str, Any]] = {}
     before: dict[tuple[str, int], dict[str, Any]] = {}
-    if base is not None:
-        sha, code = base
-        before = asyncio.run(_run(report, f"{sha} (JSON)", code, False, "auto", ROWS))
-    polling = asyncio.run(_run(report, "now (HTML)", C.ROOT, True, "poll", [("external", 100)]))
+    polling: dict[tuple[str, int], dict[str, Any]] = {}
+    if not only_paired:
+        now = asyncio.run(_run(report, "now (HTML)", C.ROOT, True, "auto", ROWS))
+        base = _baseline.source_tree(JSON_PUSH)
+        if base is not None:
+            sha, code = base
+            before = asyncio.run(_run(report, f"{sha} (JSON)", code, False, "auto", ROWS))
+        polling = asyncio.run(_run(report, "now (HTML)", C.ROOT, True, "poll", [("external", 100)]))
+    trees = _servers.trees()  # today's and where this branch left main, both rendering HTML
+    paired = {n: asyncio.run(_side_by_side(report, trees, n)) for n in (100, 1000)} if len(trees) > 1 else {}
 
-    app100, app1000 = now[("app", 100)], now[("app", 1000)]
-    report.figure("app writes, N=100: p99", C.fmt_time(app100["p99"]), "≤ 60 ms", app100["p99"] <= 0.060)
-    report.figure("app writes, N=1000: p99", C.fmt_time(app1000["p99"]), "≤ 500 ms", app1000["p99"] <= 0.500)
-    report.figure("app writes, N=100: median", C.fmt_time(app100["median"]))
-    ext100 = now[("external", 100)]
-    report.figure("external writes (inotify), N=100: p99", C.fmt_time(ext100["p99"]), "≤ 250 ms", ext100["p99"] <= 0.25)
+    if now:
+        app100, app1000 = now[("app", 100)], now[("app", 1000)]
+        report.figure("app writes, N=100: p99", C.fmt_time(app100["p99"]), "≤ 60 ms", app100["p99"] <= 0.060)
+        report.figure("app writes, N=1000: p99", C.fmt_time(app1000["p99"]), "≤ 500 ms", app1000["p99"] <= 0.500)
+        report.figure("app writes, N=100: median", C.fmt_time(app100["median"]))
+        ext100 = now[("external", 100)]
+        report.figure(
+            "external writes (inotify), N=100: p99", C.fmt_time(ext100["p99"]), "≤ 250 ms", ext100["p99"] <= 0.25
+        )
     if before:
         for kind, clients in (("app", 100), ("app", 1000), ("external", 100), ("external", 1000)):
             ratio = now[(kind, clients)]["p99"] / before[(kind, clients)]["p99"]
             report.figure(f"{kind} writes p99, N={clients}: HTML / baseline JSON", f"{ratio:.2f}×")
-    poll100 = polling[("external", 100)]
-    report.figure("external writes (polling), N=100: p99", C.fmt_time(poll100["p99"]), "≤ 1 s", poll100["p99"] <= 1.0)
-    every = [*now.values(), *polling.values()]
+    for clients, found in paired.items():
+        today, baseline = _pooled(found[trees[0][0]]), _pooled(found[trees[1][0]])
+        report.figure(f"app writes p99, N={clients}, side by side: today", C.fmt_time(C.pct(today, 99)))
+        ratio = C.pct(today, 99) / C.pct(baseline, 99)
+        report.line(f"app writes p99, N={clients}, side by side: today / {trees[1][0]} {ratio:.2f}×")
+        report.figure(f"app writes p99, N={clients}: today / {trees[1][0]}, side by side", f"{ratio:.2f}×")
+    if polling:
+        poll100 = polling[("external", 100)]
+        report.figure(
+            "external writes (polling), N=100: p99", C.fmt_time(poll100["p99"]), "≤ 1 s", poll100["p99"] <= 1.0
+        )
+    every = [*now.values(), *polling.values(), *(r for found in paired.values() for r in found[trees[0][0]])]
     lost = sum(r["lost"] for r in every)
     duplicated = sum(r["duplicated"] + r["out_of_order"] for r in every)
     report.figure("entries lost, all rows of today's code", str(lost), "0", lost == 0)

@@ -10,16 +10,21 @@ measurements, side by side in one run:
 - **through pitree**: pitree under daphne with ``PITREE_ASSISTANT=pi``, a message sent as a browser
   sends it, and N real websocket tabs (loopback, ``websockets``) on the session with the page's
   protocol; the time from a piece leaving the fake to each tab receiving the rendered turn holding it
-  (or the entry pi wrote, for a piece pi wrote before the next progress was due: a turn's last).
-  Rounds with 1 tab and with 10 alternate.
+  (or the entry pi wrote, for a piece pi wrote before the next progress was due: a turn's last, which
+  pi prints in the same read as its ``message_end``: one piece in 25, so the p99 is that piece's way,
+  by the file). Today's pitree and the baseline's (``_baseline.source_tree``: by default where this
+  branch left ``main``) are served at once, each with its own pi; rounds alternate between them (which
+  goes first rotates) and between 1 tab and 10.
 
-pitree's share is the difference: target p99 ≤ 50 ms at 10 tabs for the whole way (pi's part included).
+pitree's share is the difference: target p99 ≤ 50 ms at 10 tabs for the whole way (pi's part included),
+and today / baseline p99 ratios side by side.
 Needs ``scripts/install-pi``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -87,8 +92,11 @@ class Tab:
 
     def __init__(self, socket: Any) -> None:
         self.socket = socket
-        self.seen: set[str] = set()
-        self.latencies: list[float] = []
+        self.seen: dict[str, float] = {}  # stamp -> its latency
+
+    @property
+    def latencies(self) -> list[float]:
+        return list(self.seen.values())
 
     async def read(self) -> None:
         async for raw in self.socket:
@@ -97,8 +105,7 @@ class Tab:
             # streamed, the last say): every message is HTML, and only the model's text holds stamps.
             for stamp in STAMP.findall(str(raw)):
                 if stamp not in self.seen:
-                    self.seen.add(stamp)
-                    self.latencies.append((now - int(stamp)) / 1e9)
+                    self.seen[stamp] = (now - int(stamp)) / 1e9
 
 
 async def _open_tab(server: _servers.Server, session_id: str, path: Path) -> Tab:
@@ -120,50 +127,82 @@ def _send(server: _servers.Server, session_id: str, path: Path) -> None:
         assert response.status == 200, response.status
 
 
-async def _through_pitree(root: Path, fake: FakeOpenAI, workspace: Path) -> dict[int, list[float]]:
-    sessions = root / "sessions"
-    made = create_session(sessions, str(workspace), fsync=False)
-    agent = {k: v for k, v in agent_environment(root / "served", fake).items() if k.startswith("PI_")}
-    found: dict[int, list[float]] = {n: [] for n in TABS}
-    env = {"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **agent}
-    with _servers.serving(C.ROOT, sessions, files=None, **env) as server:
-        await asyncio.to_thread(_send, server, made.session_id, made.path)  # pi started, warm
+Latencies = dict[tuple[str, int], list[float]]  # (tree, tabs) -> seconds
+
+
+async def _through_pitree(
+    root: Path, fake: FakeOpenAI, workspace: Path, trees: list[tuple[str, Path]]
+) -> tuple[Latencies, Latencies]:
+    """Each tree's pitree served at once; rounds alternate between them and between 1 and 10 tabs. The
+    latencies of every piece, and those of each turn's last piece (which comes by the file)."""
+    found: Latencies = {(name, n): [] for name, _ in trees for n in TABS}
+    last: Latencies = {(name, n): [] for name, _ in trees for n in TABS}
+    with contextlib.ExitStack() as stack:
+        served: list[tuple[str, _servers.Server, Any]] = []
+        for name, tree in trees:
+            sessions = root / f"sessions-{len(served)}"
+            made = create_session(sessions, str(workspace), fsync=False)
+            agent = {
+                k: v for k, v in agent_environment(root / f"served-{len(served)}", fake).items() if k.startswith("PI_")
+            }
+            env = {"PITREE_ASSISTANT": "pi", "PITREE_PI_ROOTS": str(workspace), **agent}
+            server = stack.enter_context(_servers.serving(tree, sessions, files=None, **env))
+            await asyncio.to_thread(_send, server, made.session_id, made.path)  # pi started, warm
+            served.append((name, server, made))
         for round_number in range(ROUNDS):
             count = TABS[round_number % len(TABS)]
-            tabs = [await _open_tab(server, made.session_id, made.path) for _ in range(count)]
-            readers = [asyncio.create_task(tab.read()) for tab in tabs]
-            try:
-                await asyncio.to_thread(_send, server, made.session_id, made.path)
-                await asyncio.sleep(0.2)  # the turn's last messages, sent as its answer went
-            finally:
+            order = served if round_number // len(TABS) % 2 == 0 else served[::-1]  # which goes first rotates
+            for name, server, made in order:
+                tabs = [await _open_tab(server, made.session_id, made.path) for _ in range(count)]
+                readers = [asyncio.create_task(tab.read()) for tab in tabs]
+                try:
+                    await asyncio.to_thread(_send, server, made.session_id, made.path)
+                    await asyncio.sleep(0.2)  # the turn's last messages, sent as its answer went
+                finally:
+                    for tab in tabs:
+                        await tab.socket.close()
+                    await asyncio.gather(*readers, return_exceptions=True)
                 for tab in tabs:
-                    await tab.socket.close()
-                await asyncio.gather(*readers, return_exceptions=True)
-            for tab in tabs:
-                found[count] += tab.latencies
-                if len(tab.seen) != PIECES:
-                    raise SystemExit(f"a tab saw {len(tab.seen)} of the turn's {PIECES} pieces")
-    return found
+                    found[(name, count)] += tab.latencies
+                    last[(name, count)].append(tab.seen[max(tab.seen, key=int)])
+                    if len(tab.seen) != PIECES:
+                        raise SystemExit(f"a tab of {name} saw {len(tab.seen)} of the turn's {PIECES} pieces")
+    return found, last
 
 
 def main() -> int:
     report = C.Report("pi_stream", "pi's turn as it streams: from the model's piece to every open tab (real pi 1.6.0)")
+    trees = _servers.trees()
     with scratch("pitree-pi-stream-", _stamped) as (root, fake):
         workspace = root / "workspace"
         workspace.mkdir()
         alone = asyncio.run(_pi_alone(root, fake, workspace))
-        tabs = asyncio.run(_through_pitree(root, fake, workspace))
-    report.line(f"{PIECES} pieces a turn, {GAP * 1000:.0f} ms apart; pi alone {ALONE_ROUNDS} turns, pitree {ROUNDS}")
-    report.line(f"pi alone            median {C.fmt_time(C.median(alone)):>9}  p99 {C.fmt_time(C.pct(alone, 99)):>9}")
-    for count, found in tabs.items():
+        tabs, lasts = asyncio.run(_through_pitree(root, fake, workspace, trees))
+    report.line(
+        f"{PIECES} pieces a turn, {GAP * 1000:.0f} ms apart; pi alone {ALONE_ROUNDS} turns, each pitree {ROUNDS}"
+    )
+    report.line(
+        f"pi alone                    median {C.fmt_time(C.median(alone)):>9}  p99 {C.fmt_time(C.pct(alone, 99)):>9}"
+    )
+    for (name, count), found in tabs.items():
         report.line(
-            f"pitree, {count:>2} tab(s)    median {C.fmt_time(C.median(found)):>9}  "
-            f"p99 {C.fmt_time(C.pct(found, 99)):>9}  ({len(found)} arrivals)"
+            f"{name:18} {count:>2} tab(s)   median {C.fmt_time(C.median(found)):>9}  "
+            f"p99 {C.fmt_time(C.pct(found, 99)):>9}  ({len(found)} arrivals); "
+            f"a turn's last piece: median {C.fmt_time(C.median(lasts[(name, count)]))}"
         )
-    ten, one = tabs[10], tabs[1]
+    ten, one = tabs[("today", 10)], tabs[("today", 1)]
     report.figure("model piece → 10 tabs, p99", C.fmt_time(C.pct(ten, 99)), "≤ 50 ms", C.pct(ten, 99) <= 0.050)
     report.figure("pitree's share at 10 tabs (median, minus pi alone)", C.fmt_time(C.median(ten) - C.median(alone)))
     report.figure("p99 ratio 10 tabs / 1 tab", f"{C.pct(ten, 99) / C.pct(one, 99):.2f}×")
+    if len(trees) > 1:
+        name = trees[1][0]
+        for count in TABS:
+            ratio = C.pct(tabs[("today", count)], 99) / C.pct(tabs[(name, count)], 99)
+            report.line(f"p99 at {count:>2} tab(s), today / {name}: {ratio:.2f}×")
+            report.figure(f"p99 at {count} tab(s), today / {name}", f"{ratio:.2f}×")
+            ratio = C.median(lasts[("today", count)]) / C.median(lasts[(name, count)])
+            report.line(f"a turn's last piece, median at {count:>2} tab(s), today / {name}: {ratio:.2f}×")
+            report.figure(f"a turn's last piece, median at {count} tab(s), today / {name}", f"{ratio:.2f}×")
     return report.finish()
 
 

@@ -44,7 +44,7 @@ from ..sessionfiles.errors import SessionError
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
 from . import fragments
-from .sockets import recheck
+from .sockets import caught_up, generation_now, watched
 from .watch import Watch, watch_file
 
 log = logging.getLogger(__name__)
@@ -177,14 +177,21 @@ class SessionFeed:
     async def _pull(self) -> None:
         """Read what was appended, render it once, hand it to every tab (called under the lock)."""
         try:
-            batch = await asyncio.to_thread(self._read)
+            batch, generation = await asyncio.to_thread(self._read_checked, watched())
         except (OSError, SessionError) as error:
             log.info("live: %s cannot be read any more: %s", self.path, error)
             self._broadcast(Gone())
             return
         if batch is not None:
-            await recheck()  # a grant changed in another process holds the batch back from its tabs
+            caught_up(generation)  # a grant changed in another process holds the batch back from its tabs
             self._broadcast(batch)
+
+    def _read_checked(self, check: bool) -> tuple[Batch | None, int | None]:
+        """What was appended, and, when something was, the grants' generation read after it (in the same
+        thread: every hop to a thread and back costs the push a turn of the event loop, and more when
+        other threads hold Python's lock)."""
+        batch = self._read()
+        return batch, generation_now() if batch is not None and check else None
 
     def _read(self) -> Batch | None:
         session = self._session
@@ -312,6 +319,17 @@ class SessionFeed:
         parent = index.ids[row] if row >= 0 else None
         turn = (event.get("turn"), event.get("at"))
         ending = event.get("type") == "pi.state" and not event.get("working")
+        stream, since = event.get("stream"), event.get("since")
+        written = (
+            isinstance(stream, dict)
+            and stream.get("message") is not None
+            and isinstance(since, int)
+            and since < self._offset
+        )
+        if written and isinstance(stream, dict):
+            # Made before pi said the message ended, after it wrote it: the batch just pushed shows it,
+            # and a placeholder under it holding the same text would show it twice.
+            stream = {**stream, "message": None}
         pieces: list[Piece] = []
         previous = self._pi
         if previous is not None and (ending or previous.turn != turn or previous.parent != parent):
@@ -322,11 +340,12 @@ class SessionFeed:
             return pieces
         if turn == self._pi_ended:
             return pieces  # a late piece of a turn that has ended
+        if written and self._pi is None and stream == {"message": None, "running": []}:
+            return pieces  # nothing in flight but that message: pi's next news places the turn
         if self._pi is None:
             kept = previous.stream if previous is not None and previous.turn == turn else {}
             self._pi = _PiTurn(turn, parent, f"pi{event.get('turn')}-{row + 1}", kept)
         current = self._pi
-        stream = event.get("stream")
         if event.get("type") == "pi.progress" and isinstance(stream, dict):
             current.stream = stream
         else:

@@ -2,10 +2,11 @@
 the permission function again whenever their grant may have changed (``access/changes.py``: a share
 saved or deleted, team membership, a workspace's owner, the user, signing out) and when it expires.
 They hear of a change through the channel layer, or, for one made in another process, from the
-grants' generation, which ``recheck`` reads for all of the process's sockets before each pushed batch
-and every ``RECHECK`` seconds. A socket whose grant is gone closes with 4404; one whose grant changed
-otherwise (narrowed to a branch, say) closes with 1012, which the browser answers by connecting
-again, under the grant as it is now, from the cursor it reached. While the question is asked again nothing is sent.
+grants' generation, read for all of the process's sockets before each pushed batch (``generation_now``,
+in the thread that reads the batch) and every ``RECHECK`` seconds. A socket whose grant is gone closes
+with 4404; one whose grant changed otherwise (narrowed to a branch, say) closes with 1012, which the
+browser answers by connecting again, under the grant as it is now, from the cursor it reached. While
+the question is asked again nothing is sent.
 
 A feed renders what the file gained once for every tab of the process (``feed.py``). A tab of a
 scoped grant takes only the batch's byte range from it and renders that range again from its own view
@@ -288,20 +289,34 @@ class ListGuard(_Revocable):
 
 
 async def recheck() -> None:
-    """Read the grants' generation once for every socket of this process (a feed asks before it pushes
-    a batch): each socket whose grant may have changed since asks again, and what it is sent waits for
-    the answer. A database that does not answer leaves the sockets as they are (the next read tries
-    again; the channel layer's notices still come)."""
-    rechecks = _Rechecks.current()
-    if not rechecks.guards:
-        return
+    """Read the grants' generation once for every socket of this process: each socket whose grant may
+    have changed since asks again, and what it is sent waits for the answer."""
+    if watched():
+        caught_up(await asyncio.to_thread(generation_now))
+
+
+def watched() -> bool:
+    """Whether this process has sockets that follow the grants' generation."""
+    return bool(_Rechecks.current().guards)
+
+
+def generation_now() -> int | None:
+    """The grants' generation, read in a thread of the caller's (a feed reads it in the thread that reads
+    its file, before it pushes a batch: one hop to a thread fewer on the push path). None: the database
+    did not answer, which leaves the sockets as they are (the next read tries again; the channel
+    layer's notices still come)."""
     try:
-        generation = await asyncio.to_thread(changes.generation)
+        return changes.generation()
     except Exception:
         log.warning("could not read the grants' generation", exc_info=True)
-        return
-    for guard in list(rechecks.guards):
-        guard.catch_up(generation)
+        return None
+
+
+def caught_up(generation: int | None) -> None:
+    """The process's sockets follow ``generation`` (read by ``generation_now``)."""
+    if generation is not None:
+        for guard in list(_Rechecks.current().guards):
+            guard.catch_up(generation)
 
 
 class _Rechecks:

@@ -7,13 +7,19 @@ the same whichever process runs pi, so that no tab takes a turn for one it saw e
 
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": true}
         a turn began, continuing under entry ``at`` (the tab's entry when it was asked);
-    {"type": "pi.progress", "turn": n, "at": <entry id>, "stream": {"message": …, "running": […]}}
+    {"type": "pi.progress", "turn": n, "at": <entry id>, "stream": {"message": …, "running": […]}, "since": bytes}
         what is in flight (``TurnStream.snapshot``): at most every ``replies.progress_interval`` while it
-        changes (further apart as it grows, so that rendering it costs every process little);
+        changes (further apart as it grows, so that rendering it costs every process little): the first
+        change after a quiet spell at once, those within the interval after it together, at its end;
+        ``since``: the file's size when pi began the message it streams (None: no message yet, or the
+        file could not be read). pi writes a message before it says the message ended, so a progress
+        made just before may reach a feed after the file has it: the feed knows it by the file having
+        grown past ``since``, and leaves that message to the file's batch;
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": true, "silent": seconds}
         no news from pi for that long (a model that stalls, a command that hangs);
     {"type": "pi.state", "turn": n, "at": <entry id>, "working": false, "ending": "done"|"aborted"|"ended"}
-        the turn ended ("ended": pi itself ended before it was done).
+        the turn ended ("ended": pi itself ended before it was done); no progress comes before it, what
+        was in flight being in the file by then.
 
 A feed that starts mid-turn asks the session's replies for their text so far (``reply.resend``): the
 process running pi hears it too, and sends the turn's state and progress again.
@@ -25,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -46,6 +54,7 @@ class Broadcast:
         self.stream = TurnStream()
         self.turn = 0
         self.working = False
+        self.since: int | None = None  # the file's size when the message being streamed began
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._sender: asyncio.Task[None] | None = None
@@ -57,12 +66,19 @@ class Broadcast:
         if kind == "agent_start" and not self.working:
             self.working, self.turn = True, self.driver.turn_from
             self._send({"working": True})
+        streaming = self.stream.message is not None
         changed = self.stream.take(record)
+        if not streaming and self.stream.message is not None:
+            # A message begins: pi wrote every one before it (each as it ended), none of it yet.
+            self.since = _size(self.driver.path)
         if kind == "pitree_silent" and self.working:
             self._send({"working": True, "silent": record.get("seconds")})
         elif kind == "agent_settled" or (kind == "pitree_exit" and self.working):
             ending = ENDED if kind == "pitree_exit" else ABORTED if record.get("aborted") else DONE
-            self._flush()
+            # No last progress: what was in flight is written by now (or lost with pi), and the end
+            # told next takes the turn off the tabs. A progress of nothing sent first would be rendered
+            # by every process's feed, as a turn waiting under pi's last line, just as that line's
+            # batch goes to the tabs, and taken away again at once.
             self.working = False
             self._changed.set()  # the pacer, waiting for a change, sees the turn is over
             self._send({"working": False, "ending": ending})
@@ -83,14 +99,9 @@ class Broadcast:
     def _send(self, fields: dict[str, Any]) -> None:
         self._post(self._state(fields))
 
-    def _flush(self) -> None:
-        """The last progress of the turn, now, before its end is told."""
-        if self._changed.is_set():
-            self._changed.clear()
-            self._post(self._progress())
-
     def _progress(self) -> dict[str, Any]:
-        return {"type": "pi.progress", "turn": self.turn, "at": self.driver.turn_at, "stream": self.stream.snapshot()}
+        stream, since = self.stream.snapshot(), self.since
+        return {"type": "pi.progress", "turn": self.turn, "at": self.driver.turn_at, "stream": stream, "since": since}
 
     def _post(self, message: dict[str, Any]) -> None:
         self._outbox.put_nowait(message)
@@ -102,7 +113,8 @@ class Broadcast:
             self._pacer = asyncio.ensure_future(self._pace())
 
     async def _pace(self) -> None:
-        """Progress at most every ``progress_interval`` while the turn's stream changes."""
+        """Progress at most every ``progress_interval`` while the turn's stream changes: a change that
+        finds the pacer waiting goes at once; those during its sleep, together when it wakes."""
         while self.working:
             await self._changed.wait()
             if not self.working:
@@ -121,3 +133,10 @@ class Broadcast:
                 await call(layer.group_send(self.group, message))
             except Exception:
                 log.warning("pi (%s): could not tell the tabs %s", self.driver.name, message["type"], exc_info=True)
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

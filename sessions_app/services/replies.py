@@ -12,7 +12,8 @@ Events for the tabs of a session, sent to its group (``session_group``)::
     {"type": "reply.finished", "reply": <reply id>, "parent": <parent entry id>, "entry": <appended entry id>,
      "stopReason": <stop reason>}
 
-``reply.progress`` comes at the start, at most every ``progress_interval`` while text comes, when a
+``reply.progress`` comes at the start, at most every ``progress_interval`` while text comes (the first
+words after a quiet spell at once, those within the interval after them together, at its end), when a
 feed asks for it, when the model server has said nothing for ``PITREE_REPLY_WAITING_AFTER`` seconds
 and every ``WAITING_REFRESH`` seconds after that while it still says nothing, and with the final text; ``reply.finished`` after the append (``entry`` is None if
 the append itself failed). The whole text travels each time, so a tab that joins late, or is served by

@@ -118,6 +118,33 @@ async def test_a_long_reply_comes_in_fewer_pieces_than_a_short_one_would(session
     assert replies.progress_interval(1000) == replies.PROGRESS_INTERVAL  # a short reply still looks live
 
 
+async def test_the_first_words_after_a_quiet_spell_go_at_once_and_those_soon_after_together(
+    session: SessionFile, tab: Tab, monkeypatch
+) -> None:
+    words: asyncio.Queue[str | None] = asyncio.Queue()
+
+    async def spoken() -> AsyncIterator[str]:
+        while (word := await words.get()) is not None:
+            yield word
+
+    running = replies.start(session, session.leaf_id, Reply(spoken(), provider="p", model="m", api="a"))
+    assert (await tab.next("reply.progress"))["text"] == ""  # the reply started
+    await asyncio.sleep(4 * replies.PROGRESS_INTERVAL)  # quiet for longer than the interval
+    monkeypatch.setattr(replies, "progress_interval", lambda chars: SLOW)  # the next interval: the whole test
+    await words.put("after the pause")
+    assert (await tab.next("reply.progress"))["text"] == "after the pause"  # not an interval later
+    await words.put(", more")
+    await words.put(", and more")
+    with pytest.raises(TimeoutError):  # within the interval: held, to go together
+        await asyncio.wait_for(tab.layer.receive(tab.channel), 0.3)
+    await words.put(None)
+    await running.join()
+    events = await tab.until_finished()
+    assert [event["text"] for event in events if event["type"] == "reply.progress"] == [
+        "after the pause, more, and more"
+    ]
+
+
 async def test_a_malformed_or_taken_reply_id_is_replaced(session: SessionFile) -> None:
     first = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "same")
     second = replies.start(session, session.leaf_id, offline_reply(session, SLOW), "same")

@@ -121,3 +121,43 @@ async def test_a_tab_opened_mid_turn_starts_with_what_pi_shows_and_long_output_i
     await _send(sid, type="pi.state", turn=2, at=last, working=True, silent=120)
     silent = (await late.until(lambda m: bool(_grown(m, reply))))[-1].raw
     assert "No news from pi for 120 seconds" in silent and "THE END" in silent
+
+
+async def test_a_message_pi_wrote_before_its_last_progress_arrived_is_not_shown_twice(open_tab, sessions) -> None:
+    """pi writes a message before it says the message ended: the progress made just before may reach
+    the feed after the file has the message. ``since`` (the file's size when the message began) tells
+    it: the entry takes the turn's place, and no placeholder under it repeats its text."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    last = sessions.last(path)["id"]
+    began = sessions.size(path)
+    tab = await open_tab(sid, began)
+    await _send(sid, type="pi.progress", turn=1, at=last, stream=_progress("the answer, so far"), since=began)
+    first = _attr(_turn((await tab.until(lambda m: _turn(m) is not None))[-1]), "data-reply")
+    written = sessions.append(path, "the answer, whole", role="assistant")
+    await _send(sid, type="pi.progress", turn=1, at=last, stream=_progress("the answer, whole"), since=began)
+    await _send(sid, type="pi.state", turn=1, at=last, working=False, ending="done")
+    await _send(sid, type="pi.progress", turn=2, at=written["id"], stream=_progress("next turn"))
+    seen = await tab.until(lambda m: "next turn" in m.raw)
+    moved = next(m for m in seen if written["id"] in m.entries)
+    assert _gone(moved, first) and moved.state["position"] == written["id"]
+    assert [m for m in seen if _turn(m) is not None] == [seen[-1]]  # no placeholder but the next turn's
+    assert [m for m in seen if "the answer, whole" in m.raw] == [moved]  # in the entry alone
+
+
+async def test_pi_working_on_after_what_it_wrote_shows_under_it_whatever_its_message_began_at(
+    open_tab, sessions
+) -> None:
+    """Nothing in flight after pi wrote a line (a tool's result, before its next message): the turn
+    waits under that line, as always; ``since`` only concerns the message it names."""
+    path = sessions.copy(LINEAR)
+    sid = sessions.id(LINEAR)
+    last = sessions.last(path)["id"]
+    began = sessions.size(path)
+    tab = await open_tab(sid, began)
+    await _send(sid, type="pi.progress", turn=1, at=last, stream=_progress("calling a tool"), since=began)
+    await tab.until(lambda m: _turn(m) is not None)
+    written = sessions.append(path, "a tool's result", role="user")
+    await _send(sid, type="pi.progress", turn=1, at=last, stream=_progress(), since=began)
+    waiting = _turn((await tab.until(lambda m: _turn(m) is not None))[-1])
+    assert _attr(waiting, "data-parent") == written["id"]
