@@ -51,7 +51,7 @@
   // copies at once, within the click (the older way below needs the click's activation, which a long
   // fetch on a busy machine outlives).
   const SOURCES_KEPT = 4;
-  const sources = new Map(); // raw line URL -> its text (a promise)
+  const sources = new Map(); // text URL -> the text (a promise)
 
   function fetchedSource(url) {
     if (!sources.has(url)) {
@@ -63,16 +63,11 @@
     return sources.get(url);
   }
 
-  /** The text of a message too large for the page to carry (its Copy names its raw line): its text
-   *  blocks joined as the server's ``EntryView.written`` joins them. */
+  /** The text of a message too large for the page to carry (its Copy names where the server sends it). */
   async function fetchSource(url) {
     const response = await fetch(url);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const entry = await response.json();
-    const content = entry.message ? entry.message.content : entry.content;
-    if (typeof content === "string") return content;
-    const texts = (Array.isArray(content) ? content : []).filter((block) => block && block.type === "text" && block.text);
-    return texts.map((block) => String(block.text)).join("\n\n");
+    return response.text();
   }
 
   // The button says what happened for a moment (an icon button shows its label meanwhile).
