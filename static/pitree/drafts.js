@@ -7,6 +7,7 @@
   "use strict";
 
   const pitree = window.pitree;
+
   const { composerBox, store, stored } = pitree;
   const DRAFT_DELAY_MS = 400;
   let draftTimer = 0;

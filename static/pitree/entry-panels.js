@@ -3,8 +3,6 @@
 (function () {
   "use strict";
 
-  const pitree = window.pitree;
-
   function panelOf(el) {
     const entry = el.closest("article.entry");
     return entry && entry.querySelector(":scope > .entry__panel");

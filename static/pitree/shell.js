@@ -3,6 +3,7 @@
   "use strict";
 
   const pitree = window.pitree;
+
   const root = document.documentElement;
   const wide = window.matchMedia("(min-width: 75rem)");
 

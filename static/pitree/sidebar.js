@@ -4,6 +4,7 @@
   "use strict";
 
   const pitree = window.pitree;
+
   // The full-text search link carries what is typed in the sidebar's filter.
   document.addEventListener("input", (ev) => {
     if (ev.target.id !== "sidebar-filter") return;
@@ -26,7 +27,6 @@
     if (current) current.scrollIntoView({ block: "nearest" });
   });
 
-  // ---- the sidebar follows the sessions folder ----------------------------------------------------
   // A page's socket says when the sessions folder changed (a new session, a first message, a rename,
   // here or anywhere: live.js): the list is fetched again then, for what its filter holds and as many
   // pages as were scrolled in. Its ages ("3 minutes ago") are kept current meanwhile.
