@@ -23,6 +23,9 @@
     showWhole,
     store,
     stored,
+    // Added by the script that owns each: reconnectDelay (live.js); saveDraft, draftSent (drafts.js);
+    // askedReply, heard, saidTaken (sending.js); focusAfterSwap (transcript.js); refreshTree
+    // (tree-panel.js); refreshSidebar (sidebar.js).
   });
 
   const endedReplies = new Set(); // replies whose end was announced, by id

@@ -278,25 +278,12 @@
   function setLink(el, value) {
     el.dataset.live = value;
     const down = ["closed", "stopped"].includes(value);
-    const badge = linkBadge();
+    const badge = document.getElementById("live-status"); // base.html
     badge.hidden = !down;
     if (!down) return;
     if (value === "stopped") badge.textContent = "Live updates stopped";
     else badge.textContent = navigator.onLine === false ? "Offline: reconnecting when the network is back…" : "Reconnecting…";
     badge.dataset.state = value;
-  }
-
-  function linkBadge() {
-    let el = document.getElementById("live-status");
-    if (!el) {
-      el = document.createElement("div");
-      el.id = "live-status";
-      el.className = "live-status";
-      el.setAttribute("role", "status");
-      el.hidden = true;
-      document.body.append(el);
-    }
-    return el;
   }
 
   // Offline, a socket may stay open with nothing getting through (the browser need not close it): the
@@ -323,27 +310,17 @@
     return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
   }
 
-  function marker() {
-    let el = document.getElementById("new-below");
-    if (!el) {
-      el = document.createElement("button");
-      el.type = "button";
-      el.id = "new-below";
-      el.className = "new-below";
-      el.textContent = "New messages below ↓";
-      el.hidden = true;
-      el.addEventListener("click", () => {
-        el.hidden = true;
-        window.pitree.toBottom();
-      });
-      document.body.append(el);
-    }
-    return el;
-  }
+  // "New messages below" (session.html) takes the reader down to them.
+  document.addEventListener("click", (ev) => {
+    const marker = ev.target.closest && ev.target.closest("#new-below");
+    if (!marker) return;
+    marker.hidden = true;
+    window.pitree.toBottom();
+  });
 
   function followBottom(wasAtBottom) {
     if (wasAtBottom) window.pitree.toBottom();
-    else marker().hidden = false;
+    else document.getElementById("new-below").hidden = false;
   }
 
   window.addEventListener(
