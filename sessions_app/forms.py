@@ -234,7 +234,7 @@ class TreeFilterForm(PositionForm):
 
 
 # "+N" folds a tree panel is asked to draw open again: the page sends the newest that fit in 6,000
-# characters of its URL (static/pitree/app.js, about 150); more is a hand-made URL.
+# characters of its URL (static/pitree/tree-panel.js, about 150); more is a hand-made URL.
 MAX_OPENED_FOLDS = 500
 
 

@@ -24,6 +24,7 @@ urlpatterns = [
     path("s/<sid:session_id>/tree/run/", pages.tree_run, name="tree_run"),
     path("s/<sid:session_id>/e/<eid:entry_id>/block/<int:block>/", pages.entry_block, name="block"),
     path("s/<sid:session_id>/e/<eid:entry_id>/raw/", pages.entry_raw, name="raw"),
+    path("s/<sid:session_id>/e/<eid:entry_id>/text/", pages.entry_text, name="text"),
     path("s/<sid:session_id>/e/<eid:entry_id>/actions/", pages.entry_actions, name="actions"),
     path("s/<sid:session_id>/send/", chat.send, name="send"),
     path("s/<sid:session_id>/regenerate/", chat.regenerate, name="regenerate"),

@@ -160,7 +160,8 @@ class EntryView:
     @cached_property
     def written(self) -> str:
         """The message's text as written (Markdown): a message's text blocks, a summary's text. What
-        Copy copies (``app.js`` joins the blocks of the raw line the same way) and Edit starts from."""
+        Copy copies (of a message too large for the page, ``views.pages.entry_text`` sends it) and Edit
+        starts from."""
         if self.kind == "branch_summary":
             return self.text
         if self.kind not in MESSAGE_KINDS:

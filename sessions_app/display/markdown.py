@@ -10,8 +10,8 @@ its URL, and pitree's pages load nothing from outside (inline ``data:`` images s
 Fenced code is highlighted here, on the server, by Pygments (through markdown-it's ``highlight``
 option): token ``<span>``s with classes (``tok-k``…) that ``static/pitree/highlight.css`` colours for
 both themes, so no script and no inline style is needed. Each block gets a copy button, and a long
-one a button that unfolds it (``app.js`` gives both their behaviour); the block is a labelled region
-in the tab order, since it may scroll.
+one a button that unfolds it (``copy.js`` and ``folds.js`` give them their behaviour); the block is
+a labelled region in the tab order, since it may scroll.
 """
 
 from __future__ import annotations

@@ -268,6 +268,12 @@ def text_of(parts: Iterable[Part], separator: str = " ") -> str:
     return separator.join(part.text for part in parts if part.kind == "text")
 
 
+def written_text(parts: Iterable[Part]) -> str:
+    """A message's text as written: its text parts whole, a blank line between them (what Copy copies;
+    the page's ``EntryView.written`` joins its blocks the same way)."""
+    return "\n\n".join(part.text for part in parts if part.kind == "text" and part.text)
+
+
 def parts_of(content: Any) -> tuple[Part, ...]:
     """A message's content as parts: a string is one text part, a list one part per item, none (absent
     or null) no part, and a value of another shape one ``other`` part, shown raw."""

@@ -41,7 +41,7 @@ from ..services import pi
 from ..services.chat import chosen_model, offered_models
 from ..services.lookup import catalog, entry_row
 from ..sessionfiles.catalog import session_info
-from ..sessionfiles.description import describe
+from ..sessionfiles.description import describe, written_text
 from ..sessionfiles.index import NO_PARENT
 from ..sessionfiles.past import last_line, line_at
 from ..sessionfiles.store import SessionFile
@@ -294,6 +294,15 @@ def beam_picks(models: list[str], chosen: str) -> list[str]:
     others = [model for model in models if model != chosen]
     picks = [chosen, *others][:3] if others else [chosen, chosen]
     return picks + [""] * (BEAM_PICKERS - len(picks))
+
+
+@require_GET
+def entry_text(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """A message's text as written (Markdown), all of it: what Copy copies of a message too large for
+    its page to carry twice (``EntryView.text_elsewhere``)."""
+    session = open_session(request, session_id)
+    parts = describe(session.entries([entry_row(session, entry_id)])[0]).parts
+    return HttpResponse(written_text(parts), content_type="text/plain; charset=utf-8")
 
 
 @require_GET

@@ -12,6 +12,14 @@
 (function () {
   "use strict";
 
+  // A socket that dropped (the server restarting, the network gone) tries again soon: about half a
+  // second, then twice as long each time, never more than 5 s apart, each wait jittered so that the
+  // tabs of a restarted server do not all come back at once. (htmx's own "full-jitter" waits up to
+  // 64 s: a tab could stay dark for a minute after the server was back.)
+  const RECONNECT_CAP_MS = 5000;
+  window.pitree.reconnectDelay = (retry) => Math.min(500 * 2 ** retry, RECONNECT_CAP_MS) * (0.5 + Math.random() / 2);
+  htmx.config.wsReconnectDelay = window.pitree.reconnectDelay;
+
   const HEAD = /^<!--pitree(?: v=(\d+))?(?: do=([\w:,-]+))?-->/;
   const ORPHANED = "The message you were editing is not on this page any more: what you typed there is in the message box.";
 
@@ -91,7 +99,7 @@
   }
 
   // An edit or a regeneration moves the tab to the entry its new branch grows from (the page hides
-  // what it replaces meanwhile: app.js); refused, it moves back.
+  // what it replaces meanwhile: sending.js); refused, it moves back.
   document.addEventListener("pitree:moving", (ev) => moved(ev.detail.at));
 
   // ---- messages -----------------------------------------------------------------------------------
@@ -174,7 +182,7 @@
   }
 
   // The reply an edit or a regeneration asked for takes the focus when it shows, if the control that
-  // asked was hidden with what it replaces (app.js names it): it would fall to the page's body.
+  // asked was hidden with what it replaces (sending.js names it): it would fall to the page's body.
   function focusAskedReply() {
     const asked = window.pitree.askedReply();
     const reply = asked && document.getElementById(`reply-${asked}`);
@@ -270,25 +278,12 @@
   function setLink(el, value) {
     el.dataset.live = value;
     const down = ["closed", "stopped"].includes(value);
-    const badge = linkBadge();
+    const badge = document.getElementById("live-status"); // base.html
     badge.hidden = !down;
     if (!down) return;
     if (value === "stopped") badge.textContent = "Live updates stopped";
     else badge.textContent = navigator.onLine === false ? "Offline: reconnecting when the network is back…" : "Reconnecting…";
     badge.dataset.state = value;
-  }
-
-  function linkBadge() {
-    let el = document.getElementById("live-status");
-    if (!el) {
-      el = document.createElement("div");
-      el.id = "live-status";
-      el.className = "live-status";
-      el.setAttribute("role", "status");
-      el.hidden = true;
-      document.body.append(el);
-    }
-    return el;
   }
 
   // Offline, a socket may stay open with nothing getting through (the browser need not close it): the
@@ -315,27 +310,17 @@
     return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
   }
 
-  function marker() {
-    let el = document.getElementById("new-below");
-    if (!el) {
-      el = document.createElement("button");
-      el.type = "button";
-      el.id = "new-below";
-      el.className = "new-below";
-      el.textContent = "New messages below ↓";
-      el.hidden = true;
-      el.addEventListener("click", () => {
-        el.hidden = true;
-        window.scrollTo({ top: document.documentElement.scrollHeight });
-      });
-      document.body.append(el);
-    }
-    return el;
-  }
+  // "New messages below" (session.html) takes the reader down to them.
+  document.addEventListener("click", (ev) => {
+    const marker = ev.target.closest && ev.target.closest("#new-below");
+    if (!marker) return;
+    marker.hidden = true;
+    window.pitree.toBottom();
+  });
 
   function followBottom(wasAtBottom) {
-    if (wasAtBottom) window.scrollTo({ top: document.documentElement.scrollHeight });
-    else marker().hidden = false;
+    if (wasAtBottom) window.pitree.toBottom();
+    else document.getElementById("new-below").hidden = false;
   }
 
   window.addEventListener(

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   const root = document.documentElement;
-  root.dataset.js = ""; // styles that need app.js to undo them (a long message folded) apply only now
+  root.dataset.js = ""; // styles that need a script to undo them (folds.js) (a long message folded) apply only now
   try {
     const theme = localStorage.getItem("pitree:theme");
     if (theme === "light" || theme === "dark") root.dataset.theme = theme;

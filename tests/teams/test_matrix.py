@@ -140,6 +140,7 @@ RULES: dict[str, Rule] = {
     "sessions:tree_run": Rule("get", session("tree/run/?first=97690895&last=8aabce23&filter=all"), each(200)),
     "sessions:block": Rule("get", session("e/2f760a8d/block/0/"), each(200)),
     "sessions:raw": Rule("get", session("e/2f760a8d/raw/"), each(200)),
+    "sessions:text": Rule("get", session("e/2f760a8d/text/"), each(200)),
     "sessions:actions": Rule("get", session("e/2f760a8d/actions/"), each(200)),
     "sessions:send": Rule("post", session("send/"), writes(200), data=lambda w: {"text": "hi", "parent": LEAF}),
     "sessions:regenerate": Rule("post", session("regenerate/"), writes(200), data=lambda w: {"entry": "e65e9e73"}),

@@ -174,7 +174,7 @@ def test_a_page_carries_its_newest_texts_whole_up_to_its_budget_and_folds_the_ol
     assert folded == [True] * (40 - whole) + [False] * whole  # the newest whole, as far as the budget goes
     older = _article(page, written[0]["id"])
     assert "message 00 " + "&lt;" * 100 in older  # its head
-    assert f'data-copy-url="/s/{session.session_id}/e/{written[0]["id"]}/raw/"' in older  # Copy: the raw line
+    assert f'data-copy-url="/s/{session.session_id}/e/{written[0]["id"]}/text/"' in older  # Copy: its text
     (block,) = re.findall(r'hx-get="([^"]*/block/0/)"', older)
     assert "&lt;" * 30_000 in client.get(block).content.decode()
 
@@ -210,7 +210,7 @@ def test_a_message_of_many_large_blocks_carries_its_limit_once_not_once_a_block(
     images = [{"type": "image", "mimeType": "image/png", "data": data} for _ in range(3)]
     entry = session.append(E.message({"role": "user", "content": blocks + images, "timestamp": 1}))
     article = _article(_page_of(client, session, limit=2_000_000), entry["id"])
-    assert article.count("x" * 150_000) == 1  # the first part (Copy fetches the raw line: no second copy)
+    assert article.count("x" * 150_000) == 1  # the first part (Copy fetches its text: no second copy)
     assert article.count("The whole message") == 9 and article.count("<summary>Image <span") == 2
     assert article.count(f"base64,{data}") == 1
 
@@ -222,4 +222,4 @@ def test_a_message_of_thousands_of_blocks_shows_the_first_and_says_where_the_res
     article = _article(_page_of(client, session), entry["id"])
     assert f"block {BLOCKS_SHOWN - 1}<" in article and f"block {BLOCKS_SHOWN}<" not in article
     assert "The rest of this message is too large to show here" in article
-    assert f'data-copy-url="/s/{session.session_id}/e/{entry["id"]}/raw/"' in article
+    assert f'data-copy-url="/s/{session.session_id}/e/{entry["id"]}/text/"' in article

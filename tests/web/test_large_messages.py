@@ -1,5 +1,5 @@
 """A message too large for its page (a pasted file of megabytes): the page carries its head and a fold
-that loads the rest, the fold's fragment is plain escaped text, and Copy names the raw line to fetch."""
+that loads the rest, the fold's fragment is plain escaped text, and Copy names the URL of its text."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import re
 
 import pytest
 
-from sessions_app.display.entries import LAZY_TEXT_CHARS, TEXT_HEAD_CHARS, Block, EntryView, content_blocks
+from sessions_app.display.entries import (
+    BLOCKS_SHOWN,
+    LAZY_TEXT_CHARS,
+    TEXT_HEAD_CHARS,
+    Block,
+    EntryView,
+    content_blocks,
+)
 from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.description import parts_of
 from sessions_app.sessionfiles.fork import create_session
@@ -45,13 +52,30 @@ def test_a_huge_message_makes_a_small_page_and_its_fold_loads_the_whole_text(cli
     article = _article(page, entry["id"])
     assert html.escape(text[:1000], quote=False) in article  # its head, a real preview
     assert re.search(r"The whole message <span class=\"muted\">\(\d+\.\d\xa0MB, loads when opened\)", article)
-    assert "entry__source" not in article  # no second copy for Copy: it fetches the raw line
-    assert f'data-copy-url="/s/{session.session_id}/e/{entry["id"]}/raw/"' in article
+    assert "entry__source" not in article  # no second copy for Copy: it fetches the text
+    assert f'data-copy-url="/s/{session.session_id}/e/{entry["id"]}/text/"' in article
 
     (block,) = re.findall(r'hx-get="([^"]*/block/0/)"', article)
     body = client.get(block).content.decode()
     assert body.startswith('<div class="plain">') and html.escape(text, quote=False) in body
     assert "<b>" not in body
+
+
+def test_copy_fetches_every_text_block_as_written_and_nothing_else(client, sessions_dir) -> None:
+    # More blocks than the page shows (one "omitted" block stands for the rest): Copy still gets them all.
+    texts = [f"part {n} **as written** <b>" for n in range(BLOCKS_SHOWN + 5)]
+    content = [{"type": "thinking", "thinking": "not copied"}]
+    content += [block for text in texts for block in ({"type": "text", "text": text}, {"type": "text", "text": ""})]
+    session, entry = _session_with(sessions_dir, "assistant", content)
+    page = client.get(f"/s/{session.session_id}/").content.decode()
+    assert f'data-copy-url="/s/{session.session_id}/e/{entry["id"]}/text/"' in _article(page, entry["id"])
+    answer = client.get(f"/s/{session.session_id}/e/{entry['id']}/text/")
+    assert answer["Content-Type"] == "text/plain; charset=utf-8"
+    assert answer.content.decode() == "\n\n".join(texts)
+    pasted = _pasted(LAZY_TEXT_CHARS + 10)  # a string content: the whole of it
+    session, entry = _session_with(sessions_dir, "user", pasted)
+    assert client.get(f"/s/{session.session_id}/e/{entry['id']}/text/").content.decode() == pasted
+    assert client.get(f"/s/{session.session_id}/e/ffffffff/text/").status_code == 404
 
 
 def test_an_answer_too_large_for_its_page_loads_as_plain_text_not_markdown(client, sessions_dir) -> None:

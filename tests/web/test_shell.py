@@ -220,3 +220,23 @@ def test_pages_load_no_inline_script_and_the_theme_before_the_styles(client, pi)
     prefs = html.index("pitree/prefs.js")
     assert prefs < html.index("pitree/app.css") and "defer" not in html[prefs - 40 : prefs + 30]
     assert json.loads(re.search(r"content='(\{\"allowEval\".*?)'>", html).group(1))["allowEval"] is False
+
+
+def test_every_script_of_the_app_is_loaded_by_a_template_and_the_namespace_first() -> None:
+    """static/pitree/ holds one script per job: each is named by a template (none left behind when a
+    job moves), each named one exists, and app.js, which makes the namespace the others use, comes
+    before every other deferred script of the app on the pages that load them."""
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    named: set[str] = set()
+    for template in templates.rglob("*.html"):
+        named |= set(re.findall(r"\{% static 'pitree/([\w-]+\.js)' %\}", template.read_text()))
+    assert named == {path.name for path in STATIC.glob("*.js")}
+
+
+def test_the_session_page_loads_its_scripts_deferred_after_the_shared_ones(client, pi) -> None:
+    html = client.get(f"/s/{pi.id(LINEAR)}/").content.decode()
+    scripts = re.findall(r'<script src="/static/pitree/([\w-]+)\.js"( defer)?>', html)
+    names = [name for name, _ in scripts]
+    assert names[:2] == ["prefs", "app"] and all(defer for name, defer in scripts if name != "prefs")
+    assert {"live", "copy", "sidebar", "drafts", "sending", "stop", "tree-panel", "shortcuts"} <= set(names)
+    assert names.index("live") < names.index("sending")  # the session page's own come after the shared ones
