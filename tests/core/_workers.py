@@ -1,9 +1,8 @@
 """Code that runs in other processes for the concurrency and crash tests (not a test module).
 
-Spawned multiprocessing children import this module by name (they inherit the parent's sys.path);
-the crash test runs it as a script:
+Multiprocessing children run these functions (tests/core/conftest.py's ``children``: forked from a
+server that imported this module once); it also runs as a script:
 
-    python _workers.py write PATH [BIG_EVERY]   append forever, print each id once append() returned
     python _workers.py append PATH TEXT...      append one user message per TEXT, print the ids
 """
 
@@ -11,6 +10,7 @@ from __future__ import annotations
 
 import random
 import sys
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -77,24 +77,21 @@ def list_many(root: str, cache: str, rounds: int, barrier: Any = None, results: 
         results.put(counts)
 
 
-def _write_forever(path: str, big_every: int) -> None:
+def write_forever(path: str, big_every: int, out: Connection) -> None:
+    """Append at the leaf until killed, sending each id on ``out`` once ``append()`` returned (a pipe's
+    end: when ``send`` returns, the id is in the pipe, where a kill right after cannot take it back)."""
     session = SessionFile(Path(path), fsync=True)
-    out = sys.stdout
     i = 0
     while True:
         i += 1
         # Now and then a large line, so that a kill can land in the middle of a write.
         text = ("x" * 300_000 + f" {i}") if big_every and i % big_every == 0 else f"line {i}"
-        written = session.append(E.user_message(text))
-        out.write(written["id"] + "\n")
-        out.flush()
+        out.send(session.append(E.user_message(text))["id"])
 
 
 def main(argv: list[str]) -> None:
     command, path, *rest = argv
-    if command == "write":
-        _write_forever(path, int(rest[0]) if rest else 0)
-    elif command == "append":
+    if command == "append":
         session = SessionFile(Path(path), fsync=False)
         for text in rest:
             print(session.append(E.user_message(text))["id"], flush=True)

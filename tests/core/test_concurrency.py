@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import multiprocessing
 from typing import Any
 
 import pytest
@@ -19,13 +18,13 @@ WRITERS = 4
 PER_WRITER = 2000
 
 
-def test_four_processes_append_to_one_file(new_session: Any, workers: Any) -> None:
+def test_four_processes_append_to_one_file(new_session: Any, workers: Any, children: Any) -> None:
     session = new_session()
     start = session.append(E.user_message("start"))
     path = session.path
     before = path.read_bytes()
 
-    ctx = multiprocessing.get_context("spawn")
+    ctx = children
     barrier = ctx.Barrier(WRITERS)
     results = ctx.Queue()
     procs = [

@@ -3,14 +3,11 @@ written, and a partial last line never glues onto the next entry."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import random
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,16 +16,14 @@ from sessions_app.sessionfiles import entries as E
 from sessions_app.sessionfiles.store import SessionFile
 
 ROUNDS = 30
-REPO = Path(__file__).resolve().parents[2]
 TORN = "unterminated last line (torn write): not read"
 DEAD = "skipped: not valid JSON"
 
 
 @pytest.mark.processes
-def test_killed_writer_loses_no_returned_append(new_session: Any, workers: Any) -> None:
+def test_killed_writer_loses_no_returned_append(new_session: Any, workers: Any, children: Any) -> None:
     session = new_session()
     path = session.path
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     reported: list[str] = []
@@ -36,18 +31,22 @@ def test_killed_writer_loses_no_returned_append(new_session: Any, workers: Any) 
 
     for round_no in range(ROUNDS):
         # Every 5th entry is a 300 kB line, so that some kills land in the middle of a write.
-        writer = subprocess.Popen(
-            [sys.executable, workers.__file__, "write", str(path), "5"], stdout=subprocess.PIPE, env=env
-        )
-        assert writer.stdout is not None
-        first = writer.stdout.readline()  # the writer is in its loop
+        told, tell = children.Pipe(duplex=False)
+        writer = children.Process(target=workers.write_forever, args=(str(path), 5, tell))
+        writer.start()
+        tell.close()  # the writer's end is the writer's alone: its death ends the pipe
+        try:
+            printed = [told.recv()]  # the writer is in its loop
+        except EOFError:
+            pytest.fail(f"round {round_no}: the writer printed nothing (seed {seed})")
         time.sleep(rng.uniform(0, 0.04))
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=30)
-        assert writer.returncode == -signal.SIGKILL
-        printed = (first + writer.stdout.read()).decode().split()
-        writer.stdout.close()
-        assert printed, f"round {round_no}: the writer printed nothing (seed {seed})"
+        writer.kill()
+        writer.join(timeout=30)
+        assert writer.exitcode == -signal.SIGKILL
+        with contextlib.suppress(EOFError):
+            while True:
+                printed.append(told.recv())
+        told.close()
         reported += printed
 
         data = path.read_bytes()

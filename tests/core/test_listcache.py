@@ -4,7 +4,6 @@ processes at once, the listing stays what the files say."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import sqlite3
@@ -171,9 +170,11 @@ def test_roots_and_line_limits_are_kept_apart(root: Path, tmp_path: Path, reads:
 
 
 @pytest.mark.processes
-def test_processes_listing_and_writing_at_once_keep_the_cache_whole(root: Path, tmp_path: Path, workers: Any) -> None:
+def test_processes_listing_and_writing_at_once_keep_the_cache_whole(
+    root: Path, tmp_path: Path, workers: Any, children: Any
+) -> None:
     cache = tmp_path / "var"
-    ctx = multiprocessing.get_context("spawn")
+    ctx = children
     listers = 3
     barrier = ctx.Barrier(listers + 1)
     results = ctx.Queue()

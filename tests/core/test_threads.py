@@ -14,7 +14,6 @@ run ten times longer.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import random
 import sys
@@ -99,7 +98,7 @@ def read_until(
 
 @pytest.mark.processes
 def test_readers_see_whole_refreshes_while_a_thread_and_a_process_append(
-    new_session: Any, workers: Any, fast_switching: None
+    new_session: Any, workers: Any, children: Any, fast_switching: None
 ) -> None:
     session = new_session()
     first = session.append(E.user_message("the first message"))
@@ -113,9 +112,7 @@ def test_readers_see_whole_refreshes_while_a_thread_and_a_process_append(
         threading.Thread(target=read_until, args=(shared, done, failures, walks, seed), daemon=True)
         for seed in range(READERS)
     ]
-    elsewhere = multiprocessing.get_context("spawn").Process(
-        target=workers.churn_file, args=(str(session.path), WRITES_ELSEWHERE, 99)
-    )
+    elsewhere = children.Process(target=workers.churn_file, args=(str(session.path), WRITES_ELSEWHERE, 99))
     for reader in readers:
         reader.start()
     elsewhere.start()

@@ -232,6 +232,7 @@ def test_an_upload_over_the_limit_is_refused(world: World, settings: Any) -> Non
     assert _files(world.root) == before
 
 
+@pytest.mark.sweep  # every file of the hostile folder: the quick tier keeps the refusals this module tests one by one
 def test_uploading_hostile_files_changes_nothing_here(world: World, tmp_path: Path, settings: Any) -> None:
     corpus = build_hostile_folder(tmp_path / "hostile")
     settings.PITREE_MAX_LINE_BYTES = corpus.line_limit

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import resource
 import socket
@@ -23,13 +24,28 @@ pytestmark = pytest.mark.processes  # the tests start servers of their own (test
 SLOW = 1000
 
 
+@pytest.fixture(scope="module")
+def _running() -> Iterator[dict[str, Daphne]]:
+    """The server the last test started, by its settings; stopped at the module's end."""
+    running: dict[str, Daphne] = {}
+    yield running
+    for started in running.values():
+        started.stop()
+
+
 @pytest.fixture
-def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Daphne]:
+def server(_running: dict[str, Daphne], tmp_path: Path, request: pytest.FixtureRequest) -> Daphne:
+    """A server with the test's settings: the one the test before started when it asked for the same (each
+    test's connections end with it, and a server keeps nothing of them), else a new one, the other stopped."""
     options = getattr(request, "param", {})
-    env = {"PITREE_SESSIONS_DIR": str(tmp_path / "sessions"), **options.get("env", {})}
-    started = launch_daphne(env, tmp_path / "daphne.log", files=options.get("files"))
-    yield started
-    started.stop()
+    key = json.dumps(options, sort_keys=True)
+    if key not in _running:
+        for started in _running.values():
+            started.stop()
+        _running.clear()
+        env = {"PITREE_SESSIONS_DIR": str(tmp_path / "sessions"), **options.get("env", {})}
+        _running[key] = launch_daphne(env, tmp_path / "daphne.log", files=options.get("files"))
+    return _running[key]
 
 
 def _answer(sock: socket.socket, seconds: float) -> tuple[bytes, float]:
