@@ -31,9 +31,7 @@ from sessions_app.models import GrantGeneration, Share, SignInLink, Workspace
 
 pytestmark = [
     # Runs in ./scripts/test's PostgreSQL pass; SQLite serialises writes, so the races cannot happen there.
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="PostgreSQL's behaviour (see the docstring)"
-    ),  # PostgreSQL pass only
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's behaviour"),  # PostgreSQL pass only
     pytest.mark.django_db(transaction=True),
 ]
 

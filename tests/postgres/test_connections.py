@@ -20,9 +20,7 @@ from pitree_web.dbthreads import ConnectionGivenBack
 
 pytestmark = [
     # Runs in ./scripts/test's PostgreSQL pass; on SQLite there is no pool to test.
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="the pool is PostgreSQL's (see the docstring)"
-    ),  # PostgreSQL pass only
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's"),  # PostgreSQL pass only
     pytest.mark.django_db(transaction=True),
 ]
 

@@ -122,9 +122,7 @@ def _raise_own_file_limit(needed: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < needed:
         # Skipped, not failed: the process cannot raise its own file limit that far (an operator limit).
-        pytest.skip(
-            f"this test opens {SLOW:,} sockets itself; its file limit is {hard}"
-        )  # an operator's file limit, not a fault
+        pytest.skip(f"this test opens {SLOW:,} sockets itself; its file limit is {hard}")  # an operator's limit
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
 
 
@@ -176,9 +174,7 @@ def test_a_thousand_slow_connections_from_many_addresses_leave_others_answered(s
     _raise_own_file_limit(SLOW + 200)
     if resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 4 * SLOW:
         # Skipped, not failed: the machine's hard file limit leaves no room for the server under test.
-        pytest.skip(
-            "the server needs room for a thousand connections and its own files"
-        )  # no room under the hard file limit
+        pytest.skip("the server needs room for a thousand connections and its files")  # the hard file limit
     slow, closed = _slow_connections(server, [f"127.0.0.{number}" for number in range(2, 12)])
     try:
         assert closed == 0
