@@ -170,7 +170,7 @@ class EntryView:
 
     @cached_property
     def text_elsewhere(self) -> bool:
-        """Whether some of its text is too large to be in the page: Copy fetches the raw line then."""
+        """Whether some of its text is too large to be in the page: Copy fetches it then (its text route)."""
         return self.kind in MESSAGE_KINDS and any(
             (b.kind == "text" and b.lazy) or b.kind == "omitted" for b in self.blocks
         )
