@@ -10,7 +10,8 @@ the same whichever process runs pi, so that no tab takes a turn for one it saw e
     {"type": "pi.progress", "turn": n, "at": <entry id>, "stream": {"message": …, "running": […]}, "since": bytes}
         what is in flight (``TurnStream.snapshot``): at most every ``replies.progress_interval`` while it
         changes (further apart as it grows, so that rendering it costs every process little): the first
-        change after a quiet spell at once, those within the interval after it together, at its end;
+        change after a quiet spell at once, those within the interval after it together, at its end; a
+        change that leaves nothing in flight only if it lasts the interval (the turn's end usually follows);
         ``since``: the file's size when pi began the message it streams (None: no message yet, or the
         file could not be read). pi writes a message before it says the message ended, so a progress
         made just before may reach a feed after the file has it: the feed knows it by the file having
@@ -114,9 +115,16 @@ class Broadcast:
 
     async def _pace(self) -> None:
         """Progress at most every ``progress_interval`` while the turn's stream changes: a change that
-        finds the pacer waiting goes at once; those during its sleep, together when it wakes."""
+        finds the pacer waiting goes at once (unless it leaves nothing in flight); those during its
+        sleep, together when it wakes."""
         while self.working:
             await self._changed.wait()
+            if self.stream.empty:
+                # Nothing in flight: a message that just ended is followed at once by a tool's run or by
+                # the turn's end. Told at once, it would be rendered by every feed as a turn waiting under
+                # whatever line is last by then (the title given after the turn), and taken away again
+                # by the end; told only if it lasts, it shows pi waiting on its model.
+                await asyncio.sleep(progress_interval(0))
             if not self.working:
                 return
             self._changed.clear()

@@ -104,3 +104,36 @@ async def test_after_a_quiet_spell_the_next_change_goes_at_once(heard, monkeypat
         broadcast.take(record)
     ended = await heard()
     assert ended["type"] == "pi.state" and ended["working"] is False
+
+
+async def test_nothing_in_flight_is_told_only_if_it_lasts(heard, monkeypatch) -> None:
+    """A message's end leaves nothing in flight: the turn's end that follows at once is told alone (a
+    progress of nothing first would show a turn waiting under the title given after it); a wait on the
+    model that lasts is told after the interval."""
+    monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.3)
+    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
+    for record in START:
+        broadcast.take(record)
+    await heard()  # working
+    await heard()  # the message began
+    await asyncio.sleep(0.5)  # the pacer waits for a change
+    broadcast.take(END[0])
+    await asyncio.sleep(0.05)
+    broadcast.take(END[1])
+    broadcast.take(END[2])
+    assert await heard() == {"type": "pi.state", "turn": 100, "at": "aaaa0001", "working": False, "ending": "done"}
+
+    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
+    for record in START:
+        broadcast.take(record)
+    await heard()
+    await heard()
+    await asyncio.sleep(0.5)
+    broadcast.take(END[0])  # and pi waits on its model for the next message
+    with pytest.raises(TimeoutError):
+        await heard(0.15)
+    waiting = await heard()
+    assert waiting["type"] == "pi.progress" and waiting["stream"] == {"message": None, "running": []}
+    broadcast.take(END[1])
+    broadcast.take(END[2])
+    assert (await heard())["working"] is False
