@@ -111,6 +111,12 @@ class _Revocable:
             return
         self._inbox = Inbox(layer, self._on_event, "pitree-grant", groups)
         await self._inbox.open()
+        # A change told through the layer before the groups were joined reached nobody here, yet counts
+        # as told (``told_here``): one made since the grant was read is asked about now, whoever told it.
+        joined = await asyncio.to_thread(changes.generation)
+        if joined != self.generation:
+            self.generation = joined
+            self.ask_again()
 
     async def _on_event(self, event: dict[str, Any]) -> None:
         if self.ended or event.get("type") != CHANGED:

@@ -165,3 +165,74 @@ def test_the_note_that_a_reply_is_being_written_goes_when_it_ends(new_page, ui, 
     expect(watching.locator("#flash")).to_be_empty()
     expect(box).to_have_value("Waiting for my turn")
     assert not record.errors
+
+
+WATCH_SENDING = """() => {
+  window.__seen = [];
+  const look = () => {
+    const box = document.querySelector('#composer textarea[name=text]');
+    const replies = document.querySelectorAll('#entries > article.entry--assistant');
+    const reply = replies[replies.length - 1];
+    const marker = document.getElementById('new-below');
+    const dock = document.querySelector('#transcript .dock').getBoundingClientRect();
+    if (document.querySelector('#entries > article.is-pending')) {
+      window.__seen.push({
+        box: box ? box.value : null,
+        focus: document.activeElement ? document.activeElement.id : '',
+        marker: !!(marker && !marker.hidden),
+        replyEnd: reply ? Math.round(reply.getBoundingClientRect().bottom - dock.top) : null,
+      });
+    }
+    if (window.__seen.length < 2000) requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+}"""
+
+
+def _long_conversation(sessions):
+    lines, parent = [], None
+    for n in range(12):
+        for role in ("user", "assistant"):
+            entry_id = f"{role[0]}{n:07d}"
+            body = {"role": role, "content": f"{role} {n}\n\n" + "words " * 80, "timestamp": 1772442000000 + n}
+            if role == "assistant":
+                body.update(content=[{"type": "text", "text": body["content"]}], provider="p", model="m", api="x")
+                body.update(usage={}, stopReason="stop")
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": f"2026-03-02T09:00:{n:02d}.000Z",
+                    "message": body,
+                }
+            )
+            parent = entry_id
+    return sessions.write_lines(lines)
+
+
+def test_sending_empties_the_box_keeps_focus_in_it_and_follows_the_reply(page, ui, sessions):
+    seeded = _long_conversation(sessions)
+    page.set_viewport_size({"width": 1280, "height": 700})
+    ui.open(page, seeded.url)
+    box = page.locator("#composer textarea[name=text]")
+    box.focus()
+    page.keyboard.type("What changed since yesterday?")
+    page.evaluate(WATCH_SENDING)
+    page.keyboard.press("Control+Enter")
+    ui.wait_position_change(page, "a0000011")
+    seen = page.evaluate("window.__seen")
+    assert len(seen) > 3, seen
+    # From the moment it was sent: the box is empty and keeps focus, the reply grows in view above the
+    # docked composer (the reader was at the bottom: no "new messages below" marker).
+    assert all(s["box"] == "" and s["focus"] == "composer-text" for s in seen), seen[:3]
+    assert not any(s["marker"] for s in seen)
+    assert all(s["replyEnd"] is not None and -150 <= s["replyEnd"] <= 2 for s in seen), [s["replyEnd"] for s in seen]
+    # The message, its answer, and the title an untitled session gets below its first answer.
+    *_, asked, _, title = seeded.entries()
+    assert asked["message"]["content"] == "What changed since yesterday?" and title["type"] == "session_info"
+    # Once the reply is stored, what is typed goes into the box for the next message.
+    expect(box).to_be_focused()
+    page.keyboard.type("and today?")
+    expect(box).to_have_value("and today?")
+    expect(page.locator(f"#entry-{ui.position(page)}")).to_be_in_viewport()

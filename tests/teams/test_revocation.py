@@ -24,6 +24,7 @@ from support.teams import BRANCH_A, CREW_FOLDER, LEAF, World
 from pitree_web.asgi import application
 from sessions_app.access import changes
 from sessions_app.access.changes import user_group
+from sessions_app.access.shares import revoke
 from sessions_app.channel_layer import calls
 from sessions_app.live import sockets
 from sessions_app.models import Share, Workspace
@@ -278,3 +279,27 @@ async def test_a_change_told_through_the_layer_makes_no_other_socket_ask_again(
         pass
     assert asked == []
     await tab.disconnect()
+
+
+async def test_a_share_revoked_while_its_socket_opens_closes_it(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Revoked after the socket read its grant and before it joined the share's group: the layer's
+    event reached no socket of it, yet this process told it, so the generation alone does not make
+    the socket ask again. It asks once it has joined, and closes."""
+    share = world.link_share
+    assert share is not None
+    monkeypatch.setattr(sockets, "RECHECK", 3600.0)  # the join, not the timer, finds the change
+
+    class RevokedFirst(calls.Inbox):
+        async def open(self) -> str:
+            await sync_to_async(revoke)(share)
+            return await super().open()
+
+    monkeypatch.setattr(sockets, "Inbox", RevokedFirst)
+    tab = WebsocketCommunicator(
+        application, world.url().replace("/s/", "/ws/s/"), headers=[ORIGIN, HOST, world.cookie("link")]
+    )
+    assert (await tab.connect(timeout=10))[0]
+    await tab.send_json_to(world.hello())
+    while (output := await tab.receive_output(timeout=10))["type"] != "websocket.close":
+        assert output["type"] == "websocket.send"
+    assert output["code"] == 4404
