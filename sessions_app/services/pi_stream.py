@@ -119,17 +119,26 @@ class Broadcast:
         sleep, together when it wakes."""
         while self.working:
             await self._changed.wait()
-            if self.stream.empty:
-                # Nothing in flight: a message that just ended is followed at once by a tool's run or by
-                # the turn's end. Told at once, it would be rendered by every feed as a turn waiting under
-                # whatever line is last by then (the title given after the turn), and taken away again
-                # by the end; told only if it lasts, it shows pi waiting on its model.
-                await asyncio.sleep(progress_interval(0))
+            self._changed.clear()
+            if self.stream.empty and await self._changes_within(progress_interval(0)):
+                # Nothing in flight: a message that just ended is followed at once by the next one, a
+                # tool's run or the turn's end. Told at once, it would be rendered by every feed as a
+                # turn waiting under whatever line is last by then (the title given after the turn), and
+                # taken away again; told only if it lasts, it shows pi waiting on its model. What came
+                # meanwhile (the next message's first piece) goes at once instead.
+                continue
             if not self.working:
                 return
-            self._changed.clear()
             self._post(self._progress())
             await asyncio.sleep(progress_interval(self.stream.size))
+
+    async def _changes_within(self, seconds: float) -> bool:
+        """Whether the stream changed (or the turn ended) within ``seconds``."""
+        try:
+            await asyncio.wait_for(self._changed.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
 
     async def _send_all(self) -> None:
         layer = get_channel_layer()

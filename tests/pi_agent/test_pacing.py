@@ -137,3 +137,36 @@ async def test_nothing_in_flight_is_told_only_if_it_lasts(heard, monkeypatch) ->
     broadcast.take(END[1])
     broadcast.take(END[2])
     assert (await heard())["working"] is False
+
+
+async def test_what_follows_nothing_in_flight_goes_at_once(heard, monkeypatch) -> None:
+    """pi's message asking for a tool ends (nothing in flight) and the tool starts while that pause is
+    held back: the tool's run goes at once, not once the pause would have been told."""
+    monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.5)
+    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
+    for record in START:
+        broadcast.take(record)
+    await heard()  # working
+    await heard()  # the message began
+    await asyncio.sleep(0.6)  # the pacer waits for a change
+    broadcast.take(END[0])
+    await asyncio.sleep(0.05)
+    broadcast.take({"type": "tool_execution_start", "toolCallId": "call-1", "toolName": "bash", "args": {}})
+    running = await heard(0.3)  # not once the pause's 0.5 s are over
+    assert running["type"] == "pi.progress" and [tool["name"] for tool in running["stream"]["running"]] == ["bash"]
+
+
+async def test_a_text_that_begins_empty_is_told_with_its_first_words(heard, monkeypatch) -> None:
+    """pi says a text part begins, then its first words, in two reads: the part's start shows nothing,
+    so it is not a progress of its own that would hold the first words back for an interval."""
+    monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.3)
+    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
+    for record in START[:2]:
+        broadcast.take(record)
+    await heard()  # working
+    await heard()  # the message began
+    await asyncio.sleep(0.5)  # the pacer waits for a change
+    broadcast.take(START[2])  # text_start
+    await asyncio.sleep(0.05)
+    broadcast.take(_delta("first words"))
+    assert _text(await heard(0.2)) == "first words"  # not held for the 0.3 s after an empty part's start

@@ -38,7 +38,6 @@ class Running:
 class TurnStream:
     message: dict[int, Part] | None = None  # the assistant message being streamed, by content index
     running: dict[str, Running] = field(default_factory=dict)
-    version: int = 0  # grows with every change: a snapshot is worth sending again only when it did
 
     def take(self, record: dict[str, Any]) -> bool:
         """Follow one of pi's records; whether what is in flight changed."""
@@ -64,7 +63,6 @@ class TurnStream:
             self.message, self.running = None, {}
         else:
             return False
-        self.version += 1
         return True
 
     def _update(self, event: Any) -> bool:
@@ -73,7 +71,10 @@ class TurnStream:
         assert self.message is not None
         index, kind = event["contentIndex"], event.get("type")
         if kind == "text_start":
+            # An empty text shows nothing: not a change to tell (told at once, it would hold the first
+            # words pi prints a read later for a whole progress interval).
             self.message[index] = Part("text")
+            return False
         elif kind == "thinking_start":
             self.message[index] = Part("thinking")
         elif kind == "toolcall_start":
