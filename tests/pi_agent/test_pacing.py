@@ -59,6 +59,18 @@ async def heard(monkeypatch) -> Any:
     return receive
 
 
+async def _begun(heard: Any, records: list[dict[str, Any]] = START, idle: float = 0.0) -> pi_stream.Broadcast:
+    """A broadcast told that pi's turn and a message began (both heard), then left ``idle`` seconds:
+    long enough, the pacer waits for the next change."""
+    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
+    for record in records:
+        broadcast.take(record)
+    await heard()  # working
+    await heard()  # the message began
+    await asyncio.sleep(idle)
+    return broadcast
+
+
 def _text(message: dict[str, Any]) -> str:
     parts = (message["stream"]["message"] or {}).get("parts", [])
     return "".join(part["text"] for part in parts)
@@ -87,12 +99,7 @@ async def test_the_first_change_goes_at_once_and_those_within_the_interval_wait_
 
 async def test_after_a_quiet_spell_the_next_change_goes_at_once(heard, monkeypatch) -> None:
     monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.05)
-    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
-    for record in START:
-        broadcast.take(record)
-    await heard()  # working
-    await heard()  # the message began
-    await asyncio.sleep(0.2)  # quiet for longer than the interval
+    broadcast = await _begun(heard, idle=0.2)  # the pacer waits for a change
     monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: LONG)
     broadcast.take(_delta("after the pause"))
     assert _text(await heard()) == "after the pause"  # the pacer did not sit out an interval first
@@ -111,24 +118,14 @@ async def test_nothing_in_flight_is_told_only_if_it_lasts(heard, monkeypatch) ->
     progress of nothing first would show a turn waiting under the title given after it); a wait on the
     model that lasts is told after the interval."""
     monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.3)
-    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
-    for record in START:
-        broadcast.take(record)
-    await heard()  # working
-    await heard()  # the message began
-    await asyncio.sleep(0.5)  # the pacer waits for a change
+    broadcast = await _begun(heard, idle=0.5)  # the pacer waits for a change
     broadcast.take(END[0])
     await asyncio.sleep(0.05)
     broadcast.take(END[1])
     broadcast.take(END[2])
     assert await heard() == {"type": "pi.state", "turn": 100, "at": "aaaa0001", "working": False, "ending": "done"}
 
-    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
-    for record in START:
-        broadcast.take(record)
-    await heard()
-    await heard()
-    await asyncio.sleep(0.5)
+    broadcast = await _begun(heard, idle=0.5)  # the pacer waits for a change
     broadcast.take(END[0])  # and pi waits on its model for the next message
     with pytest.raises(TimeoutError):
         await heard(0.15)
@@ -143,12 +140,7 @@ async def test_what_follows_nothing_in_flight_goes_at_once(heard, monkeypatch) -
     """pi's message asking for a tool ends (nothing in flight) and the tool starts while that pause is
     held back: the tool's run goes at once, not once the pause would have been told."""
     monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.5)
-    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
-    for record in START:
-        broadcast.take(record)
-    await heard()  # working
-    await heard()  # the message began
-    await asyncio.sleep(0.6)  # the pacer waits for a change
+    broadcast = await _begun(heard, idle=0.6)  # the pacer waits for a change
     broadcast.take(END[0])
     await asyncio.sleep(0.05)
     broadcast.take({"type": "tool_execution_start", "toolCallId": "call-1", "toolName": "bash", "args": {}})
@@ -160,12 +152,7 @@ async def test_a_text_that_begins_empty_is_told_with_its_first_words(heard, monk
     """pi says a text part begins, then its first words, in two reads: the part's start shows nothing,
     so it is not a progress of its own that would hold the first words back for an interval."""
     monkeypatch.setattr(pi_stream, "progress_interval", lambda chars: 0.3)
-    broadcast = pi_stream.Broadcast(_Driver(), SESSION)  # type: ignore[arg-type]
-    for record in START[:2]:
-        broadcast.take(record)
-    await heard()  # working
-    await heard()  # the message began
-    await asyncio.sleep(0.5)  # the pacer waits for a change
+    broadcast = await _begun(heard, START[:2], idle=0.5)  # the pacer waits for a change
     broadcast.take(START[2])  # text_start
     await asyncio.sleep(0.05)
     broadcast.take(_delta("first words"))
