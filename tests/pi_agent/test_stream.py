@@ -51,7 +51,7 @@ def test_records_that_are_not_pis_are_ignored() -> None:
         {"what": "ever"},
     ):
         assert stream.take(record) is False
-    assert stream.empty and stream.version == 0
+    assert stream.empty
     assert stream.take({"type": "message_start", "message": {"role": "assistant"}})
     assert not stream.take(
         {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 5}}
