@@ -363,15 +363,16 @@ async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
         pass
     layer = get_channel_layer()
     group = session_group(world.session_id)
-    await layer.group_send(group, {"type": "reply.progress", "reply": "r-b", "parent": "de4f0d3a", "text": "secret"})
-    await layer.group_send(group, {"type": "reply.progress", "reply": "r-a", "parent": LEAF, "text": "shown"})
+    await layer.group_send(group, {"type": "reply.progress", "reply": "reply-on-B", "parent": "de4f0d3a", "text": "secret"})
+    await layer.group_send(group, {"type": "reply.progress", "reply": "reply-on-A", "parent": LEAF, "text": "shown"})
     hidden = await asyncio.to_thread(_append, world, "grown on branch B", "de4f0d3a")
     grown = await asyncio.to_thread(_append, world, "grown on branch A", LEAF)
     received: list[Push] = []
-    while not (any(grown in m.entries for m in received) and any(m.placeholders == ["r-a"] for m in received)):
+    while not (any(grown in m.entries for m in received) and any(m.placeholders == ["reply-on-A"] for m in received)):
         received.append(parse(await tab.receive_from(timeout=10)))
     everything = "\n".join(m.raw for m in received)
-    assert "shown" in everything and "secret" not in everything and "r-b" not in everything
+    # (names no random id can hold: "r-b" was in "navigator-b…" of an entry whose id began with b)
+    assert "shown" in everything and "secret" not in everything and "reply-on-B" not in everything
     assert hidden not in everything and "branch B" not in everything
     for entry_id in BRANCH_B:
         assert entry_id not in everything
