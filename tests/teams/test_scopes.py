@@ -363,7 +363,9 @@ async def test_a_branch_s_socket_gets_that_branch_only(world: World) -> None:
         pass
     layer = get_channel_layer()
     group = session_group(world.session_id)
-    await layer.group_send(group, {"type": "reply.progress", "reply": "reply-on-B", "parent": "de4f0d3a", "text": "secret"})
+    await layer.group_send(
+        group, {"type": "reply.progress", "reply": "reply-on-B", "parent": "de4f0d3a", "text": "secret"}
+    )
     await layer.group_send(group, {"type": "reply.progress", "reply": "reply-on-A", "parent": LEAF, "text": "shown"})
     hidden = await asyncio.to_thread(_append, world, "grown on branch B", "de4f0d3a")
     grown = await asyncio.to_thread(_append, world, "grown on branch A", LEAF)
