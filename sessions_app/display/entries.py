@@ -16,7 +16,7 @@ from itertools import islice
 from typing import Any
 
 from ..sessionfiles import tree
-from ..sessionfiles.description import Description, Part, ToolCall, ToolResult, describe, text_of
+from ..sessionfiles.description import Description, Part, ToolCall, ToolResult, describe, text_of, written_text
 from ..sessionfiles.entries import CONTINUE_TYPE, clip, one_line
 from ..sessionfiles.index import SessionIndex
 from ..sessionfiles.store import SessionFile
@@ -166,7 +166,7 @@ class EntryView:
             return self.text
         if self.kind not in MESSAGE_KINDS:
             return ""
-        return "\n\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
+        return written_text(self.blocks)
 
     @cached_property
     def text_elsewhere(self) -> bool:

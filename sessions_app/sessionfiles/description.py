@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .entries import as_text, block_text
 
@@ -268,9 +268,18 @@ def text_of(parts: Iterable[Part], separator: str = " ") -> str:
     return separator.join(part.text for part in parts if part.kind == "text")
 
 
-def written_text(parts: Iterable[Part]) -> str:
-    """A message's text as written: its text parts whole, a blank line between them (what Copy copies;
-    the page's ``EntryView.written`` joins its blocks the same way)."""
+class Written(Protocol):
+    """A piece of a message as a reader holds it: a ``Part``, or a block of the page's."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+def written_text(parts: Iterable[Written]) -> str:
+    """A message's text as written: its text parts whole, a blank line between them (what Copy copies,
+    from the file's parts or the page's blocks alike)."""
     return "\n\n".join(part.text for part in parts if part.kind == "text" and part.text)
 
 
