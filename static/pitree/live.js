@@ -197,12 +197,14 @@
 
   // The composer's pickers, fetched again for where the tab stands (app.js names it in ``at``): they
   // show what the next reply uses, whoever changed it. The request is the element's own, so that it
-  // queues behind the element's requests only.
+  // queues behind the element's requests only. They are morphed in: the pickers stay the same elements,
+  // so a list the reader has open is not closed under them and what they pick in it is sent (htmx sends
+  // nothing for a form that left the page).
   function refreshSettings() {
     const settings = document.getElementById("composer-settings");
     if (!settings || !settings.getAttribute("hx-get")) return;
     // Reaching no server, they stay as they were until the next change fetches them.
-    htmx.ajax("GET", settings.getAttribute("hx-get"), { source: settings, target: settings, swap: "innerHTML" }).catch(() => {});
+    htmx.ajax("GET", settings.getAttribute("hx-get"), { source: settings, target: settings, swap: "morph:innerHTML" }).catch(() => {});
   }
 
   // A field the reader is typing in is not replaced under them (the Rename field after another's rename).

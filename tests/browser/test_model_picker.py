@@ -136,3 +136,32 @@ def test_a_level_picked_with_the_keyboard_keeps_the_focus_in_its_picker(page, ui
     expect(page.locator("#composer-settings select[name=level]")).to_have_value("xhigh")
     expect(page.locator("#composer-settings select[name=level]")).to_be_focused()
     assert [line.get("thinkingLevel") for line in seeded.lines()[-2:]] == ["high", "xhigh"]
+
+
+def test_a_picker_in_use_stays_itself_when_another_change_refreshes_the_pickers(page, ui, sessions) -> None:
+    """Another program's change refreshes the pickers while the reader has the model list open: the
+    picker stays the same element (its list is not closed under them), and the model they then pick in
+    it is written (htmx sends nothing for a form that left the page)."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
+    expect(page.locator("#composer-settings select[name=model]")).to_be_enabled()
+    page.evaluate("window.__inUse = document.querySelector('#composer-settings select[name=model]')")
+    line = {
+        "type": "thinking_level_change",
+        "id": "f1f1f1f1",
+        "parentId": POSITION,
+        "timestamp": "2026-03-02T10:00:00.000Z",
+        "thinkingLevel": "low",
+    }
+    with seeded.path.open("ab") as file:  # as pi appends: one whole line
+        file.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("low")  # refreshed
+    assert page.evaluate("window.__inUse.isConnected")
+    page.evaluate(
+        "() => { const s = window.__inUse; s.value = 'other-model'; s.dispatchEvent(new Event('change', {bubbles: true})); }"
+    )
+    ui.wait_position_change(page, "f1f1f1f1")
+    change = seeded.lines()[-1]
+    assert change["type"] == "model_change" and change["modelId"] == "other-model"
+    assert change["parentId"] == "f1f1f1f1"

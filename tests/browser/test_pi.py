@@ -182,8 +182,8 @@ def test_the_pickers_list_pis_models_and_set_them_through_pi(page, ui, sessions,
     model.select_option(f"fake/{THINKING_MODEL}")
     # pi writes the model it starts with, then the one chosen.
     expect(page.locator("#entries > article.entry--model_change").last).to_contain_text(THINKING_MODEL, timeout=PI_WAIT)
-    # The pickers are fetched again once pi's entries arrive; a pick made on the pickers being replaced
-    # is lost (a known race, not pi's): the level is picked once they show the model pi took.
+    # The pick answers with the transcript, whose pickers load anew (a pick made on the ones being
+    # replaced would reach no form): the level is picked once they show the model pi took.
     expect(page.locator("#composer-settings select[name=model]")).to_have_value(f"fake/{THINKING_MODEL}")
     page.wait_for_load_state("networkidle")
     page.locator("#composer-settings select[name=level]").select_option("high")
