@@ -4,6 +4,7 @@ processes share Redis; and the turn lock that keeps pitree's own writes out of p
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,6 +57,19 @@ async def test_a_redis_lease_is_held_by_one_holder_renewed_and_released(redis_ur
     again = await second.acquire("k")
     assert again is not None
     await again.release()
+
+
+async def test_a_release_ends_whenever_it_comes_during_the_renewal(redis_url: str) -> None:
+    """Released at any moment of a short lease's renewal, the lease is let go at once: cancelled inside
+    a command, the Redis client could carry on as after a failure, and a release waited forever for a
+    renewal that went on (one in ten here, before)."""
+    rng = random.Random(7)
+    drivers = RedisDrivers(redis_url, lease=0.03)
+    for number in range(60):
+        held = await drivers.acquire(f"k{number}")
+        assert held is not None
+        await asyncio.sleep(rng.uniform(0, 0.03))
+        await asyncio.wait_for(held.release(), 2)
 
 
 async def test_a_redis_lease_taken_away_is_lost(redis_url: str) -> None:

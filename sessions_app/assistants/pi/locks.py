@@ -112,11 +112,12 @@ class _RedisHeld:
     def __init__(self, client: Any, name: str, token: str, lease: float) -> None:
         self.client, self.name, self.token, self.lease = client, name, token, lease
         self.lost = asyncio.Event()
+        self._released = False
         self._renewal = asyncio.create_task(self._renew(), name=f"pi lease {name}")
 
     async def _renew(self) -> None:
         last = time.monotonic()
-        while True:
+        while not self._released:
             await asyncio.sleep(self.lease / 3)
             try:
                 kept = await self.client.eval(_RENEW, 1, self.name, self.token, int(self.lease * 1000))
@@ -132,9 +133,11 @@ class _RedisHeld:
             last = time.monotonic()
 
     async def release(self) -> None:
+        # Cancelled inside a command, redis-py can go on as if it had failed (seen here: about one
+        # release in ten hung, the renewal going on): the flag ends the loop then.
+        self._released = True
         self._renewal.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._renewal
+        await asyncio.gather(self._renewal, return_exceptions=True)  # a release cancelled itself still is
         try:
             await self.client.eval(_RELEASE, 1, self.name, self.token)
         except Exception:
