@@ -79,9 +79,11 @@ def test_long_titles_take_two_lines_at_most(page: Any, ui: Any, sessions: Any) -
     chat = _chat(sessions.root, "/home/me/zeta", words, 0)
     ui.open(page, f"/s/{chat}/")
     for selector in ("#session-title", "#sidebar .sidebar__title"):
-        lines = page.evaluate(
+        # Measured once it is there: the sidebar's list loads after the page.
+        lines = page.wait_for_function(
             """(selector) => {
                 const element = document.querySelector(selector);
+                if (!element) return null;
                 const probe = element.cloneNode(false);  // one line of the same style
                 probe.textContent = "x";
                 element.after(probe);
@@ -89,6 +91,6 @@ def test_long_titles_take_two_lines_at_most(page: Any, ui: Any, sessions: Any) -
                 probe.remove();
                 return element.getBoundingClientRect().height / line;
             }""",
-            selector,
-        )
+            arg=selector,
+        ).json_value()
         assert 1 < lines <= 2.05, (selector, lines)
