@@ -132,8 +132,15 @@ def test_writers_write_to_every_good_session(hostile: HostileFolder) -> None:
 
 @pytest.mark.sweep
 def test_every_command_refuses_every_bad_file_in_one_line(hostile: HostileFolder) -> None:
-    commands = [*READERS, ("append", "--role", "user", "--text", "x"), ("navigate", "root"), ("label", "x"),
-                ("rename", "n"), ("fork",), ("compact", "--keep-from", "x", "--summary", "s")]  # fmt: skip
+    commands = [
+        *READERS,
+        ("append", "--role", "user", "--text", "x"),
+        ("navigate", "root"),
+        ("label", "x"),
+        ("rename", "n"),
+        ("fork",),
+        ("compact", "--keep-from", "x", "--summary", "s"),
+    ]
     for path in hostile.bad:
         for command in commands:
             with pytest.raises(CommandError) as refused:
@@ -216,8 +223,11 @@ def test_real_processes_answer_in_time_without_tracebacks(hostile: HostileFolder
         (lambda: manage("show", str(by_name["fifo.jsonl"]), env=cli_env), "a FIFO"),
         (lambda: manage("tree", str(by_name["zero.jsonl"]), env=cli_env), "a character device"),
         (lambda: manage("inspect", "--json", str(by_name["socket.jsonl"]), env=cli_env), "a socket"),
-        (lambda: manage("append", str(by_name["one-huge-line.jsonl"]), "--role", "user", "--text", "x", env=cli_env), "no session header"),
-    ]  # fmt: skip
+        (
+            lambda: manage("append", str(by_name["one-huge-line.jsonl"]), "--role", "user", "--text", "x", env=cli_env),
+            "no session header",
+        ),
+    ]
     for command, reason in check:
         done = command()
         assert done.returncode != 0 and b"Traceback" not in done.stderr

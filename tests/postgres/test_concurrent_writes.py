@@ -8,7 +8,8 @@ update, two first starts both find no account. Each test holds one transaction o
 what PostgreSQL does there is what the code must survive.
 
 They run in ./scripts/test's PostgreSQL run (with the permission matrix); on SQLite's in-memory test
-database (shared-cache mode, where a locked table fails at once instead of waiting) they are skipped.
+database (shared-cache mode, where a locked table fails at once instead of waiting) they are not
+collected (conftest.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from sessions_app.access import changes, signin
@@ -29,11 +30,7 @@ from sessions_app.access.shares import revoke
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import GrantGeneration, Share, SignInLink, Workspace
 
-pytestmark = [
-    # Runs in ./scripts/test's PostgreSQL pass; SQLite serialises writes, so the races cannot happen there.
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's behaviour"),  # PostgreSQL pass only
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 HOLD = 0.5  # seconds the first transaction stays open after its write, while the second meets it
 

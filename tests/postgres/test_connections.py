@@ -2,7 +2,7 @@
 an async view lasts as long as the reply it waits for or the download it streams, and twenty of them
 held every connection of the pool, so that the next request waited 30 s for one and failed (500).
 
-They run in ./scripts/test's PostgreSQL run (the pool is PostgreSQL's); on SQLite they are skipped.
+They run in ./scripts/test's PostgreSQL run (the pool is PostgreSQL's); on SQLite they are not collected (conftest.py).
 """
 
 from __future__ import annotations
@@ -18,11 +18,7 @@ from django.test import RequestFactory
 
 from pitree_web.dbthreads import ConnectionGivenBack
 
-pytestmark = [
-    # Runs in ./scripts/test's PostgreSQL pass; on SQLite there is no pool to test.
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's"),  # PostgreSQL pass only
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def async_view(request: HttpRequest) -> HttpResponse:

@@ -180,9 +180,16 @@ def _raw_user(entry_id: str, parent: str | None, content_json: bytes) -> bytes:
     """A user message whose content is given as raw bytes (so that it can be anything at all)."""
     parent_json = b"null" if parent is None else json.dumps(parent).encode()
     return (
-        b'{"type":"message","id":' + json.dumps(entry_id).encode() + b',"parentId":' + parent_json
-        + b',"timestamp":"' + T0.encode() + b'","message":{"role":"user","content":' + content_json + b"}}\n"
-    )  # fmt: skip
+        b'{"type":"message","id":'
+        + json.dumps(entry_id).encode()
+        + b',"parentId":'
+        + parent_json
+        + b',"timestamp":"'
+        + T0.encode()
+        + b'","message":{"role":"user","content":'
+        + content_json
+        + b"}}\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- good sessions
@@ -287,33 +294,96 @@ def _good_sessions(folder: HostileFolder, where: Path) -> None:
         {"type": "message", "id": "w5", "parentId": "w4", "timestamp": T0, "message": {"role": 7, "content": "role 7"}},
         {"type": 42, "id": "w6", "parentId": "w5"},
         {"type": "message", "id": 43, "parentId": "w5"},
-        {"type": "message", "id": "w7", "parentId": 44, "timestamp": T0, "message": {"role": "assistant", "content": 5}},
+        {
+            "type": "message",
+            "id": "w7",
+            "parentId": 44,
+            "timestamp": T0,
+            "message": {"role": "assistant", "content": 5},
+        },
         {"type": "session_info", "id": "w8", "parentId": "w5", "timestamp": T0, "name": {"a": 1}},
         {"type": "session_info", "id": "w9", "parentId": "w8", "timestamp": T0, "name": ["a"]},
         {"type": "label", "id": "w10", "parentId": "w9", "timestamp": T0, "targetId": "w1", "label": {"x": [1]}},
         {"type": "label", "id": "w11", "parentId": "w10", "timestamp": T0, "targetId": ["w1"], "label": "list target"},
         {"type": "label", "id": "w12", "parentId": "w11", "timestamp": T0, "targetId": "w2", "label": 3.5},
-        {"type": "compaction", "id": "w13", "parentId": "w12", "timestamp": T0, "summary": ["x"], "firstKeptEntryId": {}, "tokensBefore": "many"},
+        {
+            "type": "compaction",
+            "id": "w13",
+            "parentId": "w12",
+            "timestamp": T0,
+            "summary": ["x"],
+            "firstKeptEntryId": {},
+            "tokensBefore": "many",
+        },
         {"type": "branch_summary", "id": "w14", "parentId": "w13", "timestamp": T0, "fromId": 5, "summary": {"s": 1}},
-        {"type": "custom_message", "customType": ["t"], "content": 9, "display": "yes", "id": "w15", "parentId": "w14", "timestamp": T0},
+        {
+            "type": "custom_message",
+            "customType": ["t"],
+            "content": 9,
+            "display": "yes",
+            "id": "w15",
+            "parentId": "w14",
+            "timestamp": T0,
+        },
         {"type": "model_change", "id": "w16", "parentId": "w15", "timestamp": T0, "provider": None, "modelId": 5},
         {"type": "thinking_level_change", "id": "w17", "parentId": "w16", "timestamp": T0, "thinkingLevel": [1]},
-        {"type": "context_edit", "id": "w18", "parentId": "w17", "timestamp": T0, "targetId": "w1", "replacement": "str"},
-        {"type": "message", "id": "w19", "parentId": "w18", "timestamp": T0, "message": {"role": "bashExecution", "command": ["ls"], "output": {"o": 1}, "exitCode": "x"}},
-        {"type": "message", "id": "w20", "parentId": "w19", "timestamp": T0, "message": {"role": "toolResult", "toolName": 1, "content": "s", "isError": "no"}},
-        {"type": "message", "id": "w21", "parentId": "w20", "timestamp": T0, "message": {"role": "assistant", "content": [{"type": "toolCall", "name": 5, "arguments": "not an object"}, {"type": "thinking", "thinking": 7}]}},
-    ]  # fmt: skip
+        {
+            "type": "context_edit",
+            "id": "w18",
+            "parentId": "w17",
+            "timestamp": T0,
+            "targetId": "w1",
+            "replacement": "str",
+        },
+        {
+            "type": "message",
+            "id": "w19",
+            "parentId": "w18",
+            "timestamp": T0,
+            "message": {"role": "bashExecution", "command": ["ls"], "output": {"o": 1}, "exitCode": "x"},
+        },
+        {
+            "type": "message",
+            "id": "w20",
+            "parentId": "w19",
+            "timestamp": T0,
+            "message": {"role": "toolResult", "toolName": 1, "content": "s", "isError": "no"},
+        },
+        {
+            "type": "message",
+            "id": "w21",
+            "parentId": "w20",
+            "timestamp": T0,
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "toolCall", "name": 5, "arguments": "not an object"},
+                    {"type": "thinking", "thinking": 7},
+                ],
+            },
+        },
+    ]
     wrong_header = _header(
         "good-wrong-types", cwd=["not", "a", "path"], parentSession=12, timestamp={"t": 1}, version="3"
     )
     good("wrong-types.jsonl", "good-wrong-types", *wrong, header=wrong_header)
     good("v3-types.jsonl", "good-v3-types", *wrong[:6], header=_header("good-v3-types", cwd=7, parentSession=["x"]))
-    good("v1.jsonl", "good-v1", {"type": "message", "timestamp": T0, "message": {"role": "user", "content": "v1"}},
-         header={"type": "session", "id": "good-v1", "timestamp": T0, "cwd": "/srv/hostile"})  # fmt: skip
+    good(
+        "v1.jsonl",
+        "good-v1",
+        {"type": "message", "timestamp": T0, "message": {"role": "user", "content": "v1"}},
+        header={"type": "session", "id": "good-v1", "timestamp": T0, "cwd": "/srv/hostile"},
+    )
     good("v2.jsonl", "good-v2", _user("v2a", None, "v2"), header=_header("good-v2", version=2))
     for number, session_id in enumerate(WEIRD_IDS):
-        good(f"weird-{number}.jsonl", session_id, _user(session_id, None, "an entry with the same id"),
-             _user("a/b", session_id, "slash"), _user("x" * 300, "a/b", "long"), _user("? #&%", "x" * 300, "marks"))  # fmt: skip
+        good(
+            f"weird-{number}.jsonl",
+            session_id,
+            _user(session_id, None, "an entry with the same id"),
+            _user("a/b", session_id, "slash"),
+            _user("x" * 300, "a/b", "long"),
+            _user("? #&%", "x" * 300, "marks"),
+        )
     good("2026-03-02T09-00-00-000Z_named-for-another.jsonl", "good-renamed", _user("r1", None, "the name lies"))
     good("twin-1.jsonl", "good-twin", _user("tw", None, "one of two files holding this id"))
     good("twin-2.jsonl", "good-twin", _user("tw", None, "the other"))
