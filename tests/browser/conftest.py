@@ -156,6 +156,11 @@ class Seeded:
     def entries(self) -> list[dict[str, Any]]:
         return self.lines()[1:]
 
+    def append(self, *lines: dict[str, Any]) -> None:
+        """Append ``lines`` as another program (pi, say) does: whole lines, without pitree's lock."""
+        with self.path.open("ab") as file:
+            file.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+
     def entry(self, entry_id: str) -> dict[str, Any]:
         found = [e for e in self.entries() if e.get("id") == entry_id]
         assert len(found) == 1, f"{len(found)} entries with id {entry_id} in {self.path.name}"

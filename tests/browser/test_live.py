@@ -3,7 +3,6 @@ the right place, and a tab whose socket drops catches up exactly."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -453,9 +452,7 @@ def test_back_brings_the_page_up_to_date_with_what_the_file_gained(page, ui, ses
     expect(page.locator("#entry-aaaa0003")).to_be_visible()
     label = {"type": "label", "id": "aaaa0007", "parentId": "aaaa0004", "timestamp": "2026-03-02T09:00:02.000Z"}
     third = message("aaaa0008", "aaaa0002", "user", "branch C question")
-    with seeded.path.open("ab") as file:  # as pi appends
-        for line in ({**label, "targetId": "aaaa0001", "label": "IMPORTANT"}, third):
-            file.write(json.dumps(line).encode() + b"\n")
+    seeded.append({**label, "targetId": "aaaa0001", "label": "IMPORTANT"}, third)
     expect(page.locator("#entry-aaaa0001 .tag[title=label]")).to_have_text("IMPORTANT")
     page.go_back()
     expect(page.locator("#entry-aaaa0006")).to_be_visible()
@@ -507,8 +504,7 @@ def test_offline_the_badge_says_so_and_a_send_says_it_reached_no_server(page, ui
     expect(box).to_have_value("Sent while offline")
     page.context.set_offline(False)
     expect(badge).to_be_hidden()
-    with seeded.path.open("ab") as file:  # as pi appends
-        file.write(json.dumps(message("ffff0001", LEAF, "user", "written once back online")).encode() + b"\n")
+    seeded.append(message("ffff0001", LEAF, "user", "written once back online"))
     expect(page.locator("#entry-ffff0001")).to_contain_text("written once back online")
 
 

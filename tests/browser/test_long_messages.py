@@ -4,8 +4,6 @@ a fold that loads the whole text, and its Copy fetches the message."""
 
 from __future__ import annotations
 
-import json
-
 from playwright.sync_api import expect
 from support.lines import message
 
@@ -54,8 +52,7 @@ def test_a_long_message_appended_live_is_folded_too(page, ui, sessions, record) 
     seeded = sessions.write_lines([message("bbbb0001", None, "user", "A short question", 1)])
     ui.open(page, seeded.url)
     page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
-    with seeded.path.open("ab") as file:  # as pi appends
-        file.write(json.dumps(message("bbbb0002", "bbbb0001", "assistant", PASTED[:60_000], 2)).encode() + b"\n")
+    seeded.append(message("bbbb0002", "bbbb0001", "assistant", PASTED[:60_000], 2))
     expect(page.locator("#entry-bbbb0002").get_by_role("button", name="Show all")).to_be_visible()
     assert _height(page, "bbbb0002") < 1000
     assert not record.errors

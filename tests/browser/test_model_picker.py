@@ -31,17 +31,15 @@ def server(serve_openai: Any, fake: FakeOpenAI) -> Any:
     return serve_openai(fake)
 
 
-def _append_level(seeded: Any, entry_id: str, parent: str, level: str) -> None:
-    """A ``thinking_level_change`` written by another program, as pi appends it: one whole line."""
-    line = {
+def _level_change(entry_id: str, parent: str, level: str) -> dict[str, Any]:
+    """A ``thinking_level_change`` as pi writes it."""
+    return {
         "type": "thinking_level_change",
         "id": entry_id,
         "parentId": parent,
         "timestamp": "2026-03-02T10:00:00.000Z",
         "thinkingLevel": level,
     }
-    with seeded.path.open("ab") as file:
-        file.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
 
 
 def test_picking_a_model_writes_model_change_and_the_next_reply_uses_it(page, ui, sessions, fake) -> None:
@@ -116,7 +114,7 @@ def test_every_tab_s_pickers_follow_a_change_made_elsewhere(new_page, ui, sessio
     picking.locator(level).select_option("high")
     expect(watching.locator(level)).to_have_value("high")
 
-    _append_level(seeded, "f0f0f0f0", seeded.lines()[-1]["id"], "low")
+    seeded.append(_level_change("f0f0f0f0", seeded.lines()[-1]["id"], "low"))
     for page in (picking, watching):
         expect(page.locator("#entry-f0f0f0f0")).to_contain_text("Thinking level → low")
         expect(page.locator(level)).to_have_value("low")
@@ -151,7 +149,7 @@ def test_a_picker_in_use_stays_itself_when_another_change_refreshes_the_pickers(
     page.wait_for_function("() => document.getElementById('live').dataset.live === 'live'")
     expect(page.locator("#composer-settings select[name=model]")).to_be_enabled()
     page.evaluate("window.__inUse = document.querySelector('#composer-settings select[name=model]')")
-    _append_level(seeded, "f1f1f1f1", POSITION, "low")
+    seeded.append(_level_change("f1f1f1f1", POSITION, "low"))
     expect(page.locator("#composer-settings select[name=level]")).to_have_value("low")  # refreshed
     assert page.evaluate("window.__inUse.isConnected")
     page.evaluate(

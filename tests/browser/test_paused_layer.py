@@ -3,7 +3,6 @@ keeps following the file meanwhile (the push needs no Redis), and says it no mor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,8 +37,7 @@ def test_the_page_says_when_other_servers_cannot_reach_it(page, ui, sessions, re
     port = shut_down(url)
     expect(note).to_be_visible(timeout=20_000)
     expect(note).to_contain_text(PAUSED)
-    with seeded.path.open("ab") as file:  # another program appends: it still arrives
-        file.write(json.dumps(message("a0000002", "a0000001", "assistant", "still here", 2)).encode() + b"\n")
+    seeded.append(message("a0000002", "a0000001", "assistant", "still here", 2))  # it still arrives
     expect(page.locator("#entry-a0000002")).to_have_count(1)
 
     with redis_server(folder, port):

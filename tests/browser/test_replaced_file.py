@@ -89,8 +89,7 @@ def test_a_file_that_grew_too_much_to_patch_keeps_the_tab_where_it_stands(page, 
             }
         )
         parent = entry_id
-    with seeded.path.open("ab") as file:
-        file.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    seeded.append(*lines)
     size = seeded.path.stat().st_size
     page.wait_for_function("(size) => document.getElementById('tab-state').dataset.cursor === String(size)", arg=size)
     assert ui.position(page) == USER

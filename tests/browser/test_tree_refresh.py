@@ -3,7 +3,6 @@ folds and earlier entries of their branch, stays open meanwhile, until they move
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from playwright.sync_api import expect
@@ -43,8 +42,7 @@ def test_folds_and_earlier_entries_opened_stay_open_as_the_file_grows(page, ui, 
     asked: list[str] = []
     page.on("request", lambda request: asked.append(request.url) if "/tree/" in request.url else None)
     added = message("z0000001", TRUNK[-1], "user", "An agent goes on", 200)
-    with seeded.path.open("ab") as file:  # as pi appends
-        file.write(json.dumps(added).encode() + b"\n")
+    seeded.append(added)
     expect(_row(page, "z0000001")).to_have_count(1)
     # What the reader opened is there still: the side branch's entries, the start of their branch.
     expect(fold).to_have_count(0)
@@ -85,8 +83,7 @@ def test_a_panel_with_hundreds_of_folds_opened_still_follows_the_file(page, ui, 
 
     refreshes: list[Any] = []
     page.on("response", lambda response: refreshes.append(response) if "/tree/?" in response.url else None)
-    with seeded.path.open("ab") as file:  # as pi appends
-        file.write(json.dumps(message("z0000001", "t0000002", "assistant", "An agent goes on", 4)).encode() + b"\n")
+    seeded.append(message("z0000001", "t0000002", "assistant", "An agent goes on", 4))
     expect(_row(page, "z0000001")).to_have_count(1, timeout=30_000)
     assert refreshes and all(response.status == 200 and len(response.url) < 8000 for response in refreshes)
     # The folds opened last are open still; the first ones opened fold again.
