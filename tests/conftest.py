@@ -39,6 +39,12 @@ os.environ.setdefault("PITREE_JOURNAL_DIR", os.path.join(_CHILD_CACHES, "replies
 # two-machine tests run it so).
 django_settings.DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 
+# On SQLite the suite's database is a file, as the app's is (WAL, settings.py): a read beside another
+# thread's write goes on there, where Django's default in-memory test database, whose connections share
+# one cache and lock whole tables, fails it at once ("database table is locked"), which no user can meet.
+if django_settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    django_settings.DATABASES["default"]["TEST"]["NAME"] = os.path.join(_CHILD_CACHES, "test_pitree.sqlite3")
+
 hypothesis_settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.register_profile("thorough", max_examples=1000, deadline=None)
 hypothesis_settings.register_profile(

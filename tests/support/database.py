@@ -10,6 +10,7 @@ run) alike.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.apps import apps
@@ -23,9 +24,8 @@ class Saved:
     them back, in one transaction (foreign keys are checked at its end)."""
 
     def __init__(self) -> None:
-        name = str(connection.settings_dict["NAME"])
-        in_memory = connection.vendor == "sqlite" and connection.is_in_memory_db()
-        assert in_memory or name.startswith("test_"), f"not a test database: {name}"
+        name = os.path.basename(connection.settings_dict["NAME"])
+        assert name.startswith("test_"), f"not a test database: {name}"
         self._rows: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
         with connection.cursor() as cursor:
             for table in sorted(connection.introspection.django_table_names(only_existing=True)):
