@@ -10,6 +10,9 @@ def test_compact_history_opens_its_form_in_view_and_focused(page, ui, sessions, 
     seeded = sessions.seed("01-linear")
     page.set_viewport_size({"width": 1000, "height": 600})
     ui.open(page, seeded.url)
+    # Once the socket is in: what it first pushes can take a reader at the bottom down to it (live.js),
+    # which, coming after the click on a loaded machine, took the form behind the dock (seen once, under load).
+    page.locator("#live[data-live=live]").wait_for(state="attached")
     page.locator(".compact-all > summary").click()
     form = page.locator(".compact-all .compact-form")
     expect(form).to_be_visible()
