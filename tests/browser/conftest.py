@@ -408,8 +408,12 @@ class UI:
         return panel
 
     def open_tree_filter(self, page: Any, name: str) -> None:
+        """Show the tree through filter ``name``, and wait until htmx has wired the panel it swapped in
+        (when the swap settles, 20 ms later): a filter clicked before then is a plain link, which
+        leaves the session for the panel's own page."""
         page.locator("#tree-panel a.tree-filter", has_text=name).click()
         page.locator(f"#tree-panel a.tree-filter.is-active:text-is('{name}')").wait_for()
+        page.wait_for_function("() => !document.querySelector('#tree-panel.htmx-request, .htmx-settling')")
 
     def wait_tree_at(self, page: Any, entry_id: str) -> None:
         """Wait until the tree panel was (re)loaded for the tab at ``entry_id``."""
