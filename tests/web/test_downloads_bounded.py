@@ -119,7 +119,7 @@ def _peak_growth_kb(server: Daphne, url: str) -> int:
 def test_a_slow_reader_costs_the_server_a_few_pieces_whatever_the_file_s_size(server, name: str) -> None:
     daphne, path = server
     # The same download of the small session first: the code that writes it, imported then, is the
-    # server's for good, not what a slow reader costs it (with it, the growth came within 3 % of the bound).
+    # server's for good, not what a slow reader costs it (with it, the growth once passed the bound by 3 %).
     small = f"{daphne.url}/s/one0/{name.partition('?')[0]}"
     with urllib.request.urlopen(urllib.request.Request(small, headers={"Cookie": daphne.cookie}), timeout=60) as whole:
         assert len(whole.read()) > 0
