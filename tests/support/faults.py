@@ -37,7 +37,7 @@ def small_disk(path: Path, size_kib: int) -> Iterator[Path]:
     path.mkdir(parents=True, exist_ok=True)
     if not _mount("-t", "tmpfs", "-o", f"size={size_kib}k,mode=0700", "tmpfs", str(path)):
         # Mounting needs root; as root (CI) this runs, elsewhere the injected write failures cover the path.
-        pytest.skip("a small tmpfs cannot be mounted here (needs root); the injected failures cover the same code")
+        pytest.skip("a small tmpfs cannot be mounted here (needs root)")  # injected write failures cover it
     try:
         yield path
     finally:
