@@ -413,6 +413,10 @@ class UI:
         leaves the session for the panel's own page."""
         page.locator("#tree-panel a.tree-filter", has_text=name).click()
         page.locator(f"#tree-panel a.tree-filter.is-active:text-is('{name}')").wait_for()
+        self.wait_tree_settled(page)
+
+    def wait_tree_settled(self, page: Any) -> None:
+        """Wait until no tree panel is being fetched and htmx has wired what it last swapped in."""
         page.wait_for_function("() => !document.querySelector('#tree-panel.htmx-request, .htmx-settling')")
 
     def wait_tree_at(self, page: Any, entry_id: str) -> None:

@@ -559,7 +559,7 @@ def test_a_tree_read_away_from_the_position_stays_put_as_the_file_grows(page, ui
     top = first.evaluate("(el) => el.getBoundingClientRect().top")
     added = _cli_append(server, seeded, "An agent goes on", "--parent", parent)
     expect(page.locator(f"#tree-panel button.tree__node[data-entry='{added}']")).to_have_count(1)
-    page.wait_for_function("() => !document.querySelector('#tree-panel.htmx-request, .htmx-settling')")
+    ui.wait_tree_settled(page)
     assert first.evaluate("(el) => el.getBoundingClientRect().top") == top
     expect(page.locator("#tree-panel .tree__row.is-position")).not_to_be_in_viewport()
     _no_console_errors(record)

@@ -7,9 +7,8 @@ update, two first starts both find no account. Each test holds one transaction o
 (``hold``) while a second thread does the same work, which then meets the first's uncommitted row:
 what PostgreSQL does there is what the code must survive.
 
-They run in ./scripts/test's PostgreSQL run (with the permission matrix); on SQLite's in-memory test
-database (shared-cache mode, where a locked table fails at once instead of waiting) they are not
-collected (conftest.py).
+They run in ./scripts/test's PostgreSQL run (with the permission matrix); on SQLite, which makes them
+take turns, they are not collected (conftest.py).
 """
 
 from __future__ import annotations
