@@ -35,9 +35,6 @@
     }
     const button = holder && holder.querySelector(`:scope > .entry__head .nav-${direction}`);
     if (!button || button.disabled) return;
-    // A transcript swapped in a moment ago may not be set up by htmx yet (it does that when it settles):
-    // without this, the press would post the form as a page of its own.
-    htmx.process(button.form);
     button.click();
     // A key moves the focus among entries: it stays on the entry shown (not on its ‹ ›, as a click's).
     pitree.focusAfterSwap(button.value);

@@ -44,8 +44,7 @@ def _fits(page: Any) -> None:
 
 def _choose(page: Any, picker: Any, model: str) -> None:
     """Pick ``model`` in the pickers as they are once loaded again for the tab's position (they load
-    after each move: a choice made in the ones being replaced would be lost) and set up by htmx (it
-    wires a swapped form when the swap settles, 20 ms later: a change before that reaches no handler)."""
+    after each move: a choice made in the ones being replaced would be lost)."""
     page.wait_for_function(
         "() => { const s = document.querySelector('#composer-settings select[name=model]');"
         " return s && !s.__seen && !document.querySelector('.htmx-request, .htmx-settling'); }"

@@ -8,6 +8,7 @@ and the next reply is asked of, and stored as, that model.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -138,6 +139,32 @@ def test_a_level_picked_with_the_keyboard_keeps_the_focus_in_its_picker(page, ui
     expect(page.locator("#composer-settings select[name=level]")).to_have_value("xhigh")
     expect(page.locator("#composer-settings select[name=level]")).to_be_focused()
     assert [line.get("thinkingLevel") for line in seeded.lines()[-2:]] == ["high", "xhigh"]
+
+
+def test_a_pick_made_the_moment_the_pickers_come_back_is_written(page, ui, sessions) -> None:
+    """The pickers are swapped in again after each pick; htmx wires what it swaps in when it settles, and
+    a pick made before then (a keyboard user's next arrow key, under load) was shown and never sent. The
+    pick here comes in the page's very next task after the swap."""
+    seeded = sessions.seed("01-linear")
+    ui.open(page, seeded.url)
+    page.evaluate(
+        """() => document.addEventListener("htmx:afterSwap", function pick(ev) {
+            if (ev.detail.target.id !== "composer-settings") return;
+            document.removeEventListener("htmx:afterSwap", pick);
+            setTimeout(() => {
+                const level = document.querySelector("#composer-settings select[name=level]");
+                level.value = "low";
+                level.dispatchEvent(new Event("change", {bubbles: true}));
+            });
+        })"""
+    )
+    page.locator("#composer-settings select[name=level]").select_option("high")
+    deadline = time.monotonic() + 15
+    while [line.get("thinkingLevel") for line in seeded.lines()[-2:]] != ["high", "low"]:
+        assert time.monotonic() < deadline, f"the pick was not written: {seeded.lines()[-2:]}"
+        page.wait_for_timeout(50)
+    ui.wait_position(page, seeded.lines()[-1]["id"])
+    expect(page.locator("#composer-settings select[name=level]")).to_have_value("low")
 
 
 def test_a_picker_in_use_stays_itself_when_another_change_refreshes_the_pickers(page, ui, sessions) -> None:
