@@ -31,6 +31,27 @@ from playwright.sync_api import expect, sync_playwright
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sessions_app" / "samples" / "pi"
 CHROMIUM = os.environ.get("PITREE_TEST_CHROMIUM", "/usr/bin/chromium")
+# Each tab of the full browser builds its address bar's suggestion popups as web pages of their own
+# (chrome://omnibox-popup.top-chrome): two renderer processes per tab that no test can see, about a third
+# of Chromium's CPU over the suite.
+BROWSER_UI_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
+# Chromium keeps only the last --disable-features it is given, and Playwright passes its own first: the
+# switch below repeats the Linux ones of Playwright's (playwright-core's chromiumSwitches) so they still hold.
+PLAYWRIGHT_DISABLED_FEATURES = [
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+]
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -40,6 +61,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--disable-features=" + ",".join([*PLAYWRIGHT_DISABLED_FEATURES, *BROWSER_UI_FEATURES]),
 ]
 WORKSPACE = "/home/alice/projects/todo-api"
 WORKSPACE_FOLDER = "--home-alice-projects-todo-api--"
@@ -408,15 +430,13 @@ class UI:
         return panel
 
     def open_tree_filter(self, page: Any, name: str) -> None:
-        """Show the tree through filter ``name``, and wait until htmx has wired the panel it swapped in
-        (when the swap settles, 20 ms later): a filter clicked before then is a plain link, which
-        leaves the session for the panel's own page."""
+        """Show the tree through filter ``name``, and wait until the panel it asked for is in."""
         page.locator("#tree-panel a.tree-filter", has_text=name).click()
         page.locator(f"#tree-panel a.tree-filter.is-active:text-is('{name}')").wait_for()
         self.wait_tree_settled(page)
 
     def wait_tree_settled(self, page: Any) -> None:
-        """Wait until no tree panel is being fetched and htmx has wired what it last swapped in."""
+        """Wait until no tree panel is being fetched or being swapped in."""
         page.wait_for_function("() => !document.querySelector('#tree-panel.htmx-request, .htmx-settling')")
 
     def wait_tree_at(self, page: Any, entry_id: str) -> None:
