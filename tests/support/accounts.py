@@ -16,7 +16,9 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-_migrated: dict[str, Path] = {}  # one migrated database per test process, copied for each server
+# One database per test process, migrated and with the owner in it, copied for each server: the owner's
+# one-time link is unused in each copy (a link is a row of the database, not a signature).
+_template: list[tuple[Path, str]] = []  # (the database, the owner's link path)
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
@@ -37,14 +39,15 @@ def prepare(env: dict[str, str], folder: Path) -> str:
         _manage(base, "migrate", "--noinput", "-v0")
         return link_from(_manage(base, "accounts", "--url", "", "first-run"))
     base.pop("PITREE_DATABASE_URL", None)
-    if "template" not in _migrated:
-        template = Path(tempfile.mkdtemp(prefix="pitree-db-")) / "db.sqlite3"
-        _manage({**base, "PITREE_DB": str(template)}, "migrate", "--noinput", "-v0")
-        _migrated["template"] = template
+    if not _template:
+        made = {**base, "PITREE_DB": str(Path(tempfile.mkdtemp(prefix="pitree-db-")) / "db.sqlite3")}
+        _manage(made, "migrate", "--noinput", "-v0")
+        _template.append((Path(made["PITREE_DB"]), link_from(_manage(made, "accounts", "--url", "", "first-run"))))
+    template, link = _template[0]
     db = folder / "db.sqlite3"
-    shutil.copyfile(_migrated["template"], db)
+    shutil.copyfile(template, db)
     env["PITREE_DB"] = str(db)
-    return link_from(_manage({**base, "PITREE_DB": str(db)}, "accounts", "--url", "", "first-run"))
+    return link
 
 
 def session_cookie(base_url: str, link_path: str) -> str:
