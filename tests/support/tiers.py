@@ -36,9 +36,13 @@ _running: list[pytest.Item] = []  # the test being set up, run or torn down: one
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the browser tests, and run the marked tests first: they spend much of their time waiting on
+    the processes they start, which the machine's cores fill with other tests' work while there are
+    any left; run last, they would leave the cores idle at the end of the whole suite's run."""
     for item in items:
         if item.path.is_relative_to(BROWSER):
             item.add_marker(MARK)
+    items.sort(key=lambda item: item.get_closest_marker(MARK) is None)
 
 
 @pytest.hookimpl(wrapper=True)
