@@ -18,6 +18,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
+from django.db import connection
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from support.daphne import Daphne, launch_daphne
@@ -57,10 +58,19 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
-def _migrated(django_db_setup: None, django_db_blocker: Any) -> Saved:
-    """The test database as its migrations left it."""
+def _migrated(django_db_setup: None, django_db_blocker: Any) -> Iterator[Saved]:
+    """The test database as its migrations left it. At the end, on PostgreSQL, the connections that
+    worker threads of the tests' views and sockets opened (each thread its own) are ended: PostgreSQL
+    drops the test database only when nobody is connected to it."""
     with django_db_blocker.unblock():
-        return Saved()
+        saved = Saved()
+    yield saved
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
 
 
 @pytest.fixture
