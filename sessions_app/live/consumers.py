@@ -294,8 +294,8 @@ def _layer_note(paused: bool) -> str:
 
 
 class SessionListConsumer(_Outbox):
-    """One open session list: ``{"q": search, "page": n, "resume": bool}`` once, then the listing as the
-    folder changes (``#session-groups``, swapped whole); with ``"notify": true`` (the sidebar of a page
+    """One open session list: ``{"q": search, "page": n, "listed": digest, "resume": bool}`` once, then the
+    listing as the folder changes (``#session-groups``, swapped whole); with ``"notify": true`` (the sidebar of a page
     without a socket of its own, which fetches its own list), only that the folder changed."""
 
     feed: ListFeed | None = None
@@ -328,7 +328,14 @@ class SessionListConsumer(_Outbox):
             await self.feed.notify(self, send_now=resume)
         else:
             zone = self.scope.get("cookies", {}).get(ZONE_COOKIE, "")
-            await self.feed.join(self, actor, hello._replace(zone=zone), send_now=resume)
+            listed = _object(text_data).get("listed")
+            await self.feed.join(
+                self,
+                actor,
+                hello._replace(zone=zone),
+                send_now=resume,
+                listed=listed if isinstance(listed, str) else None,
+            )
         self.outbox.put_nowait(LIVE)
         self.start_pump()
 

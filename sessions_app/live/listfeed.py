@@ -21,7 +21,7 @@ from django.conf import settings
 
 from ..access.grants import Access, Actor
 from ..display.dates import reader_zone
-from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
+from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_digest, listing_html
 from .watch import Watch, watch_tree
 
 SETTLE = 0.3  # seconds: one look for a burst of changes
@@ -52,13 +52,18 @@ class ListFeed:
         self._task: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()  # one watch made at a time: tabs joining at once share it
 
-    async def join(self, tab: ListTab, actor: Actor, shown: Shown, *, send_now: bool) -> None:
-        """Add a tab of ``actor`` showing the listing ``shown``; ``send_now`` sends it the current listing
-        (a tab that reconnects may have missed changes)."""
+    async def join(
+        self, tab: ListTab, actor: Actor, shown: Shown, *, send_now: bool, listed: str | None = None
+    ) -> None:
+        """Add a tab of ``actor`` showing the listing ``shown``, and send it the current listing: with
+        ``send_now`` (a tab that reconnects may have missed changes), or when it differs from the one
+        its page showed (``listed``, its digest: the folder changed before this feed watched it)."""
         self.tabs[tab] = (actor, shown)
         await self._watch()
-        if send_now:
-            tab.deliver(await asyncio.to_thread(render_listing, actor, shown))
+        if send_now or listed is not None:
+            html = await asyncio.to_thread(render_listing, actor, shown)
+            if send_now or listing_digest(html) != listed:
+                tab.deliver(_message(html))
 
     async def notify(self, tab: ListTab, *, send_now: bool) -> None:
         """Add a tab told ``CHANGED`` whenever the folder changed (at once too, with ``send_now``)."""
@@ -90,7 +95,9 @@ class ListFeed:
                 await watch.wait()
                 await asyncio.sleep(SETTLE)
                 wanted = {(actor.key, shown): (actor, shown) for actor, shown in self.tabs.values()}
-                listings = {key: await asyncio.to_thread(render_listing, *asked) for key, asked in wanted.items()}
+                listings = {
+                    key: _message(await asyncio.to_thread(render_listing, *asked)) for key, asked in wanted.items()
+                }
                 for tab, (actor, shown) in list(self.tabs.items()):
                     listing = listings.get((actor.key, shown))
                     if listing is not None:
@@ -102,14 +109,17 @@ class ListFeed:
 
 
 def render_listing(actor: Actor, shown: Shown) -> str:
-    """The listing message: the listing partial ``shown``, as the page renders it for ``actor`` (whose
-    access is read afresh: a share made or revoked since shows), swapped whole into the list, whose
-    sidebar fetches its own list too."""
+    """The listing partial ``shown``, as the page renders it for ``actor`` (whose access is read afresh:
+    a share made or revoked since shows)."""
     access = Access(actor, settings.PITREE_SESSIONS_DIR)
     context = list_context(
         shown.query, shown.page, access, workspace=shown.workspace, zone=reader_zone(shown.zone or None)
     )
-    html = listing_html(GROUPS_TEMPLATE, context)
+    return listing_html(GROUPS_TEMPLATE, context)
+
+
+def _message(html: str) -> str:
+    """A listing as pushed: swapped whole into the list, whose sidebar fetches its own list too."""
     return CHANGED + '<div id="session-groups" hx-swap-oob="innerHTML">' + html + "</div>"
 
 

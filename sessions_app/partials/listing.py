@@ -123,6 +123,12 @@ def listing_html(template: str, context: dict[str, Any], request: HttpRequest | 
     return html
 
 
+def listing_digest(html: str) -> str:
+    """A short name for a listing as rendered: the list page names the one it shows, so that its socket
+    is sent the listing when the folder changed between the page and the socket's first look."""
+    return hashlib.blake2b(html.encode(), digest_size=8).hexdigest()
+
+
 # Recent lists' rows, the newest activity of the tree each row is nested in, and their generation, by
 # search, with the listing they came from (the catalog hands out the same SessionInfo objects while no
 # file changed): nesting forks and sorting thousands of sessions cost more than the rest of the list page.

@@ -35,7 +35,7 @@ from ..forms import (
     TreePanelForm,
     TreeRunForm,
 )
-from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_html
+from ..partials.listing import GROUPS_TEMPLATE, list_context, listing_digest, listing_html
 from ..partials.transcript import transcript_context
 from ..services import pi
 from ..services.chat import chosen_model, offered_models
@@ -68,6 +68,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     context["new_form"] = NewSessionForm(initial={"cwd": default_cwd(access)})
     context["writable_workspaces"] = writable(access)
     context["listing"] = listing_html(GROUPS_TEMPLATE, context)
+    context["listed"] = listing_digest(context["listing"])
     return render(request, "sessions_app/list.html", context)
 
 

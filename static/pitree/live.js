@@ -71,7 +71,8 @@
     } else if (ev.target.id === "session-groups") {
       const groups = ev.target;
       const workspace = groups.dataset.workspace || "";
-      socket.send(JSON.stringify({ q: groups.dataset.query || "", page: Number(groups.dataset.page || 1), workspace, resume }));
+      const listed = groups.dataset.listed || ""; // the listing the page shows: sent again if the folder changed since
+      socket.send(JSON.stringify({ q: groups.dataset.query || "", page: Number(groups.dataset.page || 1), workspace, listed, resume }));
     } else if (ev.target.id === "sidebar-list") {
       socket.send(JSON.stringify({ q: "", page: 1, resume, notify: true }));
     } else if (ev.target.matches("[ws-connect='/ws/follow/']")) {

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 import pytest
 from channels.testing import WebsocketCommunicator
 from support.pushes import parse
@@ -91,6 +94,33 @@ async def test_a_reconnecting_list_tab_gets_the_listing_at_once(sessions, watch_
     await tab.send_json_to({"q": "", "resume": True})
     try:
         assert "Todo API endpoints" in await _listing(tab, "")
+        assert parse(await tab.receive_from(timeout=10)).live
+    finally:
+        await tab.disconnect()
+
+
+async def test_a_session_made_between_the_page_and_its_socket_is_sent_at_once(
+    sessions, watch_mode, client, owner_cookie
+) -> None:
+    """The list page names the listing it shows (``data-listed``): the socket, which watches the folder
+    only from its first message on, sends the listing at once when the folder changed in between, and
+    nothing when it did not."""
+    sessions.copy(LINEAR)
+    page = (await asyncio.to_thread(client.get, "/")).content.decode()
+    listed = re.search(r'data-listed="([0-9a-f]+)"', page)
+    assert listed is not None
+    unchanged = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, owner_cookie])
+    await unchanged.connect(timeout=10)
+    await unchanged.send_json_to({"q": "", "listed": listed.group(1), "resume": False})
+    first = parse(await unchanged.receive_from(timeout=10))
+    await unchanged.disconnect()
+    assert first.live and first.by_id("session-groups") is None
+    create_session(sessions.root, "/home/bob/elsewhere", name="Made meanwhile", fsync=False)
+    tab = WebsocketCommunicator(application, "/ws/sessions/", headers=[ORIGIN, HOST, owner_cookie])
+    await tab.connect(timeout=10)
+    await tab.send_json_to({"q": "", "listed": listed.group(1), "resume": False})
+    try:
+        assert "Todo API endpoints" in await _listing(tab, "Made meanwhile")
         assert parse(await tab.receive_from(timeout=10)).live
     finally:
         await tab.disconnect()
