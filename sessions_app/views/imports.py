@@ -138,7 +138,8 @@ def import_run(request: HttpRequest, job_id: str) -> HttpResponse:
 def import_status(request: HttpRequest, job_id: str) -> HttpResponse:
     """How far the import is, what it wrote (htmx polls the progress part alone)."""
     job = _job(request, job_id)
-    context = {"job": job, "status": job.status(), "running": imports.is_running(job.status())}
+    status = job.status()  # read once: the import writes it meanwhile
+    context = {"job": job, "status": status, "running": imports.is_running(status)}
     if is_htmx(request):
         return render(request, "sessions_app/partials/_import_status.html", context)
     return render(request, "sessions_app/import_status.html", context)

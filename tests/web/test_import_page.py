@@ -13,6 +13,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from support import exports as X
 
+from sessions_app.access import imports
 from sessions_app.access.authorship import FILE
 from sessions_app.access.workspaces import personal_workspace
 from sessions_app.models import Authorship
@@ -80,6 +81,22 @@ def test_the_status_page_shows_the_progress_and_polls_it(client: Any, owner: Any
     html = client.get(status).content.decode()
     assert "Waiting for the export (0\xa0bytes of 10\xa0bytes arrived)" in html
     assert f'hx-get="{status}" hx-trigger="every 1s"' in html and '<progress value="0" max="10"' in html
+
+
+def test_the_status_is_read_once_while_the_import_writes_it(client: Any, owner: Any, monkeypatch: Any) -> None:
+    """The import writes its status while the page reads it: read twice, a status read as it wrote
+    its last piece and again once it had ended showed the report of nothing ("Imported from : 0
+    conversations.") and stopped following."""
+    urls = client.post("/import/start/", {"name": "chat.json", "size": 10, "cwd": personal_workspace(owner).cwd}).json()
+    told = iter(
+        [
+            {"state": "writing", "done": 1, "total": 1},
+            {"state": "done", "kind": "Open WebUI", "outcomes": [], "notes": [], "more_notes": 0},
+        ]
+    )
+    monkeypatch.setattr(imports.Job, "status", lambda job: next(told))
+    html = client.get(urls["piece"].removesuffix("piece/"), **HX).content.decode()
+    assert "Writing sessions: 1 of 1" in html and 'hx-trigger="every 1s"' in html
 
 
 def test_pieces_out_of_order_or_too_many(client: Any, owner: Any) -> None:
