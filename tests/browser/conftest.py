@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,13 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     if not AXE_JS.is_file():
         raise pytest.UsageError(f"no axe-core at {AXE_JS}: run ./scripts/test (it installs it)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with the most tests first: each worker of the run takes whole files (a server and a
+    Chromium of its own), and a long file taken last would leave the other worker idle at the end."""
+    tests = Counter(item.path for item in items)
+    items.sort(key=lambda item: -tests[item.path])  # stable: each file's tests stay together, in order
 
 
 # --- the server ----------------------------------------------------------------------------------
