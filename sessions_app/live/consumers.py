@@ -294,9 +294,10 @@ def _layer_note(paused: bool) -> str:
 
 
 class SessionListConsumer(_Outbox):
-    """One open session list: ``{"q": search, "page": n, "listed": digest, "resume": bool}`` once, then the
-    listing as the folder changes (``#session-groups``, swapped whole); with ``"notify": true`` (the sidebar of a page
-    without a socket of its own, which fetches its own list), only that the folder changed."""
+    """One open session list: ``{"q": search, "page": n, "listed": digest, "resume": bool}`` once, then
+    the listing as the folder changes (``#session-groups``, swapped whole); with ``"notify": true`` (the
+    sidebar of a page without a socket of its own, which fetches its own list), only that the folder
+    changed."""
 
     feed: ListFeed | None = None
     guard: ListGuard | None = None
