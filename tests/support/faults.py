@@ -1,8 +1,9 @@
 """Disks that fail: a small tmpfs that fills up, a folder made read-only for real, and failures of
 ``os.write`` / ``os.fdatasync`` injected for session files (where no file system can be mounted).
 
-Mounting needs root (or CAP_SYS_ADMIN); the tests that need a real file system say so and are skipped
-with the reason where it cannot be had. A read-only folder is a read-only bind mount for root, whose
+Mounting needs root (or CAP_SYS_ADMIN), which ./scripts/test has (it runs as root or through sudo):
+where it cannot be had, the tests that need a real file system fail saying so, as the browser and pi
+tests do without their programs (a skipped test would pass while testing nothing). A read-only folder is a read-only bind mount for root, whose
 writes ignore permissions, and a folder without write permission for anyone else.
 """
 
@@ -32,12 +33,10 @@ def _umount(path: Path) -> None:
 
 @contextlib.contextmanager
 def small_disk(path: Path, size_kib: int) -> Iterator[Path]:
-    """``path`` as a fresh tmpfs of ``size_kib`` KiB, unmounted after; skips the test where no file
-    system can be mounted."""
+    """``path`` as a fresh tmpfs of ``size_kib`` KiB, unmounted after."""
     path.mkdir(parents=True, exist_ok=True)
     if not _mount("-t", "tmpfs", "-o", f"size={size_kib}k,mode=0700", "tmpfs", str(path)):
-        # Mounting needs root; as root (CI) this runs, elsewhere the injected write failures cover the path.
-        pytest.skip("a small tmpfs cannot be mounted here (needs root)")  # injected write failures cover it
+        pytest.fail(f"a small tmpfs cannot be mounted at {path}: mounting needs root (or CAP_SYS_ADMIN)")
     try:
         yield path
     finally:
@@ -57,12 +56,10 @@ def read_only(folder: Path) -> Iterator[None]:
     root, the write permission taken away otherwise."""
     if os.geteuid() == 0:
         if not _mount("--bind", str(folder), str(folder)):
-            # Bind mounts need root; as root (CI) this runs, elsewhere injected failures cover the path.
-            pytest.skip("a read-only bind mount cannot be made here")  # needs root
+            pytest.fail(f"{folder} cannot be bind-mounted: mounting needs CAP_SYS_ADMIN")
         try:
             if not _mount("-o", "remount,ro,bind", str(folder)):
-                # (as above: the remount read-only also needs root)
-                pytest.skip("a read-only bind mount cannot be made here")  # needs root
+                pytest.fail(f"{folder} cannot be mounted read-only again: mounting needs CAP_SYS_ADMIN")
             yield
         finally:
             _umount(folder)
