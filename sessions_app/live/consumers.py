@@ -200,7 +200,7 @@ class SessionConsumer(_Outbox):
         self.tab = Tab(self.session_id, self.guard.tools)
         if hello.sidebar:
             self.listed = list_feed()
-            await self.listed.notify(self, send_now=_flag(text_data, "resume"))
+            await self.listed.notify(self, send_now=_flag(message, "resume"))
         if not self.guard.follows:  # a snapshot: nothing it may show ever comes
             self.tab.view = hello.view
             self.outbox.put_nowait(LIVE)
@@ -304,7 +304,8 @@ class SessionListConsumer(_Outbox):
     holder = ""  # whom this socket counts for among the list sockets open (``_held``)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        hello = _list_hello(text_data)
+        message = _object(text_data)
+        hello = _list_hello(message)
         if hello is None or self.feed is not None:
             await self.close(code=BAD_REQUEST)
             return
@@ -324,12 +325,12 @@ class SessionListConsumer(_Outbox):
         self.guard = ListGuard(actor, self.scope, self.end, generation)
         await self.guard.listen()
         self.feed = list_feed()
-        resume = _flag(text_data, "resume")
-        if _flag(text_data, "notify"):  # told that the folder changed, not what it lists
+        resume = _flag(message, "resume")
+        if _flag(message, "notify"):  # told that the folder changed, not what it lists
             await self.feed.notify(self, send_now=resume)
         else:
             zone = self.scope.get("cookies", {}).get(ZONE_COOKIE, "")
-            listed = _object(text_data).get("listed")
+            listed = message.get("listed")
             await self.feed.join(
                 self,
                 actor,
@@ -547,12 +548,11 @@ def _follow_hello(text: str | None) -> list[tuple[str, int, str | None]] | None:
     return found
 
 
-def _list_hello(text: str | None) -> Shown | None:
+def _list_hello(message: dict[str, Any]) -> Shown | None:
     """A list tab's first message: its search, page and workspace, checked as the list page checks its
     query (``ListForm``: a search of at most 500 characters, a page from 1 to 1,000,000, absent or null
     for the first, a workspace's folder name, absent for all); None when malformed (not a string, a
     number that is no whole number in range)."""
-    message = _object(text)
     query, page, workspace = message.get("q"), message.get("page"), message.get("workspace", "")
     if not isinstance(query, str) or isinstance(page, bool) or not isinstance(workspace, str):
         return None
@@ -563,9 +563,9 @@ def _list_hello(text: str | None) -> Shown | None:
     return Shown(asked["q"].strip(), asked["page"] or 1, asked["workspace"])
 
 
-def _flag(text: str | None, name: str) -> bool:
-    """Whether ``name`` of a JSON object message is ``true``."""
-    return _object(text).get(name) is True
+def _flag(message: dict[str, Any], name: str) -> bool:
+    """Whether ``name`` of a message is ``true``."""
+    return message.get(name) is True
 
 
 def _object(text: str | None) -> dict[str, Any]:
